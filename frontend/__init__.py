@@ -1,0 +1,124 @@
+"""The kernel-language front end: ``*.ksl`` source → verified LLVM IR.
+
+Stages, each a plain function (``../shared/design/architecture.md``):
+
+    parse(text, file, diags)      -> ast.Unit                 (parser.py, Lark LALR)
+    check(unit, diags)            -> sema.Program             (sema.py + device_rules.py)
+    emit(program, module_id)      -> llvmlite.ir.Module       (codegen.py)
+    verify(ir_module, file)       -> llvmlite.binding.ModuleRef
+
+``compile_source`` runs them all and returns LLVM's canonical printing of the
+verified module.  User errors raise ``CompileError`` carrying every diagnostic.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import llvmlite.binding as llvm
+
+from . import device_rules
+from .codegen import emit
+from .diagnostics import CompileError, Diagnostic, DiagnosticSink, SourceLoc
+from .layout import sizeof
+from .parser import parse
+from .sema import Checker, Program
+
+__all__ = ["compile_source", "compile_files", "parse", "check", "emit", "verify", "link_modules",
+           "CompileResult", "CompileError", "Diagnostic", "DiagnosticSink", "SourceLoc"]
+
+
+def check(unit, diags: DiagnosticSink) -> Program:
+    """Semantic analysis and the device-code rules for one parsed file."""
+    prog = Checker(unit, diags, sizeof=sizeof).run()
+    if not diags.has_errors:
+        device_rules.check(prog.functions, diags)
+    return prog
+
+
+def verify(module, file: str = "<module>") -> llvm.ModuleRef:
+    """Parse the printed module with LLVM and run its verifier (in a fresh context,
+    so type names never collide between compilations)."""
+    text = str(module)
+    try:
+        ref = llvm.parse_assembly(text, context=llvm.create_context())
+        ref.verify()
+    except RuntimeError as err:  # an internal error: the front end emitted bad IR
+        raise InternalCompilerError(f"{file}: LLVM rejected the generated IR: {err}") from err
+    ref.name = file
+    return ref
+
+
+class InternalCompilerError(Exception):
+    """The front end produced IR that LLVM rejects: a bug in minisycl, not in the input."""
+
+
+@dataclass
+class CompileResult:
+    module: llvm.ModuleRef
+    warnings: list[Diagnostic]
+    sources: dict[str, str]
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ir(self) -> str:
+        return str(self.module)
+
+    def bitcode(self) -> bytes:
+        return self.module.as_bitcode()
+
+
+def compile_source(text: str, filename: str = "<input>.ksl") -> CompileResult:
+    """Compile one source text; raises ``CompileError`` with all diagnostics on error."""
+    diags = DiagnosticSink({filename: text})
+    timings = {}
+    t0 = time.perf_counter()
+    unit = parse(text, filename, diags)
+    t1 = time.perf_counter()
+    timings["parse"] = t1 - t0
+    prog = check(unit, diags) if not diags.has_errors or unit.items else None
+    t2 = time.perf_counter()
+    timings["check"] = t2 - t1
+    diags.raise_if_errors()
+    module = emit(prog, filename)
+    t3 = time.perf_counter()
+    timings["emit"] = t3 - t2
+    ref = verify(module, filename)
+    timings["verify"] = time.perf_counter() - t3
+    return CompileResult(ref, diags.warnings(), diags.sources, timings)
+
+
+def link_modules(modules: list[llvm.ModuleRef], name: str = "linked") -> llvm.ModuleRef:
+    """LLVM-link several compiled modules into a new one (no SYCL-specific checks)."""
+    out = llvm.parse_assembly("", context=llvm.create_context())
+    out.name = name
+    out.triple = modules[0].triple
+    out.data_layout = modules[0].data_layout
+    for m in modules:
+        out.link_in(llvm.parse_bitcode(m.as_bitcode(), context=out.context) if hasattr(out, "context") else
+                    llvm.parse_assembly(str(m)))
+    out.verify()
+    return out
+
+
+def compile_files(paths: list[str]) -> CompileResult:
+    """Compile each file; several files are linked into one module.  Errors of all
+    files are reported together."""
+    results, errors, sources = [], [], {}
+    for path in paths:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+        try:
+            results.append(compile_source(text, path))
+        except CompileError as err:
+            errors.extend(err.diagnostics)
+            sources.update(err.sources)
+    if errors:
+        raise CompileError(errors, sources)
+    if len(results) == 1:
+        return results[0]
+    linked = link_modules([r.module for r in results])
+    warnings = [w for r in results for w in r.warnings]
+    for r in results:
+        sources.update(r.sources)
+    return CompileResult(linked, warnings, sources)

@@ -1,0 +1,97 @@
+"""Source locations and clang-style diagnostics.
+
+``file:line:col: error: message`` followed by the source line and a caret, as
+clang, LLVM and xDSL print them.  Every stage reports user errors through a
+``DiagnosticSink``; the driver renders them and turns errors into exit status 1.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLoc:
+    file: str
+    line: int
+    col: int
+    length: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass(slots=True)
+class Diagnostic:
+    severity: str              # "error" | "warning" | "note"
+    loc: SourceLoc | None
+    message: str
+    notes: list["Diagnostic"] = field(default_factory=list)
+
+    def render(self, sources: dict[str, str] | None = None) -> str:
+        head = f"{self.loc}: " if self.loc else "minisycl: "
+        out = [f"{head}{self.severity}: {self.message}"]
+        if self.loc and sources and self.loc.file in sources:
+            lines = sources[self.loc.file].splitlines()
+            if 1 <= self.loc.line <= len(lines):
+                text = lines[self.loc.line - 1].expandtabs(1)
+                out.append(text)
+                start = max(self.loc.col - 1, 0)
+                width = max(1, min(self.loc.length, max(len(text) - start, 1)))
+                out.append(" " * start + "^" + "~" * (width - 1))
+        for note in self.notes:
+            out.append(note.render(sources))
+        return "\n".join(out)
+
+
+class CompileError(Exception):
+    """Raised when a stage finished with errors; carries its diagnostics."""
+
+    def __init__(self, diagnostics: list[Diagnostic], sources: dict[str, str] | None = None):
+        self.diagnostics = diagnostics
+        self.sources = sources or {}
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        return "\n".join(d.render(self.sources) for d in self.diagnostics)
+
+
+class DiagnosticSink:
+    """Collects diagnostics of one compilation, in the order they were found."""
+
+    def __init__(self, sources: dict[str, str] | None = None, max_errors: int = 50):
+        self.diagnostics: list[Diagnostic] = []
+        self.sources = sources if sources is not None else {}
+        self.max_errors = max_errors
+        self.error_count = 0
+
+    def error(self, loc: SourceLoc | None, message: str, notes: list[Diagnostic] | None = None) -> None:
+        self.error_count += 1
+        if self.error_count <= self.max_errors:
+            self.diagnostics.append(Diagnostic("error", loc, message, notes or []))
+
+    def warning(self, loc: SourceLoc | None, message: str, notes: list[Diagnostic] | None = None) -> None:
+        self.diagnostics.append(Diagnostic("warning", loc, message, notes or []))
+
+    @staticmethod
+    def note(loc: SourceLoc | None, message: str) -> Diagnostic:
+        return Diagnostic("note", loc, message)
+
+    @property
+    def has_errors(self) -> bool:
+        return self.error_count > 0
+
+    def raise_if_errors(self) -> None:
+        if self.has_errors:
+            raise CompileError(self.errors_and_warnings(), self.sources)
+
+    def errors_and_warnings(self) -> list[Diagnostic]:
+        out = list(self.diagnostics)
+        if self.error_count > self.max_errors:
+            out.append(Diagnostic("error", None, f"too many errors ({self.error_count}); stopping after {self.max_errors}"))
+        return out
+
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "warning"]
+
+    def render(self) -> str:
+        return "\n".join(d.render(self.sources) for d in self.errors_and_warnings())

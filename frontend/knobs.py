@@ -1,0 +1,17 @@
+"""Every environment variable minisycl reads, in one place (practice 6).
+
+Nothing else in the code base reads ``os.environ``.
+"""
+from __future__ import annotations
+
+import os
+
+
+def debug() -> bool:
+    """MINISYCL_DEBUG=1: show Python tracebacks for internal errors instead of a short report."""
+    return os.environ.get("MINISYCL_DEBUG", "") not in ("", "0")
+
+
+def default_device() -> str | None:
+    """MINISYCL_DEVICE: name of the device the runtime picks by default."""
+    return os.environ.get("MINISYCL_DEVICE") or None

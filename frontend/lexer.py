@@ -1,0 +1,154 @@
+"""Tokenizer for ``.ksl`` sources, and the split into top-level declarations.
+
+One compiled regular expression turns the whole file into Lark ``Token``s (much
+faster than Lark's own lexer, and it lets us apply C's "typedef-name" rule: an
+identifier that names a class seen so far is a ``TYPE_NAME`` token, which is
+what makes ``Foo* p;`` a declaration and ``a * b;`` an expression).
+The token list is then cut into top-level declarations so that the parser can
+report an error in one declaration and go on with the next.
+"""
+from __future__ import annotations
+
+import re
+
+from lark import Token
+
+from .diagnostics import DiagnosticSink, SourceLoc
+
+#: Reserved words and the terminal each becomes.  Primitive type words are all ``PRIM``.
+KEYWORDS = {
+    "class": "CLASS", "struct": "CLASS", "public": "PUBLIC", "private": "ACCESS",
+    "protected": "ACCESS", "virtual": "SPEC", "static": "SPEC", "extern": "SPEC",
+    "SYCL_EXTERNAL": "SPEC", "host": "SPEC", "inline": "SPEC", "override": "OVERRIDE",
+    "kernel": "KERNEL", "const": "CONST", "if": "IF", "else": "_ELSE", "for": "FOR",
+    "while": "WHILE", "do": "_DO", "break": "BREAK", "continue": "CONTINUE",
+    "return": "RETURN", "if_device": "IF_DEVICE", "if_host": "IF_HOST",
+    "otherwise": "_OTHERWISE", "new": "NEW", "sizeof": "SIZEOF", "this": "THIS",
+    "true": "BOOL", "false": "BOOL", "nullptr": "NULLPTR", "device_global": "DEVICE_GLOBAL",
+    "id": "ITEM", "range": "ITEM", "nd_item": "ITEM",
+}
+PRIMITIVES = ("void", "bool", "char", "short", "int", "long", "unsigned", "signed", "half",
+              "float", "double", "uint", "ulong", "uchar", "ushort", "size_t")
+KEYWORDS.update({p: "PRIM" for p in PRIMITIVES})
+
+PUNCT = {
+    "<<=": "ASSIGN_OP", ">>=": "ASSIGN_OP", "->": "ARROW", "++": "INCDEC", "--": "INCDEC",
+    "<<": "SHIFTOP", ">>": "SHIFTOP", "<=": "RELOP", ">=": "RELOP", "==": "EQOP", "!=": "EQOP",
+    "&&": "ANDAND", "||": "OROR", "+=": "ASSIGN_OP", "-=": "ASSIGN_OP", "*=": "ASSIGN_OP",
+    "/=": "ASSIGN_OP", "%=": "ASSIGN_OP", "&=": "ASSIGN_OP", "|=": "ASSIGN_OP",
+    "^=": "ASSIGN_OP", "::": "_SCOPE", "+": "PLUS", "-": "MINUS", "*": "STAR", "/": "SLASH",
+    "%": "PERCENT", "<": "LT", ">": "GT", "=": "_EQ", "!": "BANG", "~": "TILDE", "&": "AMP",
+    "|": "PIPE", "^": "CARET", "?": "_QMARK", ":": "_COLON", ";": "_SEMI", ",": "_COMMA",
+    ".": "DOT", "(": "_LPAR", ")": "_RPAR", "[": "_LSQB", "]": "_RSQB", "{": "_LBRACE",
+    "}": "RBRACE",
+}
+SPELLING_EXTRA = {"_PROPS": "'[['"}
+#: Human spelling of each terminal, for "expected ..." messages.
+SPELLING = {
+    "NAME": "identifier", "TYPE_NAME": "type name", "INT": "integer literal",
+    "FLOAT": "floating literal", "CHAR": "character literal", "STRING": "string literal",
+    "PRIM": "type", "ITEM": "'id'", "SPEC": "declaration specifier", "$END": "end of input",
+}
+for _text, _term in PUNCT.items():
+    SPELLING.setdefault(_term, f"'{_text}'")
+for _word, _term in KEYWORDS.items():
+    SPELLING.setdefault(_term, f"'{_word}'")
+SPELLING.update(SPELLING_EXTRA)
+SPELLING.update({"ASSIGN_OP": "assignment operator", "INCDEC": "'++'", "RELOP": "comparison",
+                 "EQOP": "'=='", "SHIFTOP": "shift operator"})
+
+_TOKEN_RE = re.compile(r"""
+    (?P<ws>[ \t\r\f\v]+)
+  | (?P<nl>\n)
+  | (?P<lcomment>//[^\n]*)
+  | (?P<bcomment>/\*(?:[^*]|\*(?!/))*\*/)
+  | (?P<FLOAT>(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?[fFhH]?|\d+[eE][+-]?\d+[fFhH]?)
+  | (?P<INT>(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)?)
+  | (?P<CHAR>'(?:\\.|[^\\'\n])')
+  | (?P<STRING>"(?:\\.|[^\\"\n])*")
+  | (?P<NAME>[A-Za-z_][A-Za-z_0-9]*)
+  | (?P<PUNCT><<=|>>=|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||\+=|-=|\*=|/=|%=|&=|\|=|\^=|::|[-+*/%<>=!~&|^?:;,.()\[\]{}])
+  | (?P<bad>/\*|.)
+""", re.VERBOSE)
+
+
+def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
+    """All tokens of ``text``; lexical errors go to ``diags`` and are skipped."""
+    tokens: list[Token] = []
+    append = tokens.append
+    type_names: set[str] = set()
+    line, line_start = 1, 0
+    after_class = False
+    keywords, punct = KEYWORDS, PUNCT
+    for m in _TOKEN_RE.finditer(text):
+        kind = m.lastgroup
+        if kind == "ws" or kind == "lcomment":
+            continue
+        if kind == "nl":
+            line += 1
+            line_start = m.end()
+            continue
+        value = m.group()
+        pos = m.start()
+        if kind == "bcomment":
+            n = value.count("\n")
+            if n:
+                line += n
+                line_start = pos + value.rfind("\n") + 1
+            continue
+        col = pos - line_start + 1
+        if kind == "NAME":
+            kind = keywords.get(value, "NAME")
+            if kind == "NAME" and (after_class or value in type_names):
+                kind = "TYPE_NAME"
+                type_names.add(value)
+            after_class = kind == "CLASS"
+        elif kind == "PUNCT":
+            kind = punct[value]
+            after_class = False
+            # `[[` opens a property list (never valid in an expression).
+            if kind == "_LSQB" and tokens and tokens[-1].type == "_LSQB" and tokens[-1].end_pos == pos:
+                tokens[-1].type = "_PROPS"
+        elif kind == "bad":
+            what = "unterminated comment" if value == "/*" else f"unexpected character {value!r}"
+            diags.error(SourceLoc(filename, line, col), what)
+            if value == "/*":
+                break
+            continue
+        else:
+            after_class = False
+        append(Token(kind, value, pos, line, col, line, col + len(value), pos + len(value)))
+    return tokens
+
+
+def split_top_level(tokens: list[Token]) -> list[list[Token]]:
+    """Cut the token list into top-level declarations (error-recovery units).
+
+    A declaration ends at a ``;`` outside braces, or at the ``}`` that closes its
+    outermost brace (taking a ``;`` that directly follows, as after a class).
+    """
+    chunks: list[list[Token]] = []
+    depth = 0
+    start = 0
+    n = len(tokens)
+    i = 0
+    while i < n:
+        t = tokens[i].type
+        if t == "_LBRACE":
+            depth += 1
+        elif t == "RBRACE":
+            depth -= 1
+            if depth <= 0:
+                depth = 0
+                # `= {...};` initialisers and `class X {...};` keep their semicolon.
+                if i + 1 < n and tokens[i + 1].type == "_SEMI":
+                    i += 1
+                chunks.append(tokens[start:i + 1])
+                start = i + 1
+        elif t == "_SEMI" and depth == 0:
+            chunks.append(tokens[start:i + 1])
+            start = i + 1
+        i += 1
+    if start < n:
+        chunks.append(tokens[start:])
+    return chunks

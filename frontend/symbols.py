@@ -1,0 +1,81 @@
+"""What names resolve to after semantic analysis: functions, locals, device globals, constants.
+
+The device-code facts the IR passes and diagnostics need are recorded on
+``FuncSym`` while bodies are checked: direct calls, host-only uses, virtual
+calls and aspect uses, each with its source location and *region*: ``None`` for
+code that runs on both sides, ``"device"`` inside an ``if_device`` block (or the
+``otherwise`` of ``if_host``), ``"host"`` for the opposite.
+"""
+from __future__ import annotations
+
+from .types import Type
+
+DEFAULT_SET = "_ZTSv"
+
+
+def set_symbol(name: str | None) -> str:
+    """The IR spelling of a virtual-function set: ``__builtin_sycl_unique_stable_name``
+    of a type called ``name`` (``_ZTSv`` for the default set)."""
+    return DEFAULT_SET if name is None else f"_ZTS{len(name)}{name}"
+
+
+class FuncSym:
+    __slots__ = ("name", "llname", "cls", "ret", "params", "loc", "node", "is_kernel", "is_host",
+                 "is_static", "is_external", "is_virtual", "is_ctor", "defined", "set_name",
+                 "calls_sets", "device_has", "reqd_wg", "launch", "calls", "host_uses",
+                 "vcalls", "aspects", "if_count", "module_id", "overrides", "implicit")
+
+    def __init__(self, name, llname, ret, params, loc):
+        self.name, self.llname, self.ret, self.params, self.loc = name, llname, ret, params, loc
+        self.cls = self.node = None
+        self.is_kernel = self.is_host = self.is_static = self.is_external = False
+        self.is_virtual = self.is_ctor = self.defined = self.implicit = False
+        self.set_name = None            # IR set string when indirectly_callable
+        self.calls_sets: list[str] = []
+        self.device_has = None          # list[Aspect] or None
+        self.reqd_wg = None
+        self.launch = "single_task"     # or "range" / "nd_range"
+        self.calls: list = []           # (FuncSym, loc, region)
+        self.host_uses: list = []       # (description, loc, region)
+        self.vcalls: list = []          # (FuncSym, loc, region)
+        self.aspects: dict = {}         # Aspect -> (loc, what)
+        self.if_count = 0
+        self.module_id = None
+        self.overrides = None
+
+    @property
+    def display(self) -> str:
+        return f"{self.cls.name}::{self.name}" if self.cls is not None else self.name
+
+    def __repr__(self):
+        return f"<FuncSym {self.display}>"
+
+
+class LocalSym:
+    __slots__ = ("name", "ty", "const", "boundary", "is_param", "loc")
+
+    def __init__(self, name, ty: Type, const, boundary, is_param, loc):
+        self.name, self.ty, self.const, self.boundary, self.is_param, self.loc = name, ty, const, boundary, is_param, loc
+
+
+class DeviceGlobalSym:
+    __slots__ = ("name", "llname", "ty", "loc", "image_scope", "host_access", "init_mode",
+                 "implement_in_csr", "init", "is_static", "is_extern", "unique_id", "cls")
+
+    def __init__(self, name, llname, ty, loc):
+        self.name, self.llname, self.ty, self.loc = name, llname, ty, loc
+        self.image_scope = False
+        self.host_access = None     # 0 read, 1 write, 2 read_write, 3 none (None: not given)
+        self.init_mode = None       # 0 reprogram, 1 reset
+        self.implement_in_csr = None
+        self.init = None            # constant value tree (see sema.const_value) or None
+        self.is_static = self.is_extern = False
+        self.unique_id = None
+        self.cls = None
+
+
+class ConstSym:
+    __slots__ = ("name", "ty", "value", "loc")
+
+    def __init__(self, name, ty, value, loc):
+        self.name, self.ty, self.value, self.loc = name, ty, value, loc

@@ -1,0 +1,1 @@
+"""passes stage of minisycl (see ../shared/design/architecture.md)."""

@@ -1,0 +1,1 @@
+"""postlink stage of minisycl (see ../shared/design/architecture.md)."""

@@ -1,0 +1,1 @@
+"""runtime stage of minisycl (see ../shared/design/architecture.md)."""
