@@ -25,7 +25,7 @@ import llvmlite.ir.types as _ir_types
 from . import ast as A
 from . import types as T
 from .aspects import Aspect, HALF_CLASS, TYPES_THAT_USE_ASPECTS
-from .ir_attributes import GlobalVariable, IndirectCallee, call_attributes, function_attributes
+from .ir_attributes import Function, GlobalVariable, IndirectCallee, call_attributes, function_attributes
 from .layout import DATALAYOUT, ND_ITEM_FIELDS, TRIPLE, sizeof
 from .sema import Program, const_fold
 from .symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym
@@ -180,7 +180,7 @@ class Emitter:
         return ir.FunctionType(self.lltype(f.ret), params)
 
     def declare_fn(self, f: FuncSym):
-        fn = ir.Function(self.m, self.fn_type(f), f.llname)
+        fn = Function(self.m, self.fn_type(f), f.llname)
         fn.calling_convention = "spir_kernel" if f.is_kernel else "spir_func"
         attrs = function_attributes(fn)
         if f.is_static:

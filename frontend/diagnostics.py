@@ -85,7 +85,9 @@ class DiagnosticSink:
             raise CompileError(self.errors_and_warnings(), self.sources)
 
     def errors_and_warnings(self) -> list[Diagnostic]:
-        out = list(self.diagnostics)
+        """All diagnostics in source order (stages find them in their own order)."""
+        out = sorted(self.diagnostics, key=lambda d: (d.loc is None, d.loc.file if d.loc else "",
+                                                      d.loc.line if d.loc else 0, d.loc.col if d.loc else 0))
         if self.error_count > self.max_errors:
             out.append(Diagnostic("error", None, f"too many errors ({self.error_count}); stopping after {self.max_errors}"))
         return out

@@ -74,6 +74,14 @@ class GlobalVariable(ir.GlobalVariable):
             buf.append(" " + " ".join(self.string_attributes) + "\n")
 
 
+class Function(ir.Function):
+    """llvmlite's function, printing several metadata attachments the way LLVM
+    parses them (space-separated: ``!a !0 !b !1``; llvmlite puts commas between)."""
+
+    def _stringify_metadata(self, leading_comma=False):
+        return " ".join(f"!{k} {v.get_reference()}" for k, v in self.metadata.items())
+
+
 class IndirectCallee:
     """A loaded function pointer with its function type, so llvmlite can emit an
     indirect ``call`` under opaque pointers."""

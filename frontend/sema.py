@@ -885,7 +885,7 @@ class Checker:
         return e
 
     def bad(self, e):
-        e.ty, e.lvalue = INT, False
+        e.ty, e.lvalue = T.ERROR, True
         return e
 
     def note_type_aspects(self, ty, loc, what):
@@ -988,6 +988,8 @@ class Checker:
     def e_Unary(self, e: A.Unary):
         x = self.rvalue(self.expr(e.operand))
         x = self.item_to_long(x)
+        if x.ty is T.ERROR:
+            return self.bad(e)
         if e.op == "!":
             e.operand = self.convert(x, BOOL, "operand of '!'")
             return self.set(e, BOOL)
@@ -1000,6 +1002,8 @@ class Checker:
 
     def e_Deref(self, e):
         x = self.rvalue(self.expr(e.operand))
+        if x.ty is T.ERROR:
+            return self.bad(e)
         if not x.ty.is_ptr or x.ty.pointee.is_void:
             self.error(e.loc, f"cannot dereference a value of type '{x.ty}'")
             return self.bad(e)
@@ -1036,6 +1040,8 @@ class Checker:
     def binary(self, e, a, b):
         op = e.op
         ta, tb = a.ty, b.ty
+        if ta is T.ERROR or tb is T.ERROR:
+            return self.bad(e)
         if op in ("+", "-") and (ta.is_ptr or tb.is_ptr):
             if ta.is_ptr and tb.is_ptr and op == "-":
                 if ta.pointee != tb.pointee:
@@ -1209,6 +1215,8 @@ class Checker:
     def e_Index(self, e: A.Index):
         base = self.expr(e.base)
         idx = self.item_to_long(self.rvalue(self.expr(e.index)))
+        if base.ty is T.ERROR or idx.ty is T.ERROR:
+            return self.bad(e)
         if base.ty.is_item:
             if base.ty.kind == "nd_item":
                 self.error(e.loc, "nd_item cannot be indexed; use get_global_id(d)")
@@ -1237,6 +1245,8 @@ class Checker:
     def e_Member(self, e: A.Member):
         base = self.expr(e.base)
         ty = base.ty
+        if ty is T.ERROR:
+            return self.bad(e)
         if e.arrow and isinstance(base, (A.Name, A.Scoped)) and isinstance(base.sym, DeviceGlobalSym) and ty.is_class:
             e.arrow = False            # dg->member, as device_global::operator->
         if e.arrow:
@@ -1289,6 +1299,8 @@ class Checker:
                 callee.arrow = False
             if base.ty.is_item and not callee.arrow:
                 return self.item_query(e, base, callee)
+            if base.ty is T.ERROR:
+                return self.bad(e)
             obj = self.rvalue(base) if callee.arrow else base
             cls = obj.ty.pointee if callee.arrow and obj.ty.is_ptr else obj.ty if not callee.arrow else None
             if cls is None or not cls.is_class:
@@ -1461,7 +1473,7 @@ class Checker:
     def convert(self, e, to, what):
         """Implicit conversion of rvalue ``e`` to type ``to`` (C rules), or an error."""
         src = e.ty
-        if src is None or to is None or src == to or src is to:
+        if src is None or to is None or src == to or src is to or src is T.ERROR or to is T.ERROR:
             return e
         if src.is_array:
             e = self.rvalue(e)

@@ -211,6 +211,9 @@ INT = IntType("int", 32, True, 3)
 UINT = IntType("uint", 32, False, 3)
 LONG = IntType("long", 64, True, 4)
 ULONG = IntType("ulong", 64, False, 4)
+#: The type of an expression that already has an error: converts silently to
+#: anything, so one mistake gives one diagnostic.
+ERROR = IntType("<error>", 32, True, 3)
 HALF = FloatType("half", 16)
 FLOAT = FloatType("float", 32)
 DOUBLE = FloatType("double", 64)

@@ -1,0 +1,120 @@
+"""The ``minisycl`` command line: a thin click shell around the library.
+
+Exit status: 0 success; 1 user error (diagnostics, bad input files);
+2 usage error (click); 3 internal error (a bug in minisycl; rerun with
+MINISYCL_DEBUG=1 for the traceback).
+
+Commands of later stages register in ``COMMANDS`` as "module:attribute" and are
+imported only when used, so ``minisycl compile`` never loads the runtime.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import tempfile
+
+import click
+
+from . import knobs
+
+INTERNAL_ERROR = 3
+
+#: command name -> "module:function" (lazy, like xDSL's pass registry)
+COMMANDS = {
+    "compile": "minisycl.frontend.driver:compile_cmd",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="minisycl")
+def main():
+    """minisycl: a small SYCL-style toolchain (kernel language, IR passes, post-link, runtime).
+
+    Exit status: 0 ok, 1 user error, 2 usage error, 3 internal error.
+    """
+
+
+def write_output(path: str, data: bytes | str) -> None:
+    """Write ``data`` atomically: a failed run never leaves a half-written file."""
+    if path == "-":
+        if isinstance(data, bytes):
+            sys.stdout.buffer.write(data)
+        else:
+            sys.stdout.write(data)
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".minisycl-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode() if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def run_guarded(fn, *args):
+    """Run a command body: user errors → diagnostics + exit 1, bugs → short report + exit 3."""
+    from .diagnostics import CompileError
+    try:
+        return fn(*args)
+    except CompileError as err:
+        click.echo(err.render(), err=True)
+        n = sum(1 for d in err.diagnostics if d.severity == "error")
+        click.echo(f"{n} error{'s' if n != 1 else ''} generated.", err=True)
+        sys.exit(1)
+    except OSError as err:
+        click.echo(f"minisycl: error: {err.filename or ''}: {err.strerror or err}", err=True)
+        sys.exit(1)
+    except (click.ClickException, SystemExit, KeyboardInterrupt):
+        raise
+    except Exception as err:  # noqa: BLE001 - the documented internal-error path
+        if knobs.debug():
+            raise
+        cmd = " ".join(sys.argv)
+        click.echo(f"minisycl: internal error: {type(err).__name__}: {err}\n"
+                   f"  reproduce with: MINISYCL_DEBUG=1 {cmd}", err=True)
+        sys.exit(INTERNAL_ERROR)
+
+
+@click.command("compile")
+@click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-o", "--output", default=None, help="Output file (default: first source with .ll/.bc; '-' for stdout).")
+@click.option("--emit-bc", is_flag=True, help="Write LLVM bitcode instead of IR text.")
+@click.option("--check", "check_only", is_flag=True, help="Only report diagnostics; write nothing.")
+@click.option("--time", "show_time", is_flag=True, help="Print the time spent in each stage to stderr.")
+def compile_cmd(sources, output, emit_bc, check_only, show_time):
+    """Compile kernel-language SOURCES (.ksl) to LLVM IR (one module, host and device code).
+
+    Several sources are compiled separately and linked into one module.
+    """
+    def body():
+        from . import compile_files
+        for s in sources:
+            if not os.path.isfile(s):
+                raise OSError(2, "no such file", s)
+        result = compile_files(list(sources))
+        for w in result.warnings:
+            click.echo(w.render(result.sources), err=True)
+        if show_time:
+            click.echo(" ".join(f"{k}={v * 1000:.1f}ms" for k, v in result.timings.items()), err=True)
+        if check_only:
+            return
+        out = output or os.path.splitext(sources[0])[0] + (".bc" if emit_bc else ".ll")
+        write_output(out, result.bitcode() if emit_bc else result.ir)
+
+    run_guarded(body)

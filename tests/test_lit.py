@@ -1,0 +1,45 @@
+"""Runs the golden tests under tests/lit: every file's ``RUN:`` lines, as lit does.
+
+``%s`` is the file (by name: commands run in its folder), ``%t`` a temporary path; ``not CMD`` expects failure.  CHECK
+lines live next to the input they describe and are checked by the ``filecheck``
+package (LLVM FileCheck's Python port).
+"""
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).parent / "lit"
+CASES = sorted(p for p in ROOT.rglob("*") if p.suffix in (".ksl", ".ll") and p.is_file())
+BAD_DIRECTIVE = re.compile(r"//\s*CHECK(-[A-Z]+)?\s*[;]|//\s*CHECK\s+:|//\s*CHECK-(?!NEXT|NOT|SAME|DAG|LABEL|EMPTY|COUNT)[A-Z]+:")
+
+
+def run_lines(path):
+    return [m.group(1).strip() for m in re.finditer(r"(?://|;)\s*RUN:\s*(.*)", path.read_text())]
+
+
+@pytest.mark.parametrize("path", CASES, ids=[str(p.relative_to(ROOT)) for p in CASES])
+def test_lit(path, tmp_path):
+    lines = run_lines(path)
+    assert lines, f"{path} has no RUN line"
+    assert not BAD_DIRECTIVE.search(path.read_text()), "malformed CHECK directive"
+    bindir = pathlib.Path(sys.executable).parent
+    for line in lines:
+        cmd = line.replace("%s", path.name).replace("%t", str(tmp_path / "t"))
+        expect_fail = cmd.startswith("not ")
+        if expect_fail:
+            cmd = cmd[4:]
+        if expect_fail:
+            # `not` inverts the first command of the pipeline only, as in lit
+            first, _, rest = cmd.partition("|")
+            cmd = f"{{ {first}; [ $? -eq 1 ]; }}" + (f" | {rest}" if rest else "")
+        proc = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True, text=True,
+                              env={"PATH": f"{bindir}:/usr/bin:/bin"}, cwd=path.parent)
+        assert proc.returncode == 0, f"RUN: {line}\n{proc.stdout}\n{proc.stderr}"
+
+
+def test_filecheck_installed():
+    assert shutil.which("filecheck", path=str(pathlib.Path(sys.executable).parent)) or shutil.which("filecheck")
