@@ -89,14 +89,13 @@ def compile_source(text: str, filename: str = "<input>.ksl") -> CompileResult:
 
 
 def link_modules(modules: list[llvm.ModuleRef], name: str = "linked") -> llvm.ModuleRef:
-    """LLVM-link several compiled modules into a new one (no SYCL-specific checks)."""
-    out = llvm.parse_assembly("", context=llvm.create_context())
+    """LLVM-link several compiled modules into one (plain LLVM linking; the
+    SYCL-aware ``minisycl link`` with its diagnostics is the passes stage)."""
+    ctx = llvm.create_context()
+    out = llvm.parse_assembly(str(modules[0]), context=ctx)
+    for m in modules[1:]:
+        out.link_in(llvm.parse_assembly(str(m), context=ctx))
     out.name = name
-    out.triple = modules[0].triple
-    out.data_layout = modules[0].data_layout
-    for m in modules:
-        out.link_in(llvm.parse_bitcode(m.as_bitcode(), context=out.context) if hasattr(out, "context") else
-                    llvm.parse_assembly(str(m)))
     out.verify()
     return out
 
