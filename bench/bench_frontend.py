@@ -1,0 +1,69 @@
+"""Front-end speed: compile a generated 20,000-line source with 1,000 kernels.
+
+Reports lines/second end to end (parse + check + emit + LLVM verify) and the
+share of each stage, next to the issue's target of 20,000 lines/s on one core.
+Run: python bench/bench_frontend.py [--kernels N]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+from minisycl.frontend import compile_source
+
+TARGET_LINES_PER_S = 20_000
+
+KERNEL = """\
+// kernel {i}
+float helper_{i}(float x, int n) {{
+  float acc = 0.0f;
+  for (int j = 0; j < n; j++) {{
+    acc = acc + x * (float)j;
+    if (acc > 100.0f) {{
+      acc = acc - 100.0f;
+    }}
+  }}
+  return acc;
+}}
+
+kernel k_{i}(id<1> i, float* a, float* b, int n) {{
+  float v = a[i];
+  int m = n % 7 + {i} % 3;
+  v = helper_{i}(v, m);
+  b[i] = v > 0.5f ? v : -v;
+  atomic_fetch_add(&counter, 1);
+}}
+"""
+
+
+def generate(kernels: int) -> str:
+    return "device_global<int> counter;\n" + "".join(KERNEL.format(i=i) for i in range(kernels))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kernels", type=int, default=1000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    src = generate(args.kernels)
+    lines = src.count("\n")
+    compile_source(generate(2), "warmup.ksl")            # grammar construction, imports
+    best = None
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        r = compile_source(src, "bench.ksl")
+        total = time.perf_counter() - t0
+        if best is None or total < best[0]:
+            best = (total, r.timings)
+    total, timings = best
+    rate = lines / total
+    print(f"source: {lines} lines, {args.kernels} kernels (best of {args.repeat})")
+    print(f"end to end: {total:.2f} s = {rate:,.0f} lines/s   (target {TARGET_LINES_PER_S:,} lines/s: "
+          f"{'met' if rate >= TARGET_LINES_PER_S else 'NOT met'}, {rate / TARGET_LINES_PER_S:.2f}x)")
+    for stage in ("parse", "check", "emit", "verify"):
+        t = timings.get(stage, 0.0)
+        print(f"  {stage:7s} {t:6.2f} s  {100 * t / total:5.1f}%  ({lines / t:,.0f} lines/s)" if t else f"  {stage}: -")
+
+
+if __name__ == "__main__":
+    main()
