@@ -25,9 +25,9 @@ import llvmlite.ir.types as _ir_types
 from . import ast as A
 from . import types as T
 from .aspects import Aspect, HALF_CLASS, TYPES_THAT_USE_ASPECTS
-from .ir_attributes import Function, GlobalVariable, IndirectCallee, call_attributes, function_attributes
+from .ir_attributes import Function, GlobalVariable, IndirectCallee, string_attributes
 from .layout import DATALAYOUT, ND_ITEM_FIELDS, TRIPLE, sizeof
-from .sema import Program, const_fold
+from .sema import Program, const_fold, flat_fields
 from .symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -182,7 +182,7 @@ class Emitter:
     def declare_fn(self, f: FuncSym):
         fn = Function(self.m, self.fn_type(f), f.llname)
         fn.calling_convention = "spir_kernel" if f.is_kernel else "spir_func"
-        attrs = function_attributes(fn)
+        attrs = string_attributes(fn)
         if f.is_static:
             fn.linkage = "internal"
         elif f.cls is not None and f.defined:
@@ -322,7 +322,7 @@ class Emitter:
     def store_vptr(self, cls, this):
         b = self.st.builder
         path = cls.vptr_path()
-        slot = b.gep(this, [ZERO32] + [ir.Constant(I32, i) for i in path], inbounds=True, source_etype=self.lltype(cls))
+        slot = self.member_gep(this, cls, path)
         b.store(self.vtables[cls], slot)
 
     # ------------------------------------------------------------------ statements
@@ -368,9 +368,9 @@ class Emitter:
                     p = b.gep(addr, [ZERO32, ir.Constant(I64, i)], inbounds=True, source_etype=self.lltype(ty))
                     self.init_into(p, ty.elem, item)
             elif ty.is_class:
-                for item, (fname, fty) in zip(init.items, _flat(ty)):
+                for item, (fname, fty) in zip(init.items, flat_fields(ty)):
                     path, _ = ty.find_field(fname)
-                    p = b.gep(addr, [ZERO32] + [ir.Constant(I32, i) for i in path], inbounds=True, source_etype=self.lltype(ty))
+                    p = self.member_gep(addr, ty, path)
                     self.init_into(p, fty, item)
             elif init.items:
                 self.store(self.value(init.items[0]), addr, ty)
@@ -480,7 +480,7 @@ class Emitter:
             helper = ir.Function(self.m, ir.FunctionType(VOIDT, [PTR]), f"{outer.llname}.call_if_on_{side}.{s.index}")
             helper.linkage = "internal"
             helper.calling_convention = "spir_func"
-            attrs = function_attributes(helper)
+            attrs = string_attributes(helper)
             attrs.add("noinline")
             attrs.add_string(f"sycl-call-if-on-{side}", "true")
             hb = Builder(helper.append_basic_block("entry"))
@@ -542,6 +542,10 @@ class Emitter:
     def gep(self, ptr, indices, etype):
         return self.st.builder.gep(ptr, indices, inbounds=True, source_etype=self.lltype(etype))
 
+    def member_gep(self, ptr, cls, path):
+        """Address of the member at struct index ``path`` inside the object at ``ptr``."""
+        return self.gep(ptr, [ZERO32] + [ir.Constant(I32, i) for i in path], cls)
+
     def addr(self, e):
         """Address of lvalue ``e``."""
         t = type(e)
@@ -555,7 +559,7 @@ class Emitter:
         if t is A.Member:
             base = self.value(e.base) if e.arrow else self.addr(e.base)
             cls = e.base.ty.pointee if e.arrow else e.base.ty
-            return self.gep(base, [ZERO32] + [ir.Constant(I32, i) for i in e.path], cls)
+            return self.member_gep(base, cls, e.path)
         if t is A.Index:
             if e.kind == "array":
                 return self.gep(self.addr(e.base), [ZERO32, self.value(e.index)], e.base.ty)
@@ -792,7 +796,7 @@ class Emitter:
             v = self.value(e.operand)
             path = e.operand.ty.pointee.base_path(e.ty.pointee)
             if any(path):
-                return self.gep(v, [ZERO32] + [ir.Constant(I32, i) for i in path], e.operand.ty.pointee)
+                return self.member_gep(v, e.operand.ty.pointee, path)
             return v
         v = self.value(e.operand)
         if kind in ("noop", "ptr"):
@@ -846,9 +850,9 @@ class Emitter:
             return place
         b.store(self.zero(cls), place)          # value-initialisation
         self.construct_implicit(cls, place)
-        for a, (fname, fty) in zip(e.args, _flat(cls)):
+        for a, (fname, fty) in zip(e.args, flat_fields(cls)):
             path, _ = cls.find_field(fname)
-            self.store(self.value(a), self.gep(place, [ZERO32] + [ir.Constant(I32, i) for i in path], cls), fty)
+            self.store(self.value(a), self.member_gep(place, cls, path), fty)
         return place
 
     def e_Call(self, e):
@@ -870,11 +874,11 @@ class Emitter:
                 r = b.call(self.fns[f], [this] + args)
             else:
                 cls = f.cls
-                vptr = b.load(self.gep(this, [ZERO32] + [ir.Constant(I32, i) for i in cls.vptr_path()], cls), typ=PTR, name="vtable")
+                vptr = b.load(self.member_gep(this, cls, cls.vptr_path()), typ=PTR, name="vtable")
                 slot = b.gep(vptr, [ir.Constant(I64, cls.vslots.index(f))], inbounds=True, source_etype=PTR)
                 fptr = b.load(slot, typ=PTR, name="vfn")
                 r = b.call(IndirectCallee(fptr, self.fns[f].function_type), [this] + args, cconv="spir_func")
-                call_attributes(r).add_string("virtual-call")
+                string_attributes(r).add_string("virtual-call")
         return self.from_abi(r, e.ty)
 
     def item_query(self, e):
@@ -1002,7 +1006,7 @@ class Emitter:
         printf = self.m.globals.get("printf")
         if printf is None:
             printf = ir.Function(self.m, ir.FunctionType(I32, [PTR], var_arg=True), "printf")
-            function_attributes(printf).add_string("minisycl-host-only")
+            string_attributes(printf).add_string("minisycl-host-only")
         b.call(printf, [self.cstring(" ".join(fmt) + "\n")] + values)
         return None
 
@@ -1011,12 +1015,6 @@ def _suffix(ty):
     if ty.is_float:
         return {16: "f16", 32: "f32", 64: "f64"}[ty.bits]
     return f"i{ty.bits}"
-
-
-def _flat(cls):
-    out = list(_flat(cls.base)) if cls.base is not None else []
-    out.extend(cls.fields)
-    return out
 
 
 def emit(prog: Program, module_id: str) -> ir.Module:

@@ -38,23 +38,15 @@ class Attributes(ir.values.FunctionAttributes):
         set.add(self, render(key, value))
 
 
-def function_attributes(fn: ir.Function) -> Attributes:
-    """The (upgraded) attribute set of ``fn``; string attributes can be added to it."""
-    if not isinstance(fn.attributes, Attributes):
+def string_attributes(obj) -> Attributes:
+    """The attribute set of a function or call instruction, upgraded so that
+    string attributes can be added to it."""
+    if not isinstance(obj.attributes, Attributes):
         upgraded = Attributes()
-        for a in fn.attributes:
+        for a in obj.attributes:
             upgraded.add(a)
-        fn.attributes = upgraded
-    return fn.attributes
-
-
-def call_attributes(call) -> Attributes:
-    if not isinstance(call.attributes, Attributes):
-        upgraded = Attributes()
-        for a in call.attributes:
-            upgraded.add(a)
-        call.attributes = upgraded
-    return call.attributes
+        obj.attributes = upgraded
+    return obj.attributes
 
 
 class GlobalVariable(ir.GlobalVariable):

@@ -617,7 +617,7 @@ class Checker:
                     return None
                 return [self.const_initializer(i, ty.elem) for i in init.items]
             if ty.is_class:
-                flat = _flat_fields(ty)
+                flat = flat_fields(ty)
                 if len(init.items) > len(flat):
                     self.error(init.loc, f"too many initialisers for '{ty}'")
                     return None
@@ -722,7 +722,7 @@ class Checker:
             il.items = [self.init_list(i, ty.elem) if isinstance(i, A.InitList)
                         else self.convert(self.rvalue(self.expr(i)), ty.elem, "initialiser") for i in il.items[:ty.count]]
         elif ty.is_class:
-            flat = _flat_fields(ty)
+            flat = flat_fields(ty)
             if ty.polymorphic:
                 self.error(il.loc, f"objects of polymorphic class '{ty}' cannot be brace-initialised")
             if len(il.items) > len(flat):
@@ -1205,7 +1205,7 @@ class Checker:
             self.error(e.loc, f"no constructor of '{cls.name}' takes {len(args)} argument(s)")
             return self.bad(e)
         else:
-            flat = _flat_fields(cls)
+            flat = flat_fields(cls)
             if len(args) > len(flat):
                 self.error(e.loc, f"too many initialisers for '{cls.name}' ({len(args)} given, {len(flat)} fields)")
                 return self.bad(e)
@@ -1507,9 +1507,9 @@ def _is_null_constant(e) -> bool:
     return (e.ty.is_int or e.ty.is_bool) and const_fold(e) == 0 and not isinstance(e, A.Name)
 
 
-def _flat_fields(cls: ClassType):
+def flat_fields(cls: ClassType):
     """Fields in layout order including inherited ones (for aggregate initialisation)."""
-    out = list(_flat_fields(cls.base)) if cls.base is not None else []
+    out = list(flat_fields(cls.base)) if cls.base is not None else []
     out.extend(cls.fields)
     return out
 
