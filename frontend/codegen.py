@@ -343,7 +343,7 @@ class Emitter:
         pass
 
     def s_ExprStmt(self, s):
-        self.value(s.expr, want=False)
+        self.value(s.expr)
 
     def s_VarDecl(self, s):
         st = self.st
@@ -431,7 +431,7 @@ class Emitter:
         if step:
             b.position_at_end(step_bb)
             for e in step:
-                self.value(e, want=False)
+                self.value(e)
             b.branch(cond_bb)
         b.position_at_end(end_bb)
 
@@ -446,7 +446,7 @@ class Emitter:
             self.stmt(s.init)
         else:
             for e in s.init:
-                self.value(e, want=False)
+                self.value(e)
         self.loop(s.cond, s.body, s.step)
 
     def s_Break(self, s):
@@ -585,12 +585,9 @@ class Emitter:
         return b.load(slot, typ=PTR, name=g.name + ".ptr")
 
     # ------------------------------------------------------------------ expressions
-    def value(self, e, want=True):
-        if e.lvalue:
-            if type(e) is A.Call and e.kind == "dg_get" and not e.ty.is_array:
-                return self.load(self.dg_addr(e.callee.sym), e.ty)
-            if type(e) is A.Call:
-                return self.e_Call(e)
+    def value(self, e):
+        """Value of ``e``; lvalues are loaded (lvalue calls, like ``dg.get()``, load themselves)."""
+        if e.lvalue and type(e) is not A.Call:
             return self.load(self.addr(e), e.ty)
         return getattr(self, "e_" + type(e).__name__)(e)
 

@@ -3,6 +3,7 @@ import llvmlite.binding as llvm
 from click.testing import CliRunner
 
 from minisycl.frontend.driver import main
+from test_jit import SRC   # the richest program the tests have
 
 GOOD = "kernel k(float* p) { p[0] = 1.0f; }\n"
 
@@ -48,7 +49,7 @@ def test_missing_file(tmp_path):
 
 def test_deterministic_output(tmp_path):
     src = (tmp_path / "a.ksl")
-    src.write_text(open(__file__.replace("test_cli.py", "test_jit.py")).read().split('r"""')[1].split('"""')[0])
+    src.write_text(SRC)
     outs = []
     for i in range(2):
         r = CliRunner().invoke(main, ["compile", str(src), "-o", str(tmp_path / f"{i}.ll")])
