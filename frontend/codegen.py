@@ -202,6 +202,8 @@ class Emitter:
                             self.m.add_metadata([ir.Constant(I32, int(a)) for a in sorted(f.device_has)]))
         if f.reqd_wg:
             fn.set_metadata("reqd_work_group_size", self.m.add_metadata([ir.Constant(I32, v) for v in f.reqd_wg]))
+        if f.defined and f.loc is not None:
+            self.locate(fn, f.loc)
         self.fns[f] = fn
         return fn
 
@@ -876,7 +878,15 @@ class Emitter:
                 fptr = b.load(slot, typ=PTR, name="vfn")
                 r = b.call(IndirectCallee(fptr, self.fns[f].function_type), [this] + args, cconv="spir_func")
                 string_attributes(r).add_string("virtual-call")
+        self.locate(r, e.loc)
         return self.from_abi(r, e.ty)
+
+    def locate(self, value, loc):
+        """Attach ``!minisycl.loc !{!"file", i32 line, i32 col}`` (clang's ``!srcloc``
+        idea) so that IR passes can report diagnostics at the source."""
+        if loc is not None:
+            value.set_metadata("minisycl.loc", self.m.add_metadata(
+                [loc.file, ir.Constant(I32, loc.line), ir.Constant(I32, loc.col)]))
 
     def item_query(self, e):
         b = self.st.builder
@@ -1004,7 +1014,7 @@ class Emitter:
         if printf is None:
             printf = ir.Function(self.m, ir.FunctionType(I32, [PTR], var_arg=True), "printf")
             string_attributes(printf).add_string("minisycl-host-only")
-        b.call(printf, [self.cstring(" ".join(fmt) + "\n")] + values)
+        self.locate(b.call(printf, [self.cstring(" ".join(fmt) + "\n")] + values), e.loc)
         return None
 
 

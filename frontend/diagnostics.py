@@ -43,6 +43,11 @@ class Diagnostic:
         return "\n".join(out)
 
 
+class UserError(Exception):
+    """A bad input that is not source code (IR, a pipeline, a bundle...): the CLI
+    prints ``minisycl: error: <message>`` and exits with status 1."""
+
+
 class CompileError(Exception):
     """Raised when a stage finished with errors; carries its diagnostics."""
 

@@ -23,6 +23,8 @@ INTERNAL_ERROR = 3
 #: command name -> "module:function" (lazy, like xDSL's pass registry)
 COMMANDS = {
     "compile": "minisycl.frontend.driver:compile_cmd",
+    "link": "minisycl.passes.cli:link_cmd",
+    "opt": "minisycl.passes.cli:opt_cmd",
 }
 
 
@@ -69,13 +71,16 @@ def write_output(path: str, data: bytes | str) -> None:
 
 def run_guarded(fn, *args):
     """Run a command body: user errors → diagnostics + exit 1, bugs → short report + exit 3."""
-    from .diagnostics import CompileError
+    from .diagnostics import CompileError, UserError
     try:
         return fn(*args)
     except CompileError as err:
         click.echo(err.render(), err=True)
         n = sum(1 for d in err.diagnostics if d.severity == "error")
         click.echo(f"{n} error{'s' if n != 1 else ''} generated.", err=True)
+        sys.exit(1)
+    except UserError as err:
+        click.echo(f"minisycl: error: {err}", err=True)
         sys.exit(1)
     except OSError as err:
         click.echo(f"minisycl: error: {err.filename or ''}: {err.strerror or err}", err=True)

@@ -15,3 +15,8 @@ def debug() -> bool:
 def default_device() -> str | None:
     """MINISYCL_DEVICE: name of the device the runtime picks by default."""
     return os.environ.get("MINISYCL_DEVICE") or None
+
+
+def verify_each() -> bool:
+    """MINISYCL_VERIFY_EACH=1: verify the IR with LLVM after every pass (the test suite sets it)."""
+    return os.environ.get("MINISYCL_VERIFY_EACH", "") not in ("", "0")

@@ -1,1 +1,105 @@
-"""passes stage of minisycl (see ../shared/design/architecture.md)."""
+"""The middle end: the IR toolkit (``ir.py``), the pass manager (``manager.py``)
+and one module per pass, listed in ``PASSES``.
+
+A pass is a small class with ``name`` (kebab-case), optional dataclass fields as
+options and ``run(module, am) -> PassResult``; its logic is a plain function in
+the same module.  Pipelines are text, as in LLVM's ``opt``:
+``split-if-device,propagate-aspects{exclude-aspects=fp64}``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+
+from ..frontend.diagnostics import UserError
+
+__all__ = ["PASSES", "get_pass", "parse_pipeline", "print_pipeline", "PipelineError"]
+
+#: pass name -> "module:Class" (imported only when used, like xDSL's get_all_passes)
+PASSES = {
+    "split-if-device": "minisycl.passes.split_if_device:SplitIfDevice",
+    "propagate-aspects": "minisycl.passes.propagate_aspects:PropagateAspects",
+    "analyze-virtual-functions": "minisycl.passes.virtual_functions:AnalyzeVirtualFunctions",
+}
+
+
+class PipelineError(UserError):
+    """A pipeline string names an unknown pass or a bad option."""
+
+
+def get_pass(name: str):
+    """The pass class registered as ``name``."""
+    target = PASSES.get(name)
+    if target is None:
+        raise PipelineError(f"unknown pass '{name}'; known passes: {', '.join(sorted(PASSES))}")
+    module, attr = target.split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _split_top(text: str) -> list[str]:
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(text[start:i].strip())
+            start = i + 1
+    out.append(text[start:].strip())
+    return [p for p in out if p]
+
+
+def _convert(cls, field: dataclasses.Field, raw: str):
+    kind = field.type if isinstance(field.type, str) else getattr(field.type, "__name__", str(field.type))
+    if kind == "bool":
+        if raw.lower() in ("1", "true", "yes", ""):
+            return True
+        if raw.lower() in ("0", "false", "no"):
+            return False
+        raise PipelineError(f"pass '{cls.name}': option '{field.name}' expects true/false, got '{raw}'")
+    if kind == "int":
+        try:
+            return int(raw)
+        except ValueError:
+            raise PipelineError(f"pass '{cls.name}': option '{field.name}' expects an integer, got '{raw}'") from None
+    return raw
+
+
+def parse_pipeline(text: str) -> list:
+    """``"a,b{opt=v;flag}"`` → pass instances; errors name the bad part."""
+    passes = []
+    if text.count("{") != text.count("}"):
+        raise PipelineError(f"unbalanced braces in pipeline '{text}'")
+    for item in _split_top(text):
+        name, _, opts = item.partition("{")
+        name = name.strip()
+        cls = get_pass(name)
+        fields = {f.name.replace("_", "-"): f for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else {}
+        kwargs = {}
+        for opt in filter(None, (o.strip() for o in opts.rstrip("}").split(";"))):
+            key, _, value = opt.partition("=")
+            field = fields.get(key.strip())
+            if field is None:
+                known = ", ".join(sorted(fields)) or "none"
+                raise PipelineError(f"pass '{name}' has no option '{key.strip()}' (options: {known})")
+            kwargs[field.name] = _convert(cls, field, value.strip())
+        passes.append(cls(**kwargs))
+    if not passes:
+        raise PipelineError("empty pipeline")
+    return passes
+
+
+def print_pipeline(passes) -> str:
+    """The canonical pipeline string (non-default options only); it re-parses to the same passes."""
+    out = []
+    for p in passes:
+        opts = []
+        if dataclasses.is_dataclass(p):
+            for f in dataclasses.fields(p):
+                value = getattr(p, f.name)
+                if value != f.default:
+                    shown = str(value).lower() if isinstance(value, bool) else str(value)
+                    opts.append(f"{f.name.replace('_', '-')}={shown}")
+        out.append(p.name + ("{" + ";".join(opts) + "}" if opts else ""))
+    return ",".join(out)

@@ -1,0 +1,99 @@
+"""``minisycl link`` and ``minisycl opt``: thin shells around ``link`` and the pass manager."""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from ..frontend.driver import run_guarded, write_output
+
+
+def _sources_of(diagnostics) -> dict[str, str]:
+    """Source texts for rendering diagnostics with a caret (best effort)."""
+    out = {}
+    for d in diagnostics:
+        for x in [d] + list(d.notes):
+            if x.loc and x.loc.file not in out and os.path.isfile(x.loc.file):
+                with open(x.loc.file, encoding="utf-8", errors="replace") as fh:
+                    out[x.loc.file] = fh.read()
+    return out
+
+
+def _emit(outputs: list[tuple[str, object]], emit_bc: bool) -> None:
+    """Verify and write (path, module) pairs; nothing is written unless all verify."""
+    from .ir import render
+    for (path, _), data in zip(outputs, render([m for _, m in outputs], emit_bc)):
+        write_output(path, data)
+
+
+@click.command("link")
+@click.argument("inputs", nargs=-1, required=True)
+@click.option("-o", "--output", default="-", show_default=True, help="Output file ('-' for stdout).")
+@click.option("--emit-bc", is_flag=True, help="Write bitcode instead of IR text.")
+def link_cmd(inputs, output, emit_bc):
+    """Link LLVM IR files (.ll or .bc) into one module, resolving SYCL_EXTERNAL
+    functions and device globals across files."""
+    def body():
+        from .ir import load
+        from .link import link
+        _emit([(output, link([load(p) for p in inputs]))], emit_bc)
+    run_guarded(body)
+
+
+@click.command("opt")
+@click.argument("input", default="-")
+@click.option("-passes", "--passes", "pipeline", required=True, metavar="PIPELINE",
+              help="Comma-separated passes, e.g. split-if-device,propagate-aspects{exclude-aspects=fp64}.")
+@click.option("-o", "--output", default="-", show_default=True, help="Output file ('-' for stdout).")
+@click.option("--host-output", default=None, help="Where to write the host module split-if-device produces.")
+@click.option("--emit-bc", is_flag=True, help="Write bitcode instead of IR text.")
+@click.option("-S", "text_output", is_flag=True, help="Write IR text (the default; accepted as in opt).")
+@click.option("--print-after-all", is_flag=True, help="Print the IR after every pass (stderr).")
+@click.option("--print-before-all", is_flag=True, help="Print the IR before every pass (stderr).")
+@click.option("--print-after", multiple=True, metavar="PASS", help="Print the IR after PASS (stderr).")
+@click.option("--print-before", multiple=True, metavar="PASS", help="Print the IR before PASS (stderr).")
+@click.option("--verify-each", is_flag=True, help="Verify the IR with LLVM after every pass.")
+@click.option("--time-passes", is_flag=True, help="Print the time spent in each pass (stderr).")
+@click.option("--print-pipeline", is_flag=True, help="Print the canonical pipeline string and exit.")
+def opt_cmd(input, pipeline, output, host_output, emit_bc, text_output, print_after_all, print_before_all,
+            print_after, print_before, verify_each, time_passes, print_pipeline):
+    """Run a pipeline of IR passes over INPUT (.ll or .bc; '-' for stdin).
+
+    Passes: split-if-device, propagate-aspects, analyze-virtual-functions.
+    """
+    def body():
+        from ..frontend import knobs
+        from . import get_pass, parse_pipeline, print_pipeline as show
+        from .ir import load
+        from .manager import PassContext, PassManager
+        passes = parse_pipeline(pipeline)
+        for name in print_after + print_before:
+            get_pass(name)
+        if print_pipeline:
+            click.echo(show(passes))
+            return
+        module = load(input)
+        ctx = PassContext()
+        pm = PassManager(passes, verify_each=verify_each or knobs.verify_each(),
+                         print_after=("all",) if print_after_all else print_after,
+                         print_before=("all",) if print_before_all else print_before)
+        from ..frontend.diagnostics import CompileError
+        try:
+            pm.run(module, ctx)
+        except CompileError as err:
+            err.sources.update(_sources_of(err.diagnostics))
+            raise
+        warnings = ctx.diagnostics.warnings()
+        sources = _sources_of(warnings)
+        for w in warnings:
+            click.echo(w.render(sources), err=True)
+        if time_passes:
+            click.echo(" ".join(f"{k}={v * 1000:.1f}ms" for k, v in ctx.timings.items()), err=True)
+        outputs = [(output, module)]
+        if host_output is not None:
+            if ctx.host_module is None:
+                raise click.UsageError("--host-output needs split-if-device in the pipeline")
+            outputs.insert(0, (host_output, ctx.host_module))
+        _emit(outputs, emit_bc)
+    run_guarded(body)

@@ -1,0 +1,941 @@
+"""The IR toolkit every pass and the post-link step share.
+
+llvmlite.binding parses, verifies, links and prints LLVM IR but cannot rewrite a
+function; llvmlite.ir builds IR but has no parser.  This module edits a module at
+the level of its top-level entities on LLVM's own canonical printing
+(``../shared/design/architecture.md``, "Working on IR"):
+
+1. ``load`` hands the input (``.ll`` text or ``.bc``) to LLVM, which parses and
+   verifies it and prints it canonically; a bad input is an ``IRError``.
+2. ``Module.parse`` cuts that text into entities: type definitions, comdats,
+   globals, functions, attribute groups, named metadata and metadata nodes.
+   Facts about an entity (its references, direct calls, attributes, metadata)
+   are computed from its own text the first time they are asked for.
+3. Edits replace whole entities (entities are never changed in place, so
+   extracted modules can share them).
+4. ``Module.verify`` prints the entities and hands them back to LLVM.
+
+``Module.extract`` builds a module from some definitions and the declarations
+they need; it reads only those entities and what they reference, so its cost
+is proportional to the part, not to the whole module.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import re
+from collections import deque
+from typing import Iterable
+
+import llvmlite.binding as llvm
+
+from ..frontend.diagnostics import UserError
+
+__all__ = ["IRError", "Module", "Function", "Global", "load", "parse_text", "quote_name",
+           "split_operands", "parse_attribute_group", "gc_paused", "render"]
+
+
+class IRError(UserError):
+    """The input is not valid LLVM IR (or cannot be read); the message is one line."""
+
+
+# --- lexical helpers ---------------------------------------------------------------
+
+_NAME = r'(?:"[^"]*"|[-\w$.]+)'
+_ENTITY = re.compile(r'^(?:define [^\n]*\n(?:[^}\n][^\n]*\n|\n)*\}\n|[^\s;\n][^\n]*\n)', re.M)
+_REF = re.compile(r'@(' + _NAME + ')')
+_REF_CALL = re.compile(r'@(' + _NAME + r')(\(?)')
+_STRING_CONST = re.compile(r'c"[^"]*"')
+_INDIRECT_CALL_ATTRS = re.compile(r'\b(?:call|invoke) [^\n]*?%' + _NAME + r'\([^\n]*\) (#\d+)')
+_FN_NAME = re.compile(r'@(' + _NAME + r')\(')
+_MD_ATTACH = re.compile(r'!([A-Za-z_.$][-\w.$]*) (!\d+)')
+_MD_REF = re.compile(r'!(\d+)')
+_ATTR_REF = re.compile(r'#(\d+)')
+_ATTR_TOKEN = re.compile(r'"[^"]*"(?:="[^"]*")?|[A-Za-z_][\w.]*(?:\([^)]*\))?(?:=\d+)?')
+_LINKAGES = frozenset("private internal available_externally linkonce weak common appending extern_weak "
+                      "linkonce_odr weak_odr external".split())
+_DISCARDABLE = frozenset("private internal available_externally linkonce linkonce_odr".split())
+_CALLING_CONVS = frozenset("ccc fastcc coldcc spir_func spir_kernel amdgpu_kernel ptx_kernel ptx_device "
+                           "x86_stdcallcc x86_fastcallcc swiftcc tailcc".split())
+_KERNEL_CC = frozenset(("spir_kernel", "amdgpu_kernel", "ptx_kernel"))
+_PLAIN_NAME = re.compile(r'[-a-zA-Z$._][-\w$.]*\Z')
+
+
+def quote_name(name: str) -> str:
+    """LLVM's spelling of a global name (``foo`` or ``"a b"``), without the sigil."""
+    if _PLAIN_NAME.match(name):
+        return name
+    return '"' + "".join(ch if 32 <= ord(ch) < 127 and ch not in '"\\' else
+                         "".join(f"\\{b:02X}" for b in ch.encode()) for ch in name) + '"'
+
+
+def unquote_name(token: str) -> str:
+    if not token.startswith('"'):
+        return token
+    raw = token[1:-1]
+    if "\\" not in raw:
+        return raw
+    return re.sub(rb'\\([0-9A-Fa-f]{2})', lambda m: bytes([int(m.group(1), 16)]),
+                  raw.encode("latin-1", "backslashreplace")).decode("utf-8", "replace")
+
+
+def split_operands(text: str) -> list[str]:
+    """Split ``a, {b, c}, d`` at top-level commas (brackets and strings respected)."""
+    out, depth, start, in_str = [], 0, 0, False
+    for i, ch in enumerate(text):
+        if ch == '"':
+            in_str = not in_str
+        elif in_str:
+            continue
+        elif ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(text[start:i].strip())
+            start = i + 1
+    last = text[start:].strip()
+    if last:
+        out.append(last)
+    return out
+
+
+def _close_paren(text: str, open_at: int) -> int:
+    """Index of the parenthesis closing the one at ``open_at``."""
+    close = text.find(")", open_at)
+    if close > 0 and text.find("(", open_at + 1, close) < 0 and text.find('"', open_at, close) < 0:
+        return close                        # the common case: no nested parentheses
+    depth, in_str = 0, False
+    for i in range(open_at, len(text)):
+        ch = text[i]
+        if ch == '"':
+            in_str = not in_str
+        elif in_str:
+            continue
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    raise IRError(f"unbalanced parentheses in: {text[:80]}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_group(text: str) -> tuple:
+    return tuple(parse_attribute_group(text).items())
+
+
+def parse_attribute_group(text: str) -> dict[str, str | None]:
+    """``noinline "k"="v" "flag"`` → ``{"noinline": None, "k": "v", "flag": ""}``.
+
+    Enum attributes map to ``None``; string attributes to their (unescaped) value.
+    """
+    out: dict[str, str | None] = {}
+    for tok in _ATTR_TOKEN.findall(text):
+        if tok.startswith('"'):
+            key, _, value = tok.partition("=")
+            out[unquote_name(key)] = unquote_name(value) if value else ""
+        else:
+            out[tok] = None
+    return out
+
+
+def _render_attributes(attrs: dict[str, str | None]) -> str:
+    parts = []
+    for key, value in attrs.items():
+        if value is None:
+            parts.append(key)
+        else:
+            q = '"' + quote_name(key).strip('"') + '"'
+            parts.append(q if value == "" else f'{q}="{quote_name(value).strip(chr(34))}"')
+    return " ".join(parts)
+
+
+# --- entities --------------------------------------------------------------------
+
+
+class Function:
+    """One function definition or declaration, as LLVM printed it.
+
+    ``header`` is the ``define ...{`` / ``declare ...`` line; ``body`` the rest
+    of a definition (up to and including the closing ``}``), ``None`` for a
+    declaration.  Everything else is derived from these two strings on demand.
+    """
+
+    __slots__ = ("name", "header", "body", "_info", "_refs", "_calls", "_icall_attrs")
+    kind = "function"
+
+    def __init__(self, name: str, header: str, body: str | None):
+        self.name, self.header, self.body = name, header, body
+        self._info = self._refs = self._calls = self._icall_attrs = None
+
+    @property
+    def is_declaration(self) -> bool:
+        return self.body is None
+
+    def text(self) -> str:
+        return self.header + "\n" + (self.body or "")
+
+    def _parse_header(self):
+        """(prefix words, params, tail, attribute groups, metadata attachments)."""
+        if self._info is None:
+            h = self.header
+            m = _FN_NAME.search(h)
+            close = _close_paren(h, m.end() - 1)
+            words = h[:m.start()].split()
+            tail = h[close + 1:]
+            groups = [int(n) for n in _ATTR_REF.findall(tail)] if "#" in tail else []
+            md_text = tail if self.body is not None else h[:m.start()]
+            md = dict(_MD_ATTACH.findall(md_text)) if "!" in md_text else {}
+            self._info = (words, h[m.end() - 1:close + 1], tail, groups, md)
+        return self._info
+
+    @property
+    def prefix_words(self) -> list[str]:
+        """Words before the name: ``define``/``declare``, linkage, calling convention, return type..."""
+        return self._parse_header()[0]
+
+    @property
+    def params(self) -> str:
+        return self._parse_header()[1]
+
+    @property
+    def tail(self) -> str:
+        """What follows the parameter list: attributes, comdat, metadata, ``{``."""
+        return self._parse_header()[2]
+
+    @property
+    def attribute_groups(self) -> list[int]:
+        return self._parse_header()[3]
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        """Function metadata attachments: kind → ``!N``."""
+        return self._parse_header()[4]
+
+    @property
+    def linkage(self) -> str:
+        words = self.prefix_words
+        return words[1] if len(words) > 1 and words[1] in _LINKAGES else "external"
+
+    @property
+    def calling_conv(self) -> str:
+        for w in self.prefix_words:
+            if w in _CALLING_CONVS or w.startswith("cc"):
+                return w
+        return "ccc"
+
+    @property
+    def is_kernel(self) -> bool:
+        return not _KERNEL_CC.isdisjoint(self.prefix_words)
+
+    @property
+    def return_type(self) -> str:
+        """The return type as printed (``void``, ``i32``, ``{ i32, ptr }`` ...)."""
+        h = self.header
+        before = h[:_FN_NAME.search(h).start()].rstrip()
+        # the last "word" before the name, unless it is a bracketed literal type
+        if before.endswith(("}", "]", ">")):
+            closer = before[-1]
+            opener = {"}": "{", "]": "[", ">": "<"}[closer]
+            depth = 0
+            for i in range(len(before) - 1, -1, -1):
+                if before[i] == closer:
+                    depth += 1
+                elif before[i] == opener:
+                    depth -= 1
+                    if depth == 0:
+                        return before[i - 1 if i > 0 and before[i - 1] == "<" else i:]
+        return before.rsplit(" ", 1)[-1]
+
+    def _scan(self):
+        pairs = _REF_CALL.findall(self.body) if self.body is not None else []
+        tail = self.tail
+        if "@" in tail:             # personality, prefix and prologue data
+            pairs = [(n, "") for n, _ in _REF_CALL.findall(tail)] + pairs
+        if any(n.startswith('"') for n, _ in pairs):
+            pairs = [(unquote_name(n), p) for n, p in pairs]
+        refs = dict.fromkeys(n for n, _ in pairs)
+        refs.pop(self.name, None)
+        self._refs = list(refs)
+        self._calls = list(dict.fromkeys(n for n, p in pairs if p))
+
+    def refs(self) -> list[str]:
+        """Names of the globals and functions this function mentions (ordered, unique)."""
+        if self._refs is None:
+            self._scan()
+        return self._refs
+
+    def calls(self) -> list[str]:
+        """Direct callees, in order of first call (a name followed by ``(`` is a
+        call: constant expressions never put a global right before a parenthesis)."""
+        if self._calls is None:
+            self._scan()
+        return self._calls
+
+    def indirect_call_attribute_groups(self) -> list[int]:
+        """Attribute groups on indirect call sites (how ``"virtual-call"`` is found)."""
+        if self._icall_attrs is None:
+            self._icall_attrs = [] if self.body is None or "#" not in self.body else \
+                [int(g[1:]) for g in _INDIRECT_CALL_ATTRS.findall(self.body)]
+        return self._icall_attrs
+
+
+class Global:
+    """One global variable, alias or ifunc line, as LLVM printed it."""
+
+    __slots__ = ("name", "line", "_refs")
+    kind = "global"
+
+    def __init__(self, name: str, line: str):
+        self.name, self.line, self._refs = name, line, None
+
+    def text(self) -> str:
+        return self.line + "\n"
+
+    def _words(self) -> list[str]:
+        return self.line.split(" = ", 1)[1].split(" ", 8)
+
+    @property
+    def linkage(self) -> str:
+        w = self._words()[0]
+        return w if w in _LINKAGES else "external"
+
+    @property
+    def is_declaration(self) -> bool:
+        return self.linkage in ("external", "extern_weak") and self._words()[0] in ("external", "extern_weak")
+
+    @property
+    def is_alias(self) -> bool:
+        return not {"alias", "ifunc"}.isdisjoint(self._words()[:8])
+
+    def _type_and_rest(self) -> tuple[str, str]:
+        """(value type, what follows it) for a variable."""
+        rest = self.line.split(" = ", 1)[1]
+        m = re.search(r'\b(?:global|constant) ', rest)
+        return _split_type(rest[m.end():])
+
+    @property
+    def value_type(self) -> str:
+        return self._type_and_rest()[0]
+
+    @property
+    def attribute_groups(self) -> list[int]:
+        m = re.search(r' #(\d+)$', self.line)
+        return [int(m.group(1))] if m else []
+
+    def refs(self) -> list[str]:
+        if self._refs is None:
+            rest = self.line.split(" = ", 1)[1]
+            if 'c"' in rest:
+                rest = _STRING_CONST.sub("", rest)
+            seen = dict.fromkeys(unquote_name(t) for t in _REF.findall(rest))
+            seen.pop(self.name, None)
+            self._refs = list(seen)
+        return self._refs
+
+    def calls(self) -> list[str]:
+        return []
+
+
+def _split_type(text: str) -> tuple[str, str]:
+    """Split one LLVM type off the front of ``text``: ``("{ i32, ptr }", " zeroinitializer, align 8")``."""
+    if text[:1] in "{[<":
+        pairs = {"{": "}", "[": "]", "<": ">"}
+        depth, opener = 0, text[0]
+        if text.startswith("<{"):
+            opener = "<"
+        for i, ch in enumerate(text):
+            if ch in "{[<":
+                depth += 1
+            elif ch in "}]>":
+                depth -= 1
+                if depth == 0:
+                    return text[:i + 1], text[i + 1:]
+        raise IRError(f"unbalanced type: {text[:60]}")
+    if text.startswith('%"'):
+        end = text.index('"', 2) + 1
+        return text[:end], text[end:]
+    m = re.match(r'[^\s,]+(?: addrspace\(\d+\))?', text)
+    return m.group(0), text[m.end():]
+
+
+# --- the module ------------------------------------------------------------------
+
+
+class Module:
+    """A module as a list of top-level entities (see the module docstring)."""
+
+    def __init__(self):
+        self.header: list[str] = []
+        self.types: dict[str, str] = {}          # "%name" token -> line
+        self.comdats: dict[str, str] = {}        # "$name" token -> line
+        self.globals: dict[str, Global] = {}
+        self.functions: dict[str, Function] = {}
+        self.attribute_groups: dict[int, str] = {}   # N -> text between the braces
+        self.named_metadata: dict[str, str] = {}     # name -> line
+        self.metadata: dict[int, str] = {}           # N -> line
+        self.name = "<module>"
+        self._type_regex = None
+        self._new_md: dict[str, int] = {}
+        self._new_attrs: dict[str, int] = {}
+        self._users: dict[str, set[str]] | None = None
+        self._with: dict[str, dict] = {}
+
+    # -- reading ------------------------------------------------------------------
+
+    @classmethod
+    def parse(cls, text: str, name: str = "<module>") -> "Module":
+        """Cut LLVM's canonical printing of a module into entities (no validation:
+        use ``load`` or ``parse_text`` for untrusted input)."""
+        mod = cls()
+        mod.name = name
+        if not text.endswith("\n"):
+            text += "\n"
+        for chunk in _ENTITY.findall(text):
+            c0 = chunk[0]
+            if chunk.startswith("define "):
+                nl = chunk.index("\n")
+                header = chunk[:nl]
+                fname = unquote_name(_FN_NAME.search(header).group(1))
+                mod.functions[fname] = Function(fname, header, chunk[nl + 1:])
+            elif chunk.startswith("declare "):
+                header = chunk[:-1]
+                fname = unquote_name(_FN_NAME.search(header).group(1))
+                mod.functions[fname] = Function(fname, header, None)
+            elif c0 == "@":
+                line = chunk[:-1]
+                gname = unquote_name(line[1:line.index(" = ")])
+                mod.globals[gname] = Global(gname, line)
+            elif c0 == "%":
+                mod.types[chunk[:chunk.index(" = ")]] = chunk[:-1]
+            elif c0 == "$":
+                mod.comdats[chunk[:chunk.index(" = ")]] = chunk[:-1]
+            elif c0 == "!":
+                key, _, _ = chunk.partition(" = ")
+                if key[1:].isdigit():
+                    mod.metadata[int(key[1:])] = chunk[:-1]
+                else:
+                    mod.named_metadata[key[1:]] = chunk[:-1]
+            elif chunk.startswith("attributes #"):
+                num, _, rest = chunk[len("attributes #"):].partition(" = ")
+                mod.attribute_groups[int(num)] = rest.strip()[1:-1].strip()
+            else:
+                mod.header.append(chunk[:-1])
+        return mod
+
+    def text(self) -> str:
+        """This module's IR text (entities in LLVM's order; numbering not compacted)."""
+        parts = [line + "\n" for line in self.header]
+        parts += [line + "\n" for line in self.types.values()]
+        parts += [line + "\n" for line in self.comdats.values()]
+        parts += [g.line + "\n" for g in self.globals.values()]
+        parts += [f.text() for f in self.functions.values()]
+        parts += [f"attributes #{n} = {{ {a} }}\n" for n, a in self.attribute_groups.items()]
+        parts += [line + "\n" for line in self.named_metadata.values()]
+        parts += [self.metadata[n] + "\n" for n in sorted(self.metadata)]
+        return "".join(parts)
+
+    __str__ = text
+
+    def verify(self) -> llvm.ModuleRef:
+        """Hand the module to LLVM: parse and verify in a fresh context.
+
+        A failure here means a pass produced bad IR; it is raised as
+        ``RuntimeError`` with LLVM's message (an internal error, not the user's).
+        """
+        ref = llvm.parse_assembly(self.text(), context=llvm.create_context())
+        ref.verify()
+        ref.name = self.name
+        return ref
+
+    def replace_with(self, other: "Module") -> None:
+        """Become ``other`` (a pass that rebuilds the module still edits it in place)."""
+        self.__dict__.update(other.__dict__)
+
+    def entity(self, name: str):
+        return self.functions.get(name) or self.globals.get(name)
+
+    def function_attributes(self, fn: Function | str) -> dict[str, str | None]:
+        """All attributes of a function (from its attribute groups)."""
+        fn = self.functions[fn] if isinstance(fn, str) else fn
+        return self._attributes(fn.attribute_groups)
+
+    def global_attributes(self, g: Global | str) -> dict[str, str | None]:
+        g = self.globals[g] if isinstance(g, str) else g
+        return self._attributes(g.attribute_groups)
+
+    def attributes_of_group(self, n: int) -> dict[str, str | None]:
+        return dict(_parse_group(self.attribute_groups.get(n, "")))
+
+    def _attributes(self, groups: list[int]) -> dict[str, str | None]:
+        out: dict[str, str | None] = {}
+        for n in groups:
+            out.update(_parse_group(self.attribute_groups.get(n, "")))
+        return out
+
+    def attribute_index(self, key: str) -> dict[int, str | None]:
+        """Attribute group number → value of attribute ``key``, for the groups that have it."""
+        out = {}
+        for n, text in self.attribute_groups.items():
+            if key in text:
+                for k, v in _parse_group(text):
+                    if k == key:
+                        out[n] = v
+        return out
+
+    def functions_with(self, key: str) -> dict[str, str | None]:
+        """Function name → value of attribute ``key``, for the functions that have it
+        (module order).  One look at each attribute group, then set lookups;
+        remembered until the next edit."""
+        out = self._with.get(key)
+        if out is None:
+            index = self.attribute_index(key)
+            out = {}
+            if index:
+                for name, fn in self.functions.items():
+                    for n in fn._parse_header()[3]:
+                        if n in index:
+                            out[name] = index[n]
+            self._with[key] = out
+        return out
+
+    def globals_with(self, key: str) -> dict[str, str | None]:
+        index = self.attribute_index(key)
+        if not index:
+            return {}
+        return {name: index[n] for name, g in self.globals.items() for n in g.attribute_groups if n in index}
+
+    def metadata_operands(self, ref: str | int) -> list[str]:
+        """Operands of metadata node ``!N`` (``ref`` is ``"!N"`` or ``N``), as printed."""
+        n = int(ref[1:]) if isinstance(ref, str) else ref
+        line = self.metadata.get(n)
+        if line is None:
+            return []
+        body = line.split(" = ", 1)[1]
+        if body.startswith("distinct "):
+            body = body[len("distinct "):]
+        if not body.startswith("!{"):
+            return [body]
+        return split_operands(body[2:-1])
+
+    def function_metadata(self, fn: Function | str, kind: str) -> list[str] | None:
+        """Operands of the ``!kind`` attachment of a function, or ``None``."""
+        fn = self.functions[fn] if isinstance(fn, str) else fn
+        ref = fn.metadata.get(kind)
+        return None if ref is None else self.metadata_operands(ref)
+
+    def named_metadata_operands(self, name: str) -> list[list[str]]:
+        """The nodes a named metadata lists, each as its operand list."""
+        line = self.named_metadata.get(name)
+        if line is None:
+            return []
+        refs = split_operands(line.split(" = ", 1)[1][2:-1])
+        return [self.metadata_operands(r) for r in refs]
+
+    def users(self) -> dict[str, set[str]]:
+        """name → names of the functions and globals that mention it (whole module)."""
+        if self._users is None:
+            users: dict[str, set[str]] = {}
+            for ent in list(self.functions.values()) + list(self.globals.values()):
+                for r in ent.refs():
+                    users.setdefault(r, set()).add(ent.name)
+            self._users = users
+        return self._users
+
+    # -- extraction ---------------------------------------------------------------
+
+    def closure(self, roots: Iterable[str], opaque: Iterable[str] = ()) -> list[str]:
+        """Every function and global reachable from ``roots`` through references,
+        not looking inside the bodies of ``opaque`` functions.  Order: discovery
+        order (deterministic).  The ``llvm.used`` lists are not followed."""
+        opaque = set(opaque)
+        seen: dict[str, None] = {}
+        stack = [r for r in reversed(list(roots)) if self.entity(r) is not None]
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen[name] = None
+            ent = self.entity(name)
+            if ent is None or name in _USED_LISTS:
+                continue
+            if name in opaque:
+                refs = _as_declaration(ent).refs() if isinstance(ent, Function) else []
+            else:
+                refs = ent.refs()
+            for r in reversed(refs):
+                if r not in seen and (r in self.functions or r in self.globals):
+                    stack.append(r)
+        return list(seen)
+
+    def extract(self, names: Iterable[str], *, declare: Iterable[str] = (), stub: Iterable[str] = (),
+                name: str | None = None) -> "Module":
+        """A new module with the definitions of ``names`` and a declaration of
+        everything they reference but which is not among them.
+
+        ``declare``: functions to keep only as declarations; ``stub``: functions
+        whose body becomes ``ret void`` / ``ret <ty> undef``.  The ``llvm.used``
+        lists keep only members that are defined in the result.  Cost is
+        proportional to the extracted entities.
+        """
+        out = Module()
+        out.name = name or self.name
+        out.header = list(self.header)
+        want = dict.fromkeys(names)
+        declare, stub = set(declare), set(stub)
+        pending = deque(want)
+        # 1. the named entities, then declarations for everything they mention
+        chosen: dict[str, object] = {}
+        while pending:
+            n = pending.popleft()
+            if n in chosen:
+                continue
+            ent = self.entity(n)
+            if ent is None:
+                continue
+            if n not in want:
+                ent = _as_declaration(ent)
+            elif isinstance(ent, Function) and n in declare:
+                ent = _as_declaration(ent)
+            elif isinstance(ent, Function) and n in stub and not ent.is_declaration:
+                ent = _stubbed(ent)
+            chosen[n] = ent
+            if n in _USED_LISTS:
+                continue
+            refs = ent.refs()
+            for r in refs:
+                if r not in chosen and (r in self.functions or r in self.globals):
+                    pending.append(r)
+        # 2. keep module order
+        for n, g in self.globals.items():
+            if n in chosen:
+                ent = chosen[n]
+                if n in _USED_LISTS:
+                    ent = _filter_used(ent, {k for k, v in chosen.items() if not v.is_declaration})
+                    if ent is None:
+                        continue
+                out.globals[n] = ent
+        for n in self.functions:
+            if n in chosen:
+                out.functions[n] = chosen[n]
+        self._copy_support(out)
+        return out
+
+    def _copy_support(self, out: "Module") -> None:
+        """Copy the comdats, types, attribute groups and metadata that the
+        entities of ``out`` use."""
+        texts = [g.line for g in out.globals.values()] + [f.header for f in out.functions.values()]
+        bodies = [f.body for f in out.functions.values() if f.body is not None]
+        # comdats
+        for ent in list(out.globals.values()) + list(out.functions.values()):
+            if ent.is_declaration:
+                continue
+            head = ent.line if isinstance(ent, Global) else ent.tail
+            m = re.search(r'\bcomdat(?:\((\$' + _NAME + r')\))?', head)
+            if m:
+                key = m.group(1) or "$" + quote_name(ent.name)
+                if key in self.comdats:
+                    out.comdats[key] = self.comdats[key]
+        # attribute groups
+        groups: set[int] = set()
+        for t in texts:
+            groups.update(int(n) for n in _ATTR_REF.findall(t))
+        for b in bodies:
+            if "#" in b:
+                groups.update(int(n) for n in _ATTR_REF.findall(b))
+        for n in sorted(groups):
+            if n in self.attribute_groups:
+                out.attribute_groups[n] = self.attribute_groups[n]
+        # types (transitively)
+        if self.types:
+            rx = self._types_rx()
+            used: set[str] = set()
+            for t in texts + bodies:
+                if "%" in t:
+                    used.update(rx.findall(t))
+            work = list(used)
+            while work:
+                t = work.pop()
+                for u in rx.findall(self.types[t].split(" = ", 1)[1]):
+                    if u not in used:
+                        used.add(u)
+                        work.append(u)
+            for k, line in self.types.items():
+                if k in used:
+                    out.types[k] = line
+        # metadata: named metadata always, plus every node reachable
+        out.named_metadata = dict(self.named_metadata)
+        nodes: set[int] = set()
+        for t in list(out.named_metadata.values()) + texts + bodies:
+            if "!" in t:
+                nodes.update(int(n) for n in _MD_REF.findall(t))
+        work = list(nodes)
+        while work:
+            n = work.pop()
+            line = self.metadata.get(n)
+            if line is None:
+                continue
+            for m in _MD_REF.findall(line.split(" = ", 1)[1]):
+                m = int(m)
+                if m not in nodes:
+                    nodes.add(m)
+                    work.append(m)
+        out.metadata = {n: self.metadata[n] for n in sorted(nodes) if n in self.metadata}
+
+    def _types_rx(self):
+        if self._type_regex is None:
+            keys = sorted(self.types, key=len, reverse=True)
+            self._type_regex = re.compile("|".join(re.escape(k) + r'(?![-\w$.])' for k in keys))
+        return self._type_regex
+
+    # -- edits (each replaces whole entities) -------------------------------------
+
+    def _changed(self):
+        self._users = None
+        self._with = {}
+
+    def make_declaration(self, name: str) -> None:
+        """Delete a function's body (it becomes an external declaration)."""
+        self.functions[name] = _as_declaration(self.functions[name])
+        self._changed()
+
+    def stub_body(self, name: str) -> None:
+        """Replace a function's body with ``ret void`` (or ``ret <ty> undef``)."""
+        self.functions[name] = _stubbed(self.functions[name])
+        self._changed()
+
+    def drop(self, names: Iterable[str]) -> list[str]:
+        """Remove functions/globals and then whatever only they kept alive
+        (discardable-linkage definitions and declarations nobody mentions any
+        more).  Returns every removed name."""
+        users = {k: set(v) for k, v in self.users().items()}
+        work = list(names)
+        removed: list[str] = []
+        while work:
+            n = work.pop()
+            ent = self.entity(n)
+            if ent is None or n in removed:
+                continue
+            removed.append(n)
+            self.functions.pop(n, None)
+            self.globals.pop(n, None)
+            for r in ent.refs():
+                u = users.get(r)
+                if u is not None:
+                    u.discard(n)
+                dep = self.entity(r)
+                if dep is not None and not u and (dep.is_declaration or dep.linkage in _DISCARDABLE):
+                    work.append(r)
+        for n in removed:
+            for used_list in _USED_LISTS:
+                g = self.globals.get(used_list)
+                if g is not None and n in g.refs():
+                    keep = set(self.functions) | set(self.globals)
+                    new = _filter_used(g, keep - set(removed))
+                    if new is None:
+                        del self.globals[used_list]
+                    else:
+                        self.globals[used_list] = new
+        self._changed()
+        return removed
+
+    def add_metadata_node(self, operands: list[str]) -> str:
+        """Add ``!{ops}`` (reusing an identical node added earlier) and return ``!N``."""
+        body = "!{" + ", ".join(operands) + "}"
+        n = self._new_md.get(body)
+        if n is None:
+            n = max(self.metadata, default=-1) + 1
+            self.metadata[n] = f"!{n} = {body}"
+            self._new_md[body] = n
+        return f"!{n}"
+
+    def set_function_metadata(self, name: str, kind: str, operands: list[str] | None) -> None:
+        """Attach ``!kind !{operands}`` to a function (``None`` removes the attachment)."""
+        fn = self.functions[name]
+        ref = None if operands is None else self.add_metadata_node(operands)
+        h = fn.header
+        m = _FN_NAME.search(h)
+        if fn.is_declaration:
+            pre, post = h[:m.start()], h[m.start():]
+            pre = re.sub(r' !' + re.escape(kind) + r' !\d+', "", pre)
+            if ref is not None:
+                pre = pre.replace("declare ", f"declare !{kind} {ref} ", 1)
+            new = pre + post
+        else:
+            close = _close_paren(h, m.end() - 1)
+            tail = re.sub(r' !' + re.escape(kind) + r' !\d+', "", h[close + 1:])
+            if ref is not None:
+                tail = tail[:-2] + f" !{kind} {ref} {{"
+            new = h[:close + 1] + tail
+        self.functions[name] = Function(name, new, fn.body)
+
+    def set_named_metadata(self, name: str, nodes: list[list[str]]) -> None:
+        refs = [self.add_metadata_node(ops) for ops in nodes]
+        self.named_metadata[name] = f"!{name} = !{{{', '.join(refs)}}}"
+
+    def _attribute_group(self, attrs: dict[str, str | None]) -> int:
+        text = _render_attributes(attrs)
+        n = self._new_attrs.get(text)
+        if n is None or self.attribute_groups.get(n) != text:
+            n = next((k for k, t in self.attribute_groups.items() if t == text), None)
+            if n is None:
+                n = max(self.attribute_groups, default=-1) + 1
+                self.attribute_groups[n] = text
+            self._new_attrs[text] = n
+        return n
+
+    def set_function_attributes(self, name: str, attrs: dict[str, str | None]) -> None:
+        """Replace all function attributes of ``name`` (one attribute group)."""
+        fn = self.functions[name]
+        h = fn.header
+        m = _FN_NAME.search(h)
+        close = _close_paren(h, m.end() - 1)
+        tail = _ATTR_REF.sub("", h[close + 1:]).replace("  ", " ")
+        if attrs:
+            group = f" #{self._attribute_group(attrs)}"
+            # canonical position: after unnamed_addr/addrspace, before section/comdat/metadata
+            mm = re.match(r'((?: (?:local_)?unnamed_addr)?(?: addrspace\(\d+\))?)', tail)
+            tail = tail[:mm.end()] + group + tail[mm.end():]
+        self.functions[name] = Function(name, h[:close + 1] + tail, fn.body)
+        self._with = {}
+
+    def update_function_attributes(self, name: str, add: dict[str, str | None] | None = None,
+                                   remove: Iterable[str] = ()) -> None:
+        """Add and remove function attributes (no-op when nothing changes)."""
+        before = self.function_attributes(name)
+        attrs = dict(before)
+        for k in remove:
+            attrs.pop(k, None)
+        attrs.update(add or {})
+        if attrs != before:
+            self.set_function_attributes(name, attrs)
+
+
+_USED_LISTS = ("llvm.used", "llvm.compiler.used")
+
+
+def _as_declaration(ent):
+    if ent.is_declaration:
+        return ent
+    if isinstance(ent, Global):
+        if ent.is_alias:
+            raise IRError(f"cannot turn alias @{ent.name} into a declaration")
+        head, rest = ent.line.split(" = ", 1)
+        m = re.search(r'\b(global|constant) ', rest)
+        pre = rest[:m.start()].split()
+        pre = [w for w in pre if w not in _LINKAGES]
+        ty, after = _split_type(rest[m.end():])
+        tail = []
+        for part in split_operands(after.split(",", 1)[1]) if "," in after else []:
+            if part.startswith(("align ", "section ")):
+                tail.append(part)
+        attrs = re.search(r' (#\d+)$', ent.line)
+        line = f"{head} = external {' '.join(pre + [m.group(1)])} {ty}" + "".join(f", {p}" for p in tail) + \
+            (f" {attrs.group(1)}" if attrs else "")
+        return Global(ent.name, line)
+    h = ent.header
+    m = _FN_NAME.search(h)
+    words = [w for w in ent.prefix_words[1:] if w not in _LINKAGES or w == "extern_weak"]
+    tail = re.sub(r' comdat(?:\(\$' + _NAME + r'\))?', "", ent.tail)
+    tail = re.sub(r' (?:personality|prefix|prologue) \S+ \S+', "", tail)
+    md = "".join(f" !{k} {v}" for k, v in _MD_ATTACH.findall(tail))
+    tail = _MD_ATTACH.sub("", tail)
+    tail = tail[:-1].rstrip() if tail.endswith("{") else tail.rstrip()
+    header = " ".join(["declare" + md] + words + [h[m.start():m.end() - 1] + ent.params + tail])
+    return Function(ent.name, header, None)
+
+
+def _stubbed(fn: Function) -> Function:
+    ret = fn.return_type
+    body = "entry:\n  ret void\n}\n" if ret == "void" else f"entry:\n  ret {ret} undef\n}}\n"
+    return Function(fn.name, fn.header, body)
+
+
+def _filter_used(g: Global, keep: set[str]) -> Global | None:
+    members = [r for r in g.refs() if r in keep]
+    if not members:
+        return None
+    head, rest = g.line.split(" = ", 1)
+    items = ", ".join(f"ptr @{quote_name(r)}" for r in members)
+    line = f'{head} = appending global [{len(members)} x ptr] [{items}], section "llvm.metadata"'
+    return Global(g.name, line)
+
+
+# --- loading ---------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pause Python's cyclic garbage collector while large acyclic structures are
+    built (tens of thousands of entities): its full collections would otherwise
+    rescan them again and again.  Nothing here creates reference cycles."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+
+def parse_text(text: str, name: str = "<input>") -> tuple[Module, llvm.ModuleRef]:
+    """Parse and verify IR text with LLVM; return our view of its canonical
+    printing and LLVM's module.  Bad IR raises ``IRError`` naming ``name``."""
+    try:
+        ref = llvm.parse_assembly(text, context=llvm.create_context())
+        ref.verify()
+    except RuntimeError as err:
+        raise IRError(f"{name}: {_first_line(err)}") from None
+    with gc_paused():
+        mod = Module.parse(str(ref), name)
+    return mod, ref
+
+
+def load(path: str) -> Module:
+    """Read a ``.ll`` or ``.bc`` file (``-`` is standard input), verify it with
+    LLVM and return it as a ``Module``."""
+    import sys
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read()
+    except OSError as err:
+        raise IRError(f"{path}: {err.strerror or err}") from None
+    if data[:4] == b"BC\xc0\xde" or data[:4] == b"\xde\xc0\x17\x0b":
+        try:
+            ref = llvm.parse_bitcode(data, context=llvm.create_context())
+            ref.verify()
+        except RuntimeError as err:
+            raise IRError(f"{path}: {_first_line(err)}") from None
+        with gc_paused():
+            return Module.parse(str(ref), path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise IRError(f"{path}: not LLVM IR text or bitcode") from None
+    return parse_text(text, path)[0]
+
+
+def render(modules: list[Module], bitcode: bool = False) -> list:
+    """Verify every module with LLVM, then return LLVM's canonical printing (or
+    bitcode) of each: callers write nothing unless all of them are valid.
+    (llvmlite serialises its calls with one lock, so threads would not help.)"""
+    refs = [m.verify() for m in modules]
+    return [r.as_bitcode() if bitcode else str(r) for r in refs]
+
+
+def _first_line(err: Exception) -> str:
+    """LLVM's parse errors are several lines (message, source line, caret); keep
+    the ``<string>:L:C: error: ...`` line without the fake file name."""
+    lines = [ln for ln in str(err).splitlines() if ln.strip()]
+    for ln in lines:
+        m = re.match(r'<string>:(\d+):(\d+): error: (.*)', ln)
+        if m:
+            return f"{m.group(1)}:{m.group(2)}: error: {m.group(3)}"
+    return "invalid module: " + " ".join(lines[:2])

@@ -1,0 +1,80 @@
+"""SYCL-aware linking of several modules into one (``minisycl link``).
+
+LLVM's linker resolves ``SYCL_EXTERNAL`` functions and ``SYCL_EXTERNAL extern
+device_global`` declarations by name.  Before it runs, two checks give the
+errors a SYCL user expects, naming the symbol and the files:
+
+1. a symbol with a strong definition (external linkage, not ``linkonce``/``weak``
+   /``common``) in two inputs is a duplicate definition;
+2. after linking, a declaration that device code still reaches (from kernels,
+   ``SYCL_EXTERNAL`` and ``indirectly-callable`` functions, through calls and
+   references, skipping ``if_host`` helpers) is an unresolved device-side
+   reference.  LLVM intrinsics, SPIR-V/device-library builtins and host-only
+   functions are exempt.
+
+Named metadata that every input carries (``!sycl_aspects``) is listed once.
+"""
+from __future__ import annotations
+
+import re
+
+import llvmlite.binding as llvm
+
+from ..frontend.diagnostics import CompileError, Diagnostic
+from .ir import IRError, Module
+from .split_if_device import HOST_ONLY, ON_HOST, device_roots, helpers
+
+_STRONG = ("external", "extern_weak")
+_EXEMPT = re.compile(r'llvm\.|_Z\d+__(?:spirv|sycl|esimd)_|__spirv|__devicelib_|__builtin_|__assert')
+
+
+def _strong_definitions(module: Module):
+    for name, ent in list(module.functions.items()) + list(module.globals.items()):
+        if not ent.is_declaration and ent.linkage == "external" and not name.startswith("llvm."):
+            yield name
+
+
+def link(modules: list[Module], name: str = "linked") -> Module:
+    """One module from several; raises ``CompileError`` naming symbols and files."""
+    errors = []
+    owner: dict[str, str] = {}
+    for m in modules:
+        for sym in _strong_definitions(m):
+            if sym in owner:
+                errors.append(Diagnostic("error", None, f"duplicate definition of '{sym}' in {owner[sym]} and {m.name}"))
+            else:
+                owner[sym] = m.name
+    if errors:
+        raise CompileError(errors)
+    ctx = llvm.create_context()
+    try:
+        out = llvm.parse_assembly(modules[0].text(), context=ctx)
+        for m in modules[1:]:
+            out.link_in(llvm.parse_assembly(m.text(), context=ctx))
+        out.verify()
+    except RuntimeError as err:
+        raise IRError(f"cannot link {', '.join(m.name for m in modules)}: {str(err).strip().splitlines()[0]}") from None
+    linked = Module.parse(str(out), name)
+    for key, line in linked.named_metadata.items():
+        head, _, body = line.partition(" = ")
+        refs = list(dict.fromkeys(r.strip() for r in body[2:-1].split(",") if r.strip()))
+        linked.named_metadata[key] = f"{head} = !{{{', '.join(refs)}}}"
+    _check_unresolved(linked, modules)
+    return linked
+
+
+def _check_unresolved(linked: Module, inputs: list[Module]) -> None:
+    reach = linked.closure(device_roots(linked), opaque=helpers(linked, ON_HOST))
+    errors = []
+    for sym in reach:
+        ent = linked.entity(sym)
+        if not ent.is_declaration or _EXEMPT.match(sym):
+            continue
+        if ent.kind == "function" and HOST_ONLY in linked.function_attributes(ent):
+            continue
+        users = [m.name for m in inputs if sym in m.users()]
+        where = f" (referenced from {', '.join(users)})" if users else ""
+        errors.append(Diagnostic("error", None, f"unresolved device-side reference to '{sym}'{where}: "
+                                                f"no input defines it"))
+    if errors:
+        raise CompileError(errors)

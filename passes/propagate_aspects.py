@@ -1,0 +1,246 @@
+"""propagate-aspects: which optional device features (aspects) each function uses.
+
+Upstream's ``SYCLPropagateAspectsUsage`` semantics
+(``../shared/reference/postlink-formats.md`` §3.5), extended for virtual
+functions as ``../shared/specs/virtual_functions_design.md`` asks.
+
+Algorithm:
+  1. Aspect numbers come from ``!sycl_aspects`` (name → number); without it,
+     from the SYCL table in ``frontend/aspects.py``.
+  2. Types: ``double`` uses fp64; each struct named in
+     ``!sycl_types_that_use_aspects`` uses its aspects (our ``half`` class →
+     fp16); a struct, array or vector containing such a type uses them too.
+     Pointers are opaque and carry nothing.
+  3. A function directly uses the aspects of every type in its signature, its
+     instructions, allocas, GEP source types and the value types of the globals
+     it names; 64-bit atomics (``i64``/``double`` operands) use atomic64; and
+     existing ``!sycl_used_aspects`` (on the function or its instructions),
+     ``!sycl_declared_aspects`` and ``"sycl-device-has"`` are kept.
+  4. Aspects flow from callees to callers along direct calls, and from every
+     function of set S to each function with ``"calls-indirectly"`` naming S.
+     Storing a vtable is not a call: a kernel that only constructs objects gets
+     nothing from their virtual functions.  Strongly connected components are
+     merged, so call cycles are handled.
+  5. The result is written as a sorted ``!sycl_used_aspects !{i32 ...}`` on
+     every function that uses any aspect (``exclude-aspects`` removes some).
+  6. With ``validate``, a function whose used aspects are not all in its
+     declared list gets a warning with the call chain to the first user.
+
+Tests: ``tests/lit/passes/propagate-aspects/``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..frontend.aspects import Aspect
+from .callgraph import find_path, sccs
+from .ir import Module, quote_name, unquote_name
+from .manager import PassResult
+from .srcloc import call_loc, function_loc
+
+USED, DECLARED = "sycl_used_aspects", "sycl_declared_aspects"
+_DOUBLE = re.compile(r'(?<![-\w.$@%"])double(?![-\w.$])')
+_ATOMIC_TYPE = re.compile(
+    r'atomicrmw (?:volatile )?\w+ ptr[^,]*, (\S+)|cmpxchg (?:weak )?(?:volatile )?ptr[^,]*, (\S+)'
+    r'|load atomic (?:volatile )?(\S+),|store atomic (?:volatile )?(\S+) ')
+_INSTR_USED = re.compile(r'!sycl_used_aspects (!\d+)')
+
+
+def aspect_table(module: Module) -> dict[str, int]:
+    """Aspect name → number, from ``!sycl_aspects`` or the SYCL table."""
+    table = {}
+    for ops in module.named_metadata_operands("sycl_aspects"):
+        if len(ops) == 2 and ops[0].startswith('!"'):
+            try:
+                table[unquote_name(ops[0][1:])] = int(ops[1].split()[1])
+            except (ValueError, IndexError):
+                continue
+    return table or {a.name: int(a) for a in Aspect}
+
+
+def _ints(module: Module, operands: list[str] | None) -> set[int]:
+    """Aspect numbers of a metadata operand list: ``i32 N`` or ``!{!"name", i32 N}``."""
+    out = set()
+    for op in operands or ():
+        if op.startswith("i32 "):
+            out.add(int(op[4:]))
+        elif op.startswith("!") and op[1:].isdigit():
+            inner = module.metadata_operands(op)
+            if inner and inner[-1].startswith("i32 "):
+                out.add(int(inner[-1][4:]))
+    return out
+
+
+class TypeAspects:
+    """Aspects carried by LLVM types (step 2)."""
+
+    def __init__(self, module: Module, table: dict[str, int]):
+        self.fp64 = table.get("fp64")
+        direct: dict[str, set[int]] = {}
+        for ops in module.named_metadata_operands("sycl_types_that_use_aspects"):
+            if ops and ops[0].startswith('!"'):
+                tok = "%" + quote_name(unquote_name(ops[0][1:]))
+                direct.setdefault(tok, set()).update(int(o[4:]) for o in ops[1:] if o.startswith("i32 "))
+        # structs containing those types, to a fixed point
+        by_type = dict(direct)
+        if module.types:
+            rx = module._types_rx()
+            contents = {t: line.split(" = ", 1)[1] for t, line in module.types.items()}
+            changed = True
+            while changed:
+                changed = False
+                for t, body in contents.items():
+                    have = by_type.get(t, set())
+                    new = set(have)
+                    if self.fp64 is not None and _DOUBLE.search(body):
+                        new.add(self.fp64)
+                    for u in rx.findall(body):
+                        new |= by_type.get(u, set())
+                    if new != have:
+                        by_type[t] = new
+                        changed = True
+        self.by_type = {t: a for t, a in by_type.items() if a}
+        keys = sorted(self.by_type, key=len, reverse=True)
+        self.rx = re.compile("|".join(re.escape(k) + r'(?![-\w$.])' for k in keys)) if keys else None
+
+    def of_text(self, text: str) -> set[int]:
+        out = set()
+        if self.fp64 is not None and "double" in text and _DOUBLE.search(text):
+            out.add(self.fp64)
+        if self.rx is not None and any(t in text for t in self.by_type):
+            for t in set(self.rx.findall(text)):
+                out |= self.by_type[t]
+        return out
+
+
+def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects) -> dict[str, set[int]]:
+    """Step 3: the aspects each function uses by itself."""
+    atomic64 = table.get("atomic64")
+    global_cache: dict[str, set[int]] = {}
+    device_has = module.functions_with("sycl-device-has")
+    out = {}
+    for name, fn in module.functions.items():
+        md = fn.metadata
+        used = _ints(module, module.metadata_operands(md[USED])) if USED in md else set()
+        if DECLARED in md or name in device_has:
+            used |= declared_aspects(module, name, device_has)
+        if fn.body is None:
+            out[name] = used
+            continue
+        used |= types.of_text(fn.header)
+        used |= types.of_text(fn.body)
+        for r in fn.refs():
+            g = module.globals.get(r)
+            if g is not None and not g.is_alias:
+                if r not in global_cache:
+                    global_cache[r] = types.of_text(g.value_type)
+                used |= global_cache[r]
+        if atomic64 is not None and ("atomic" in fn.body or "cmpxchg" in fn.body):
+            for m in _ATOMIC_TYPE.finditer(fn.body):
+                if next(t for t in m.groups() if t) in ("i64", "double"):
+                    used.add(atomic64)
+                    break
+        if "!sycl_used_aspects" in fn.body:
+            for ref in _INSTR_USED.findall(fn.body):
+                used |= _ints(module, module.metadata_operands(ref))
+        out[name] = used
+    return out
+
+
+def declared_aspects(module: Module, name: str, device_has: dict | None = None) -> set[int]:
+    """``!sycl_declared_aspects`` and ``"sycl-device-has"`` of one function."""
+    fn = module.functions[name]
+    out = _ints(module, module.function_metadata(fn, DECLARED))
+    has = (device_has if device_has is not None else module.functions_with("sycl-device-has")).get(name)
+    if has:
+        out |= {int(x) for x in has.split(",") if x.strip().lstrip("-").isdigit()}
+    return out
+
+
+def aspect_graph(module: Module) -> dict[str, list[str]]:
+    """Direct calls plus "calls-indirectly" → every function of the named sets."""
+    funcs = module.functions
+    by_set: dict[str, list[str]] = {}
+    for name, s in module.functions_with("indirectly-callable").items():
+        if not funcs[name].is_declaration:
+            by_set.setdefault(s, []).append(name)
+    calls_sets = {name: [x for x in (c or "").split(",") if x]
+                  for name, c in module.functions_with("calls-indirectly").items()}
+    edges = {}
+    for name, fn in funcs.items():
+        succ = [c for c in fn.calls() if c in funcs]
+        for s in calls_sets.get(name, ()):
+            succ.extend(by_set.get(s, ()))
+        edges[name] = succ
+    return edges
+
+
+def propagate_aspects(module: Module, diags=None, exclude: set[str] = frozenset(), validate: bool = True) -> bool:
+    """Steps 1-6; returns whether the module changed."""
+    table = aspect_table(module)
+    names = {v: k for k, v in table.items()}
+    direct = direct_aspects(module, table, TypeAspects(module, table))
+    edges = aspect_graph(module)
+    total: dict[str, set[int]] = {}
+    for comp in sccs(edges):
+        acc = set()
+        for n in comp:
+            acc |= direct[n]
+            for s in edges[n]:
+                if s not in comp:
+                    acc |= total[s]
+        for n in comp:
+            total[n] = acc
+    dropped = {table[a] for a in exclude if a in table}
+    changed = False
+    for name in list(module.functions):
+        aspects = sorted(total[name] - dropped)
+        fn = module.functions[name]
+        current = fn.metadata.get(USED)
+        want = [f"i32 {a}" for a in aspects]
+        if not aspects:
+            continue
+        if current is not None and module.metadata_operands(current) == want:
+            continue
+        module.set_function_metadata(name, USED, want)
+        changed = True
+    if validate and diags is not None:
+        _warn_undeclared(module, edges, direct, total, names, diags)
+    return changed
+
+
+def _warn_undeclared(module, edges, direct, total, names, diags):
+    device_has = module.functions_with("sycl-device-has")
+    for name, fn in module.functions.items():
+        if fn.is_declaration or (DECLARED not in fn.metadata and name not in device_has):
+            continue
+        declared = declared_aspects(module, name, device_has)
+        for a in sorted(total[name] - declared):
+            path = find_path(edges, name, lambda n: a in direct[n]) or [name]
+            notes = []
+            for caller, callee in zip(path, path[1:]):
+                notes.append(diags.note(call_loc(module, module.functions[caller], callee),
+                                        f"'{caller}' calls '{callee}'" if callee in module.functions[caller].calls()
+                                        else f"'{caller}' calls virtual functions of the set of '{callee}'"))
+            notes.append(diags.note(function_loc(module, module.functions[path[-1]]),
+                                    f"'{path[-1]}' uses aspect '{names.get(a, a)}'"))
+            kind = "kernel" if fn.is_kernel else "function"
+            diags.warning(function_loc(module, fn),
+                          f"{kind} '{name}' uses aspect '{names.get(a, a)}', which is not listed in its device_has "
+                          f"property (through {' -> '.join(path)})", notes)
+
+
+@dataclass
+class PropagateAspects:
+    """The pass (options: ``exclude-aspects=a,b``, ``validate=false``)."""
+
+    name: ClassVar[str] = "propagate-aspects"
+    exclude_aspects: str = ""
+    validate: bool = True
+
+    def run(self, module: Module, am) -> PassResult:
+        exclude = {a.strip() for a in self.exclude_aspects.split(",") if a.strip()}
+        changed = propagate_aspects(module, am.ctx.diagnostics, exclude, self.validate)
+        return PassResult.preserving("callgraph") if changed else PassResult.ALL
