@@ -25,6 +25,7 @@ COMMANDS = {
     "compile": "minisycl.frontend.driver:compile_cmd",
     "link": "minisycl.passes.cli:link_cmd",
     "opt": "minisycl.passes.cli:opt_cmd",
+    "post-link": "minisycl.postlink.cli:post_link_cmd",
 }
 
 

@@ -702,6 +702,16 @@ class Module:
         self.functions[name] = _as_declaration(self.functions[name])
         self._changed()
 
+    def set_linkage(self, name: str, linkage: str) -> None:
+        """Give a function definition another linkage (``external`` prints none)."""
+        fn = self.functions[name]
+        words = fn.header.split(" ")
+        if len(words) > 1 and words[1] in _LINKAGES:
+            del words[1]
+        if linkage != "external":
+            words.insert(1, linkage)
+        self.functions[name] = Function(name, " ".join(words), fn.body)
+
     def stub_body(self, name: str) -> None:
         """Replace a function's body with ``ret void`` (or ``ret <ty> undef``)."""
         self.functions[name] = _stubbed(self.functions[name])
@@ -841,17 +851,20 @@ def _as_declaration(ent):
     words = [w for w in ent.prefix_words[1:] if w not in _LINKAGES or w == "extern_weak"]
     tail = re.sub(r' comdat(?:\(\$' + _NAME + r'\))?', "", ent.tail)
     tail = re.sub(r' (?:personality|prefix|prologue) \S+ \S+', "", tail)
-    md = "".join(f" !{k} {v}" for k, v in _MD_ATTACH.findall(tail))
-    tail = _MD_ATTACH.sub("", tail)
+    tail = _MD_ATTACH.sub("", tail)        # like Function::deleteBody, which clears metadata
     tail = tail[:-1].rstrip() if tail.endswith("{") else tail.rstrip()
-    header = " ".join(["declare" + md] + words + [h[m.start():m.end() - 1] + ent.params + tail])
+    header = " ".join(["declare"] + words + [h[m.start():m.end() - 1] + ent.params + tail])
     return Function(ent.name, header, None)
 
 
 def _stubbed(fn: Function) -> Function:
+    """``ret void`` / ``ret <ty> undef`` as the whole body; like upstream's
+    deleteBody + new block, the function's metadata goes with the old body."""
     ret = fn.return_type
     body = "entry:\n  ret void\n}\n" if ret == "void" else f"entry:\n  ret {ret} undef\n}}\n"
-    return Function(fn.name, fn.header, body)
+    h = fn.header
+    close = _close_paren(h, _FN_NAME.search(h).end() - 1)
+    return Function(fn.name, h[:close + 1] + _MD_ATTACH.sub("", h[close + 1:]).replace("  ", " "), body)
 
 
 def _filter_used(g: Global, keep: set[str]) -> Global | None:

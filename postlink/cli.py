@@ -1,0 +1,43 @@
+"""``minisycl post-link``: upstream ``sycl-post-link``'s flags around ``split_module``."""
+from __future__ import annotations
+
+import click
+
+from ..frontend.driver import run_guarded
+
+
+@click.command("post-link")
+@click.argument("input", default="-")
+@click.option("-split", "--split", "split", type=click.Choice(["kernel", "source", "auto", "none"]), default="none",
+              show_default=True, help="Device code split mode.")
+@click.option("-properties", "--properties", "properties", is_flag=True, help="Write .prop files.")
+@click.option("-symbols", "--symbols", "symbols", is_flag=True, help="Write .sym files (entry points).")
+@click.option("-S", "text_ir", is_flag=True, help="Write images as LLVM IR text (.ll) instead of bitcode.")
+@click.option("-device-globals", "--device-globals", "device_globals", is_flag=True,
+              help="Write [SYCL/device globals] and check device_image_scope.")
+@click.option("-emit-only-kernels-as-entry-points", "--emit-only-kernels-as-entry-points", "only_kernels",
+              is_flag=True, help="Only kernels (and virtual functions) are entry points.")
+@click.option("-o", "outputs", multiple=True, required=True, metavar="[TARGET,]FILE.table",
+              help="Output table; with TARGET, an AOT build for that device config.")
+@click.option("-out-dir", "--out-dir", "out_dir", default=None, help="Directory for the images (default: the table's).")
+@click.option("--vf-keys", type=click.Choice(["design", "upstream"]), default="design", show_default=True,
+              help="Virtual-function property keys: the design's calls-/creates-virtual-functions-set, "
+                   "or upstream's uses-virtual-functions-set.")
+def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, only_kernels, outputs, out_dir, vf_keys):
+    """Split a device module (.ll/.bc; '-' for stdin) into device images and write
+    sycl-post-link's file table, images, .prop and .sym files."""
+    def body():
+        from ..passes.ir import load
+        from . import split_module, write_outputs
+        from .device_config import load_target
+        plan = []
+        for out in outputs:
+            target, _, table = out.rpartition(",")
+            plan.append((load_target(target) if target else None, table))   # unknown targets fail first
+        for target, table in plan:
+            module = load(input)
+            images = split_module(module, mode=split, only_kernels=only_kernels, device_globals=device_globals,
+                                  target=target, vf_keys=vf_keys)
+            write_outputs(images, table, out_dir=out_dir, text_ir=text_ir, properties=properties, symbols=symbols,
+                          target=target.name if target else None)
+    run_guarded(body)

@@ -1,0 +1,124 @@
+"""Property sets and their ``.prop`` files, byte-compatible with LLVM's
+``PropertySetIO`` (``../shared/reference/postlink-formats.md`` §1.3-1.4).
+
+A file is ``[Set name]`` lines, each followed by ``key=type|value`` lines; sets
+and keys keep insertion order and the first value of a key wins.  Type 1 is a
+decimal uint32, type 2 a byte array: an 8-byte little-endian *bit* count, the
+payload, then LLVM's own Base64 (LSB-first, no padding), which differs from
+RFC 4648 base64.
+"""
+from __future__ import annotations
+
+import struct
+
+from ..frontend.diagnostics import UserError
+
+__all__ = ["encode_base64", "decode_base64", "byte_array", "PropertySets", "PropertyError",
+           "u32_array", "u64_array", "string_value", "UINT32", "BYTE_ARRAY"]
+
+UINT32, BYTE_ARRAY = 1, 2
+_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_INDEX = {c: i for i, c in enumerate(_ALPHABET)}
+
+
+class PropertyError(UserError):
+    """A malformed ``.prop`` file or value."""
+
+
+def encode_base64(data: bytes) -> str:
+    """LLVM's ``Base64::encode``: the bytes as one little-endian number, six bits
+    per character from the lowest, no padding."""
+    n = int.from_bytes(data, "little")
+    return "".join(_ALPHABET[(n >> (6 * k)) & 63] for k in range((len(data) * 8 + 5) // 6))
+
+
+def decode_base64(text: str) -> bytes:
+    if len(text) % 4 == 1:
+        raise PropertyError(f"invalid base64 length {len(text)} in '{text[:20]}'")
+    n = 0
+    for k, ch in enumerate(text):
+        if ch not in _INDEX:
+            raise PropertyError(f"invalid base64 character {ch!r} in '{text[:20]}'")
+        n |= _INDEX[ch] << (6 * k)
+    return (n & ((1 << (len(text) * 6 // 8 * 8)) - 1)).to_bytes(len(text) * 6 // 8, "little")
+
+
+def byte_array(payload: bytes, bits: int | None = None) -> bytes:
+    """Raw property bytes: 8-byte little-endian size in bits, then the payload."""
+    return struct.pack("<Q", len(payload) * 8 if bits is None else bits) + payload
+
+
+def u32_array(values) -> bytes:
+    return byte_array(b"".join(struct.pack("<I", v & 0xFFFFFFFF) for v in values))
+
+
+def u64_array(values) -> bytes:
+    return byte_array(b"".join(struct.pack("<Q", v) for v in values))
+
+
+def string_value(text: str) -> bytes:
+    return byte_array(text.encode())
+
+
+class PropertySets:
+    """Ordered ``{set name: {key: (type, value)}}``; value is an int (type 1) or raw bytes (type 2)."""
+
+    def __init__(self):
+        self.sets: dict[str, dict[str, tuple[int, int | bytes]]] = {}
+
+    def add(self, set_name: str, key: str, value: int | bool | bytes) -> None:
+        """Add a key (first value wins, as with upstream's MapVector::insert)."""
+        entries = self.sets.setdefault(set_name, {})
+        if key in entries:
+            return
+        if isinstance(value, (bytes, bytearray)):
+            entries[key] = (BYTE_ARRAY, bytes(value))
+        else:
+            entries[key] = (UINT32, int(value))
+
+    def get(self, set_name: str, key: str):
+        entry = self.sets.get(set_name, {}).get(key)
+        return None if entry is None else entry[1]
+
+    def __contains__(self, set_name: str) -> bool:
+        return set_name in self.sets
+
+    def text(self) -> str:
+        out = []
+        for name, entries in self.sets.items():
+            out.append(f"[{name}]\n")
+            for key, (kind, value) in entries.items():
+                shown = str(value) if kind == UINT32 else encode_base64(value)
+                out.append(f"{key}={kind}|{shown}\n")
+        return "".join(out)
+
+    @classmethod
+    def parse(cls, text: str, source: str = "<properties>") -> "PropertySets":
+        """Read a ``.prop`` file; errors name the file and line."""
+        props, current = cls(), None
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if not line:
+                continue
+            if line.startswith("["):
+                current = line[1:line.rindex("]")]
+                props.sets.setdefault(current, {})
+                continue
+            key, eq, rest = line.partition("=")
+            kind, bar, value = rest.partition("|")
+            if current is None or not eq or not bar or not key or not value:
+                raise PropertyError(f"{source}:{lineno}: malformed property line '{line}'")
+            if kind == "1":
+                if not value.isdigit():
+                    raise PropertyError(f"{source}:{lineno}: '{key}' is not a uint32: '{value}'")
+                props.add(current, key, int(value))
+            elif kind == "2":
+                props.add(current, key, decode_base64(value))
+            else:
+                raise PropertyError(f"{source}:{lineno}: unknown property type '{kind}'")
+        return props
+
+    @staticmethod
+    def payload(raw: bytes) -> bytes:
+        """The payload of a byte-array value (without the bit-count prefix)."""
+        bits = struct.unpack_from("<Q", raw)[0]
+        return raw[8:8 + (bits + 7) // 8]
