@@ -26,6 +26,8 @@ COMMANDS = {
     "link": "minisycl.passes.cli:link_cmd",
     "opt": "minisycl.passes.cli:opt_cmd",
     "post-link": "minisycl.postlink.cli:post_link_cmd",
+    "build": "minisycl.postlink.cli:build_cmd",
+    "inspect": "minisycl.postlink.cli:inspect_cmd",
 }
 
 

@@ -41,3 +41,59 @@ def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, on
             write_outputs(images, table, out_dir=out_dir, text_ir=text_ir, properties=properties, symbols=symbols,
                           target=target.name if target else None)
     run_guarded(body)
+
+
+@click.command("build")
+@click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, help="The bundle file to write.")
+@click.option("--split", type=click.Choice(["kernel", "source", "auto", "none"]), default="auto", show_default=True,
+              help="Device code split mode.")
+@click.option("--target", "targets", multiple=True, metavar="NAME",
+              help="Also build AOT images for this device config (repeatable); see device_configs/.")
+@click.option("-j", "--jobs", type=int, default=None, help="Parallel AOT compile jobs (default: CPU count).")
+def build_cmd(sources, output, split, targets, jobs):
+    """Compile, link, run the passes and the post-link step, and write one bundle."""
+    def body():
+        import os
+        import sys
+        import time
+        from ..frontend.driver import write_output
+        from .build import build
+        for s in sources:
+            if not os.path.isfile(s):
+                raise OSError(2, "no such file", s)
+        start, bar = time.monotonic(), []
+
+        def progress(done, total):
+            # a progress bar on stderr, only on a terminal and only once it takes a moment
+            if not bar and sys.stderr.isatty() and time.monotonic() - start > 0.5:
+                bar.append(click.progressbar(length=total, label="AOT images", file=sys.stderr))
+                bar[0].__enter__()
+                bar[0].update(done - 1)
+            if bar:
+                bar[0].update(1)
+
+        try:
+            bundle, warnings = build(list(sources), split=split, targets=list(targets), progress=progress, jobs=jobs)
+        finally:
+            if bar:
+                bar[0].__exit__(None, None, None)
+        sources_text = {}
+        for w in warnings:
+            click.echo(w.render(sources_text), err=True)
+        write_output(output, bundle.to_bytes())
+    run_guarded(body)
+
+
+@click.command("inspect")
+@click.argument("bundle_path", metavar="BUNDLE")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def inspect_cmd(bundle_path, as_json):
+    """Print a bundle's images, entry points and properties."""
+    def body():
+        import json
+        from .bundle import Bundle
+        from .inspect import describe, render_text
+        info = describe(Bundle.read(bundle_path))
+        click.echo(json.dumps(info, indent=2, sort_keys=True) if as_json else render_text(bundle_path, info))
+    run_guarded(body)
