@@ -121,3 +121,50 @@ def generate_module(groups: int) -> str:
     for i, (name, v) in enumerate(aspects):
         parts.append(f'!{i} = !{{!"{name}", i32 {v}}}\n')
     return "".join(parts)
+
+
+def generate_device_module(kernels: int, sets: int = 100, vfs_per_set: int = 20) -> str:
+    """A device module for the post-link benchmark: ``kernels`` kernels with three
+    helpers each, spread over 20 source files, and ``sets`` virtual-function sets
+    of ``vfs_per_set`` functions (every third set uses double) with one vtable
+    each; one kernel in 20 constructs an object of a set and calls it."""
+    parts = [
+        'target datalayout = "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-n8:16:32:64"\n',
+        'target triple = "spir64-unknown-unknown"\n',
+    ]
+    attrs = []
+    for s in range(sets):
+        slots = ", ".join(f"ptr @_ZN3Set{s}2vfEv{j}" for j in range(vfs_per_set))
+        parts.append(f"@_ZTV3Set{s} = linkonce_odr unnamed_addr constant {{ [{vfs_per_set + 2} x ptr] }} "
+                     f"{{ [{vfs_per_set + 2} x ptr] [ptr null, ptr null, {slots}] }}, align 8\n")
+        for j in range(vfs_per_set):
+            body = ("  %d = alloca double, align 8\n  store double 1.0, ptr %d, align 8\n" if s % 3 == 0 else
+                    "  %f = alloca float, align 4\n  store float 1.0, ptr %f, align 4\n")
+            md = " !sycl_used_aspects !1" if s % 3 == 0 else ""
+            parts.append(f"define linkonce_odr spir_func void @_ZN3Set{s}2vfEv{j}(ptr %this) #{s * 2}{md} {{\n"
+                         f"entry:\n{body}  ret void\n}}\n")
+        attrs.append(f'attributes #{s * 2} = {{ "indirectly-callable"="_ZTS3set{s}" "sycl-module-id"="tu{s % 20}.cpp" }}\n')
+        attrs.append(f'attributes #{s * 2 + 1} = {{ "calls-indirectly"="_ZTS3set{s}" "sycl-module-id"="tu{s % 20}.cpp" }}\n')
+    base = sets * 2
+    for t in range(20):
+        attrs.append(f'attributes #{base + t} = {{ "sycl-module-id"="tu{t}.cpp" }}\n')
+    for k in range(kernels):
+        for j in range(3):
+            nxt = f"  %r = call spir_func i32 @_Z6helperi{k}_{j + 1}(i32 %m)\n  ret i32 %r\n" if j < 2 else "  ret i32 %m\n"
+            parts.append(f"define internal spir_func i32 @_Z6helperi{k}_{j}(i32 %a) {{\nentry:\n"
+                         f"  %m = mul nsw i32 %a, 3\n{nxt}}}\n")
+        if k % 20 == 0:
+            s = (k // 20) % sets
+            parts.append(
+                f"define weak_odr spir_kernel void @_ZTS6kernel{k}(ptr %obj, ptr %out) #{s * 2 + 1} {{\nentry:\n"
+                f"  store ptr getelementptr inbounds inrange(-16, 16) ({{ [{vfs_per_set + 2} x ptr] }}, ptr @_ZTV3Set{s}, i32 0, i32 0, i32 2), ptr %obj, align 8\n"
+                "  %vt = load ptr, ptr %obj, align 8\n  %fn = load ptr, ptr %vt, align 8\n"
+                "  call spir_func void %fn(ptr %obj)\n"
+                f"  %x = call spir_func i32 @_Z6helperi{k}_0(i32 1)\n  store i32 %x, ptr %out, align 4\n  ret void\n}}\n")
+        else:
+            parts.append(
+                f"define weak_odr spir_kernel void @_ZTS6kernel{k}(ptr %out) #{base + k % 20} {{\nentry:\n"
+                f"  %x = call spir_func i32 @_Z6helperi{k}_0(i32 1)\n  store i32 %x, ptr %out, align 4\n  ret void\n}}\n")
+    parts += attrs
+    parts.append('!sycl_aspects = !{!0}\n!0 = !{!"fp64", i32 6}\n!1 = !{i32 6}\n')
+    return "".join(parts)

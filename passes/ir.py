@@ -33,7 +33,7 @@ import llvmlite.binding as llvm
 from ..frontend.diagnostics import UserError
 
 __all__ = ["IRError", "Module", "Function", "Global", "load", "parse_text", "quote_name",
-           "split_operands", "parse_attribute_group", "gc_paused", "render"]
+           "split_operands", "parse_attribute_group", "gc_paused", "render", "Excluding"]
 
 
 class IRError(UserError):
@@ -383,6 +383,7 @@ class Module:
         self._new_attrs: dict[str, int] = {}
         self._users: dict[str, set[str]] | None = None
         self._with: dict[str, dict] = {}
+        self._order = None
 
     # -- reading ------------------------------------------------------------------
 
@@ -551,7 +552,7 @@ class Module:
         """Every function and global reachable from ``roots`` through references,
         not looking inside the bodies of ``opaque`` functions.  Order: discovery
         order (deterministic).  The ``llvm.used`` lists are not followed."""
-        opaque = set(opaque)
+        opaque = _as_set(opaque)
         seen: dict[str, None] = {}
         stack = [r for r in reversed(list(roots)) if self.entity(r) is not None]
         while stack:
@@ -585,7 +586,7 @@ class Module:
         out.name = name or self.name
         out.header = list(self.header)
         want = dict.fromkeys(names)
-        declare, stub = set(declare), set(stub)
+        declare, stub = _as_set(declare), _as_set(stub)
         pending = deque(want)
         # 1. the named entities, then declarations for everything they mention
         chosen: dict[str, object] = {}
@@ -609,20 +610,30 @@ class Module:
             for r in refs:
                 if r not in chosen and (r in self.functions or r in self.globals):
                     pending.append(r)
-        # 2. keep module order
-        for n, g in self.globals.items():
-            if n in chosen:
-                ent = chosen[n]
-                if n in _USED_LISTS:
-                    ent = _filter_used(ent, {k for k, v in chosen.items() if not v.is_declaration})
-                    if ent is None:
-                        continue
-                out.globals[n] = ent
-        for n in self.functions:
-            if n in chosen:
-                out.functions[n] = chosen[n]
+        # 2. keep module order (sorting the part, not walking the whole module)
+        position = self._positions()
+        for n in sorted(chosen, key=position.__getitem__):
+            ent = chosen[n]
+            if isinstance(ent, Function):
+                out.functions[n] = ent
+                continue
+            if n in _USED_LISTS:
+                ent = _filter_used(ent, {k for k, v in chosen.items() if not v.is_declaration})
+                if ent is None:
+                    continue
+            out.globals[n] = ent
         self._copy_support(out)
         return out
+
+    def _positions(self) -> dict[str, int]:
+        """Entity name → place in printing order (globals first), computed once."""
+        key = (len(self.globals), len(self.functions))
+        if self._order is None or self._order[0] != key:
+            pos = {n: i for i, n in enumerate(self.globals)}
+            base = len(pos)
+            pos.update((n, base + i) for i, n in enumerate(self.functions))
+            self._order = (key, pos)
+        return self._order[1]
 
     def _copy_support(self, out: "Module") -> None:
         """Copy the comdats, types, attribute groups and metadata that the
@@ -696,6 +707,7 @@ class Module:
     def _changed(self):
         self._users = None
         self._with = {}
+        self._order = None
 
     def make_declaration(self, name: str) -> None:
         """Delete a function's body (it becomes an external declaration)."""
@@ -825,6 +837,24 @@ class Module:
 
 
 _USED_LISTS = ("llvm.used", "llvm.compiler.used")
+
+
+def _as_set(names):
+    """Names as something with fast ``in``: sets, dicts and views are used as they
+    are (so a per-image filter over a big set costs nothing to pass)."""
+    return names if hasattr(names, "__contains__") and not isinstance(names, (list, tuple, str)) else set(names)
+
+
+class Excluding:
+    """The names of ``base`` that are not in ``removed``, without copying ``base``."""
+
+    __slots__ = ("base", "removed")
+
+    def __init__(self, base, removed):
+        self.base, self.removed = base, set(removed)
+
+    def __contains__(self, name) -> bool:
+        return name in self.base and name not in self.removed
 
 
 def _as_declaration(ent):

@@ -50,19 +50,27 @@ def write_outputs(images: list[Image], table: str, *, out_dir: str | None = None
 
 
 def _write_all(files: list[tuple[str, bytes]]) -> None:
-    """Write to temporary names, then rename them all (the table last)."""
-    temps = []
+    """Write the image files, then the table (the last file) atomically.  If
+    anything fails, the files written so far are removed: a table never refers
+    to missing or stale files, and no half-written table is ever left."""
+    written = []
     try:
-        for path, data in files:
-            d = os.path.dirname(os.path.abspath(path))
-            os.makedirs(d, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=d, prefix=".minisycl-")
-            temps.append(tmp)
+        for path, data in files[:-1]:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            with open(path, "wb") as fh:
+                written.append(path)
+                fh.write(data)
+        table, data = files[-1]
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(table)), prefix=".minisycl-")
+        try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
-        for (path, _), tmp in zip(files, temps):
-            os.replace(tmp, path)
-    finally:
-        for tmp in temps:
+            os.replace(tmp, table)
+        finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+    except BaseException:
+        for path in written:
+            if os.path.exists(path):
+                os.unlink(path)
+        raise

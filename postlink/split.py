@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..frontend.diagnostics import UserError
-from ..passes.ir import Module
+from ..passes.ir import Excluding, Module
 from ..passes.propagate_aspects import aspect_table
 from ..passes.virtual_functions import analyze
 from .device_config import TargetInfo
@@ -137,7 +137,7 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     images: list[Image] = []
     for key in sorted(groups, key=lambda k: k.encode(), reverse=True):
         members = groups[key]
-        outlined = {n for n in virtual if n not in members} if jit else set()
+        outlined = Excluding(virtual, members) if jit else ()
         names = module.closure(members, opaque=outlined)
         part = module.extract(names + used, declare=outlined, stub=stub, name=key)
         _drop_device_globals_from_used(part, dgs)

@@ -1,0 +1,79 @@
+"""Speed of the post-link step (issue 4, point 9).
+
+``-split=kernel`` and ``-split=source`` on a generated device module (2,000
+kernels, about 10,000 functions, 100 virtual-function sets; ``gen_ir.py``) and at
+twice the size, exactly as ``minisycl post-link -split=MODE -properties in.ll -o
+out.table`` does it (load, split, properties, every image verified and written
+as bitcode).  Baseline: llvmlite's parse + print of the same module.  Targets:
+at most 4x the baseline, and linear scaling.
+
+    python bench/bench_postlink.py [--kernels 2000] [--repeat 3]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+import llvmlite.binding as llvm
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_ir import generate_device_module  # noqa: E402
+
+from minisycl.passes.ir import load  # noqa: E402
+from minisycl.postlink import split_module, write_outputs  # noqa: E402
+
+
+def floor(text: str) -> float:
+    t0 = time.perf_counter()
+    ref = llvm.parse_assembly(text, context=llvm.create_context())
+    str(ref)
+    return time.perf_counter() - t0
+
+
+def post_link(path: str, mode: str, out: str) -> tuple[float, int, dict]:
+    t0 = time.perf_counter()
+    module = load(path)
+    t1 = time.perf_counter()
+    images = split_module(module, mode=mode)
+    t2 = time.perf_counter()
+    write_outputs(images, os.path.join(out, f"{mode}.table"), properties=True)
+    t3 = time.perf_counter()
+    return t3 - t0, len(images), {"load": t1 - t0, "split+properties": t2 - t1, "verify+write": t3 - t2}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kernels", type=int, default=2000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for scale in (1, 2):
+            text = generate_device_module(args.kernels * scale, sets=100 * scale)
+            path = os.path.join(tmp, f"m{scale}.ll")
+            with open(path, "w") as fh:
+                fh.write(text)
+            n_fn = text.count("\ndefine ")
+            base = min(floor(text) for _ in range(args.repeat))
+            for mode in ("kernel", "source"):
+                runs = [post_link(path, mode, tmp) for _ in range(args.repeat)]
+                best = min(runs, key=lambda r: r[0])
+                rows.append((scale, mode, n_fn, args.kernels * scale, base, *best))
+    print(f"{'size':>4} {'split':>6} {'functions':>9} {'kernels':>7} {'images':>6} {'floor':>8} {'post-link':>9} {'ratio':>6}")
+    for scale, mode, n_fn, n_k, base, t, n_img, parts in rows:
+        print(f"{scale:>3}x {mode:>6} {n_fn:>9} {n_k:>7} {n_img:>6} {base:>7.3f}s {t:>8.3f}s {t / base:>6.2f}")
+    for scale, mode, *_, parts in rows:
+        print(f"  {scale}x {mode}: " + ", ".join(f"{k} {v:.3f}s" for k, v in parts.items()))
+    for mode in ("kernel", "source"):
+        one = next(r for r in rows if r[0] == 1 and r[1] == mode)
+        two = next(r for r in rows if r[0] == 2 and r[1] == mode)
+        print(f"-split={mode}: time growth at 2x size {two[5] / one[5]:.2f}x (floor grew {two[4] / one[4]:.2f}x)")
+    worst = max(r[5] / r[4] for r in rows)
+    print(f"worst ratio {worst:.2f} (target <= 4): {'met' if worst <= 4 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
