@@ -33,7 +33,7 @@ import llvmlite.binding as llvm
 from ..frontend.diagnostics import UserError
 
 __all__ = ["IRError", "Module", "Function", "Global", "load", "parse_text", "quote_name",
-           "split_operands", "parse_attribute_group", "gc_paused", "render", "Excluding"]
+           "split_operands", "parse_attribute_group", "gc_paused", "render", "Excluding", "USED_LISTS"]
 
 
 class IRError(UserError):
@@ -522,6 +522,35 @@ class Module:
             return [body]
         return split_operands(body[2:-1])
 
+    def metadata_ints(self, ref: str | None) -> list[int]:
+        """The integers of node ``!N``: ``i32 N`` / ``i64 N`` operands, or the last
+        operand of ``!{!"name", i32 N}`` pairs (how aspects are listed)."""
+        out = []
+        for op in self.metadata_operands(ref) if ref else ():
+            if op.startswith("!") and op[1:].isdigit():
+                inner = self.metadata_operands(op)
+                op = inner[-1] if inner else ""
+            parts = op.split()
+            if len(parts) == 2 and parts[0] in ("i8", "i16", "i32", "i64"):
+                try:
+                    out.append(int(parts[1]))
+                except ValueError:
+                    continue
+        return out
+
+    def filter_used_lists(self, keep) -> None:
+        """Keep only the members of ``@llvm.used`` / ``@llvm.compiler.used`` that are
+        in ``keep``; a list left empty is removed."""
+        for used in USED_LISTS:
+            g = self.globals.get(used)
+            if g is None or all(r in keep for r in g.refs()):
+                continue
+            new = _filter_used(g, keep)
+            if new is None:
+                del self.globals[used]
+            else:
+                self.globals[used] = new
+
     def function_metadata(self, fn: Function | str, kind: str) -> list[str] | None:
         """Operands of the ``!kind`` attachment of a function, or ``None``."""
         fn = self.functions[fn] if isinstance(fn, str) else fn
@@ -561,7 +590,7 @@ class Module:
                 continue
             seen[name] = None
             ent = self.entity(name)
-            if ent is None or name in _USED_LISTS:
+            if ent is None or name in USED_LISTS:
                 continue
             if name in opaque:
                 refs = _as_declaration(ent).refs() if isinstance(ent, Function) else []
@@ -604,7 +633,7 @@ class Module:
             elif isinstance(ent, Function) and n in stub and not ent.is_declaration:
                 ent = _stubbed(ent)
             chosen[n] = ent
-            if n in _USED_LISTS:
+            if n in USED_LISTS:
                 continue
             refs = ent.refs()
             for r in refs:
@@ -617,7 +646,7 @@ class Module:
             if isinstance(ent, Function):
                 out.functions[n] = ent
                 continue
-            if n in _USED_LISTS:
+            if n in USED_LISTS:
                 ent = _filter_used(ent, {k for k, v in chosen.items() if not v.is_declaration})
                 if ent is None:
                     continue
@@ -751,16 +780,8 @@ class Module:
                 dep = self.entity(r)
                 if dep is not None and not u and (dep.is_declaration or dep.linkage in _DISCARDABLE):
                     work.append(r)
-        for n in removed:
-            for used_list in _USED_LISTS:
-                g = self.globals.get(used_list)
-                if g is not None and n in g.refs():
-                    keep = set(self.functions) | set(self.globals)
-                    new = _filter_used(g, keep - set(removed))
-                    if new is None:
-                        del self.globals[used_list]
-                    else:
-                        self.globals[used_list] = new
+        if removed:
+            self.filter_used_lists(set(self.functions) | set(self.globals))
         self._changed()
         return removed
 
@@ -836,7 +857,7 @@ class Module:
             self.set_function_attributes(name, attrs)
 
 
-_USED_LISTS = ("llvm.used", "llvm.compiler.used")
+USED_LISTS = ("llvm.used", "llvm.compiler.used")
 
 
 def _as_set(names):

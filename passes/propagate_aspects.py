@@ -60,19 +60,6 @@ def aspect_table(module: Module) -> dict[str, int]:
     return table or {a.name: int(a) for a in Aspect}
 
 
-def _ints(module: Module, operands: list[str] | None) -> set[int]:
-    """Aspect numbers of a metadata operand list: ``i32 N`` or ``!{!"name", i32 N}``."""
-    out = set()
-    for op in operands or ():
-        if op.startswith("i32 "):
-            out.add(int(op[4:]))
-        elif op.startswith("!") and op[1:].isdigit():
-            inner = module.metadata_operands(op)
-            if inner and inner[-1].startswith("i32 "):
-                out.add(int(inner[-1][4:]))
-    return out
-
-
 class TypeAspects:
     """Aspects carried by LLVM types (step 2)."""
 
@@ -123,7 +110,7 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects) ->
     out = {}
     for name, fn in module.functions.items():
         md = fn.metadata
-        used = _ints(module, module.metadata_operands(md[USED])) if USED in md else set()
+        used = set(module.metadata_ints(md.get(USED)))
         if DECLARED in md or name in device_has:
             used |= declared_aspects(module, name, device_has)
         if fn.body is None:
@@ -144,7 +131,7 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects) ->
                     break
         if "!sycl_used_aspects" in fn.body:
             for ref in _INSTR_USED.findall(fn.body):
-                used |= _ints(module, module.metadata_operands(ref))
+                used.update(module.metadata_ints(ref))
         out[name] = used
     return out
 
@@ -152,7 +139,7 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects) ->
 def declared_aspects(module: Module, name: str, device_has: dict | None = None) -> set[int]:
     """``!sycl_declared_aspects`` and ``"sycl-device-has"`` of one function."""
     fn = module.functions[name]
-    out = _ints(module, module.function_metadata(fn, DECLARED))
+    out = set(module.metadata_ints(fn.metadata.get(DECLARED)))
     has = (device_has if device_has is not None else module.functions_with("sycl-device-has")).get(name)
     if has:
         out |= {int(x) for x in has.split(",") if x.strip().lstrip("-").isdigit()}

@@ -30,16 +30,16 @@ from __future__ import annotations
 import re
 
 from .callgraph import CallGraph, find_path, sccs
-from .ir import Module
+from .ir import USED_LISTS, Module
 from .manager import PassResult
 from .srcloc import call_loc, function_loc
 
 ON_DEVICE = "sycl-call-if-on-device"
 ON_HOST = "sycl-call-if-on-host"
 HOST_ONLY = "minisycl-host-only"
-_BUILTIN = re.compile(r'_Z\d+__(?:spirv|sycl|esimd)_|__builtin_')
+#: SPIR-V/SYCL/ESIMD builtins carry "sycl-module-id" but are not SYCL_EXTERNAL entry points
+SYCL_BUILTIN = re.compile(r'_Z\d+__(?:spirv|sycl|esimd)_|__builtin_')
 _HOST_ROOT_LISTS = ("llvm.global_ctors", "llvm.global_dtors")
-_USED_LISTS = ("llvm.used", "llvm.compiler.used")
 
 
 def device_roots(module: Module) -> list[str]:
@@ -47,7 +47,7 @@ def device_roots(module: Module) -> list[str]:
     external = module.functions_with("sycl-module-id")
     roots = [name for name, fn in module.functions.items()
              if not fn.is_declaration and (fn.is_kernel or name in virtual
-                                           or (name in external and not _BUILTIN.match(name)))]
+                                           or (name in external and not SYCL_BUILTIN.match(name)))]
     return roots + [n for n in module.globals_with("sycl-device-global-size") if not module.globals[n].is_declaration]
 
 
@@ -65,7 +65,7 @@ def helpers(module: Module, marker: str) -> list[str]:
 def split(module: Module) -> tuple[Module, Module]:
     """(device module, host module) of a single-source module."""
     on_host, on_device = helpers(module, ON_HOST), helpers(module, ON_DEVICE)
-    used = [g for g in _USED_LISTS if g in module.globals]
+    used = [g for g in USED_LISTS if g in module.globals]
     halves = []
     for roots, opaque, suffix in ((device_roots(module), on_host, ""), (host_roots(module), on_device, ".host")):
         names = module.closure(roots, opaque=opaque)

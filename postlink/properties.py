@@ -22,22 +22,6 @@ DEVICE_GLOBALS = "SYCL/device globals"
 VIRTUAL_FUNCTIONS = "SYCL/virtual functions"
 
 
-def _ints(module: Module, ref: str | None) -> list[int]:
-    """Integers of a metadata node (``i32 N`` / ``i64 N`` or ``!{!"name", i32 N}`` pairs)."""
-    out = []
-    for op in module.metadata_operands(ref) if ref else ():
-        if op.startswith("!") and op[1:].isdigit():
-            inner = module.metadata_operands(op)
-            op = inner[-1] if inner else ""
-        parts = op.split()
-        if len(parts) == 2 and parts[0] in ("i32", "i64", "i16", "i8"):
-            try:
-                out.append(int(parts[1]))
-            except ValueError:
-                continue
-    return out
-
-
 def used_aspects(module: Module, names=None) -> list[int]:
     """Union of ``!sycl_used_aspects`` and ``!sycl_declared_aspects`` over the
     functions (project decision §8.2), without upstream's internal negative values."""
@@ -46,7 +30,7 @@ def used_aspects(module: Module, names=None) -> list[int]:
         md = module.functions[name].metadata
         for kind in ("sycl_used_aspects", "sycl_declared_aspects"):
             if kind in md:
-                out.update(v for v in _ints(module, md[kind]) if v >= 0)
+                out.update(v for v in module.metadata_ints(md[kind]) if v >= 0)
     return sorted(out)
 
 
@@ -57,15 +41,15 @@ def device_requirements(module: Module, entries: list[str], keep_wg_size: bool =
     for name, fn in module.functions.items():
         md = fn.metadata
         if "sycl_fixed_targets" in md:
-            fixed.update(_ints(module, md["sycl_fixed_targets"]))
+            fixed.update(module.metadata_ints(md["sycl_fixed_targets"]))
         if wg is None and "reqd_work_group_size" in md:
-            wg = _ints(module, md["reqd_work_group_size"])
+            wg = module.metadata_ints(md["reqd_work_group_size"])
         if dims is None and "work_group_num_dim" in md:
-            dims = _ints(module, md["work_group_num_dim"])
+            dims = module.metadata_ints(md["work_group_num_dim"])
     for name in entries:
         md = module.functions[name].metadata
         if sg is None and "intel_reqd_sub_group_size" in md:
-            sg = _ints(module, md["intel_reqd_sub_group_size"])
+            sg = module.metadata_ints(md["intel_reqd_sub_group_size"])
     if fixed:
         reqs["fixed_target"] = u32_array(sorted(fixed))
     if sg:

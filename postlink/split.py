@@ -26,22 +26,20 @@ Algorithm:
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from ..frontend.diagnostics import UserError
-from ..passes.ir import Excluding, Module
+from ..passes.ir import USED_LISTS, Excluding, Module
+from ..passes.split_if_device import SYCL_BUILTIN
 from ..passes.propagate_aspects import aspect_table
 from ..passes.virtual_functions import analyze
 from .device_config import TargetInfo
-from .properties import _ints, compute_properties, used_aspects
+from .properties import compute_properties, used_aspects
 from .propertyset import PropertySets
 
 __all__ = ["Image", "SplitError", "split_module", "entry_points", "group_key", "SPLIT_MODES"]
 
 SPLIT_MODES = ("kernel", "source", "auto", "none")
-_BUILTIN = re.compile(r'_Z\d+__(?:spirv|sycl|esimd)_|__builtin_')
-_USED_LISTS = ("llvm.used", "llvm.compiler.used")
 
 
 class SplitError(UserError):
@@ -67,13 +65,13 @@ def entry_points(module: Module, only_kernels: bool = False, jit: bool = True) -
         if name in virtual:
             if jit:
                 out.append(name)
-        elif fn.is_kernel or (not only_kernels and name in external and not _BUILTIN.match(name)):
+        elif fn.is_kernel or (not only_kernels and name in external and not SYCL_BUILTIN.match(name)):
             out.append(name)
     return out
 
 
 def _md_values(module: Module, fn, kind: str) -> list[int]:
-    return _ints(module, fn.metadata.get(kind))
+    return module.metadata_ints(fn.metadata.get(kind))
 
 
 def group_key(module: Module, name: str) -> str:
@@ -132,7 +130,7 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
         groups.setdefault(key, []).append(name)
     if not groups:
         groups["<GLOBAL>"] = []
-    used = [g for g in _USED_LISTS if g in module.globals]
+    used = [g for g in USED_LISTS if g in module.globals]
     dgs = set(module.globals_with("sycl-device-global-size"))
     images: list[Image] = []
     for key in sorted(groups, key=lambda k: k.encode(), reverse=True):
@@ -140,7 +138,7 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
         outlined = Excluding(virtual, members) if jit else ()
         names = module.closure(members, opaque=outlined)
         part = module.extract(names + used, declare=outlined, stub=stub, name=key)
-        _drop_device_globals_from_used(part, dgs)
+        part.filter_used_lists(Excluding(part.globals.keys() | part.functions.keys(), dgs))
         holds_vfs = jit and any(n in virtual for n in members)
         if holds_vfs:
             for n in members:
@@ -167,22 +165,6 @@ def _dummy(part: Module, members, key, props: PropertySets, virtual) -> Image:
             dprops.add(set_name, k, v)
     dprops.add("SYCL/virtual functions", "dummy-image", 1)
     return Image(dummy, list(members), key, dprops, dummy=True)
-
-
-def _drop_device_globals_from_used(part: Module, dgs: set[str]) -> None:
-    for used in _USED_LISTS:
-        g = part.globals.get(used)
-        if g is None:
-            continue
-        keep = [r for r in g.refs() if r not in dgs]
-        if len(keep) == len(g.refs()):
-            continue
-        del part.globals[used]
-        if keep:
-            head = f"@{used} = appending global [{len(keep)} x ptr] [" + ", ".join(f"ptr @{r}" for r in keep) + \
-                   '], section "llvm.metadata"'
-            from ..passes.ir import Global
-            part.globals[used] = Global(used, head)
 
 
 def _check_image_scope(module: Module, images: list[Image]) -> None:
