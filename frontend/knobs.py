@@ -20,3 +20,12 @@ def default_device() -> str | None:
 def verify_each() -> bool:
     """MINISYCL_VERIFY_EACH=1: verify the IR with LLVM after every pass (the test suite sets it)."""
     return os.environ.get("MINISYCL_VERIFY_EACH", "") not in ("", "0")
+
+
+def cache_dir() -> str | None:
+    """MINISYCL_CACHE_DIR: where the runtime keeps compiled programs between
+    processes ("off" disables the disk cache); default ~/.cache/minisycl."""
+    value = os.environ.get("MINISYCL_CACHE_DIR")
+    if value == "off":
+        return None
+    return value or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "minisycl")

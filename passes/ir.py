@@ -739,8 +739,12 @@ class Module:
         self._order = None
 
     def make_declaration(self, name: str) -> None:
-        """Delete a function's body (it becomes an external declaration)."""
-        self.functions[name] = _as_declaration(self.functions[name])
+        """Delete a function's body or a global's initialiser: it becomes an
+        external declaration."""
+        if name in self.functions:
+            self.functions[name] = _as_declaration(self.functions[name])
+        else:
+            self.globals[name] = _as_declaration(self.globals[name])
         self._changed()
 
     def set_linkage(self, name: str, linkage: str) -> None:

@@ -3,7 +3,8 @@
 One YAML file per target, named like DPC++'s ``DeviceConfigFile.td`` entries
 (``intel_gpu_pvc``, ``nvidia_gpu_sm_80``...), with the keys of
 ``DeviceConfigFile.md``: ``aspects``, ``may_support_other_aspects``,
-``sub-group-sizes``, ``aot-toolchain``, ``aot-toolchain-ocloc-device``.
+``sub-group-sizes``, ``aot-toolchain``, ``aot-toolchain-ocloc-device``, plus
+minisycl's ``runtime-device: true`` for the targets the runtime offers as devices.
 Aspect names are checked against the one aspect table (``frontend/aspects.py``);
 every problem is reported as ``file:line:col: error: ...`` from the YAML marks.
 """
@@ -21,7 +22,8 @@ from ..frontend.diagnostics import UserError
 __all__ = ["TargetInfo", "ConfigError", "load_target", "load_file", "target_names", "CONFIG_DIR"]
 
 CONFIG_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "device_configs")
-_KEYS = {"aspects", "may_support_other_aspects", "sub-group-sizes", "aot-toolchain", "aot-toolchain-ocloc-device"}
+_KEYS = {"aspects", "may_support_other_aspects", "sub-group-sizes", "aot-toolchain", "aot-toolchain-ocloc-device",
+         "runtime-device"}
 
 
 class ConfigError(UserError):
@@ -36,6 +38,8 @@ class TargetInfo:
     sub_group_sizes: tuple[int, ...] = ()
     aot_toolchain: str = ""
     aot_toolchain_options: str = ""
+    #: minisycl's own key: the runtime offers a device that behaves like this target
+    runtime_device: bool = False
     path: str = ""
 
     def supports(self, aspect_names) -> bool:
@@ -98,10 +102,10 @@ def load_file(path: str, name: str | None = None) -> TargetInfo:
             if not isinstance(value, yaml.SequenceNode) or not all(v.value.isdigit() for v in value.value):
                 fail(value, "'sub-group-sizes' must be a list of positive integers")
             fields["sub_group_sizes"] = tuple(int(v.value) for v in value.value)
-        elif key == "may_support_other_aspects":
+        elif key in ("may_support_other_aspects", "runtime-device"):
             if value.value not in ("true", "false"):
-                fail(value, "'may_support_other_aspects' must be true or false")
-            fields["may_support_other_aspects"] = value.value == "true"
+                fail(value, f"'{key}' must be true or false")
+            fields[key.replace("-", "_")] = value.value == "true"
         elif key == "aot-toolchain":
             fields["aot_toolchain"] = value.value
         else:

@@ -1,1 +1,19 @@
-"""runtime stage of minisycl (see ../shared/design/architecture.md)."""
+"""The runtime: load bundles, pick devices, link images and run kernels on the LLVM JIT.
+
+The API mirrors SYCL's names in snake_case (``architecture.md``, "Runtime model")::
+
+    from minisycl import runtime as sycl
+    prog = sycl.load_bundle("app.bundle")
+    q = sycl.queue()                              # MINISYCL_DEVICE or the host CPU
+    x = sycl.malloc_shared(1024, numpy.float32, q)
+    q.parallel_for(prog.kernel("saxpy"), sycl.range(1024), 2.0, x, y).wait()
+"""
+from .device import HOST_CPU, aspect, default_device, device, get_devices
+from .errors import errc, exception
+from .memory import free, malloc_device, malloc_host, malloc_shared, usm_allocation
+from .program import kernel, load_bundle, program
+from .queue import event, handler, nd_range, queue, range
+
+__all__ = ["aspect", "device", "get_devices", "default_device", "HOST_CPU", "errc", "exception", "free",
+           "malloc_device", "malloc_host", "malloc_shared", "usm_allocation", "kernel", "load_bundle", "program",
+           "event", "handler", "nd_range", "queue", "range"]

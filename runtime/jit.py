@@ -1,0 +1,266 @@
+"""Link device images, wrap kernels in native loops, and JIT them for this CPU.
+
+1. Each image's bitcode is read back as text (the IR toolkit's view).  A strong
+   definition that an earlier image already provides becomes a declaration,
+   so images that copied the same helper (or device global) link cleanly.
+2. LLVM links the images, and every kernel gets a launcher:
+   ``void __minisycl_run_<k>(ptr args, i64 begin, i64 end, ptr geometry)``
+   loads the arguments from 8-byte slots once, then loops over linear
+   work-item indices ``[begin, end)``, building the ``id``/``nd_item`` value the
+   kernel takes (row-major, last dimension fastest) and calling the kernel.
+3. The module is retargeted to this CPU, optimised at -O3 (the kernel is
+   inlined into its loop and vectorised) and compiled by MCJIT, with an object
+   cache on disk keyed by the IR, the CPU and the options.
+Callers split ``[0, total)`` over threads; ctypes releases the GIL while native
+code runs, so no Python runs per work-item.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+
+from ..frontend import knobs
+from ..passes.ir import Module, _split_type, split_operands
+from .errors import errc, exception
+
+__all__ = ["LinkedProgram", "link_and_jit", "run_range", "launcher_name", "LAUNCH_SIGNATURE"]
+
+LAUNCH_SIGNATURE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
+_OPT_LEVEL = 3
+_init = threading.Lock()
+_initialised = False
+_machine = None
+_POOL: ThreadPoolExecutor | None = None
+_WORKERS = os.cpu_count() or 1
+
+
+def _target_machine():
+    global _initialised, _machine
+    with _init:
+        if not _initialised:
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            _initialised = True
+        if _machine is None:
+            target = llvm.Target.from_triple(llvm.get_process_triple())
+            _machine = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                                    features=llvm.get_host_cpu_features().flatten(),
+                                                    opt=_OPT_LEVEL, reloc="default", codemodel="jitdefault")
+    return _machine
+
+
+def launcher_name(kernel: str) -> str:
+    return f"__minisycl_run_{kernel}"
+
+
+@dataclass
+class KernelShape:
+    """What the launcher needs to know about a kernel's parameters."""
+    name: str
+    item: str | None          # None (single_task), "id" or "nd_item"
+    dims: int
+    item_type: str            # LLVM spelling of the item parameter's type
+    params: list[str]         # LLVM types of the other parameters, in order
+
+
+def kernel_shape(module: Module, name: str) -> KernelShape:
+    fn = module.functions[name]
+    types = [_split_type(op)[0] for op in split_operands(fn.params[1:-1])]
+    first = types[0] if types else ""
+    for kind in ("nd_item", "id"):
+        prefix = f'%"class.sycl::_V1::{kind}.'
+        if first.startswith(prefix):
+            return KernelShape(name, kind, int(first[len(prefix):-1]), first, types[1:])
+    return KernelShape(name, None, 0, "", types)
+
+
+def _launcher(shape: KernelShape) -> str:
+    """LLVM IR of the native loop around one kernel."""
+    lines = [f"define void @{launcher_name(shape.name)}(ptr %args, i64 %begin, i64 %end, ptr %geom) {{", "entry:"]
+    call_args = []
+    for i, ty in enumerate(shape.params):
+        lines.append(f"  %slot{i} = getelementptr i64, ptr %args, i64 {i}")
+        lines.append(f"  %arg{i} = load {ty}, ptr %slot{i}, align 8")
+        call_args.append(f"{ty} %arg{i}")
+    n = shape.dims
+    for d in range(n):
+        lines.append(f"  %gp{d} = getelementptr i64, ptr %geom, i64 {d}")
+        lines.append(f"  %g{d} = load i64, ptr %gp{d}, align 8")
+        if shape.item == "nd_item":
+            lines.append(f"  %lp{d} = getelementptr i64, ptr %geom, i64 {3 + d}")
+            lines.append(f"  %l{d} = load i64, ptr %lp{d}, align 8")
+    lines += ["  br label %loop", "loop:", "  %lin = phi i64 [ %begin, %entry ], [ %next, %loop ]"]
+    if shape.item is not None:
+        # row-major: the last dimension varies fastest
+        rest = "%lin"
+        for d in range(n - 1, -1, -1):
+            if d == 0:
+                lines.append(f"  %i{d} = add i64 {rest}, 0")
+            else:
+                lines.append(f"  %i{d} = urem i64 {rest}, %g{d}")
+                lines.append(f"  %q{d} = udiv i64 {rest}, %g{d}")
+                rest = f"%q{d}"
+        arr = f"[{n} x i64]"
+
+        def array(name, values):
+            prev = "undef"
+            for d, v in enumerate(values):
+                lines.append(f"  %{name}.{d} = insertvalue {arr} {prev}, i64 {v}, {d}")
+                prev = f"%{name}.{d}"
+            return prev
+
+        if shape.item == "id":
+            a = array("idv", [f"%i{d}" for d in range(n)])
+            lines.append(f"  %item = insertvalue {shape.item_type} undef, {arr} {a}, 0")
+        else:
+            for d in range(n):
+                lines.append(f"  %li{d} = urem i64 %i{d}, %l{d}")
+                lines.append(f"  %gr{d} = udiv i64 %i{d}, %l{d}")
+            fields = [array("gid", [f"%i{d}" for d in range(n)]), array("lid", [f"%li{d}" for d in range(n)]),
+                      array("grp", [f"%gr{d}" for d in range(n)]), array("grg", [f"%g{d}" for d in range(n)]),
+                      array("lrg", [f"%l{d}" for d in range(n)])]
+            prev = "undef"
+            for k, f in enumerate(fields):
+                name = "item" if k == len(fields) - 1 else f"item.{k}"
+                lines.append(f"  %{name} = insertvalue {shape.item_type} {prev}, {arr} {f}, {k}")
+                prev = f"%{name}"
+        call_args.insert(0, f"{shape.item_type} %item")
+    lines += [f"  call spir_func void @{shape.name}({', '.join(call_args)})",
+              "  %next = add i64 %lin, 1",
+              "  %done = icmp uge i64 %next, %end",
+              "  br i1 %done, label %exit, label %loop",
+              "exit:", "  ret void", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def _dedupe(modules: list[Module]) -> None:
+    """Step 1: later images declare what earlier images already define."""
+    defined: set[str] = set()
+    for m in modules:
+        for name, ent in list(m.functions.items()) + list(m.globals.items()):
+            if ent.is_declaration or ent.linkage != "external" or name.startswith("llvm."):
+                continue
+            if name in defined:
+                m.make_declaration(name)
+            else:
+                defined.add(name)
+
+
+class LinkedProgram:
+    """Linked, JIT-compiled images: kernel launchers and global addresses."""
+
+    def __init__(self, engine, shapes: dict[str, KernelShape], key: str, from_disk: bool):
+        self.engine, self.shapes, self.key, self.from_disk = engine, shapes, key, from_disk
+        self._launchers = {}
+
+    def launcher(self, kernel: str):
+        fn = self._launchers.get(kernel)
+        if fn is None:
+            addr = self.engine.get_function_address(launcher_name(kernel))
+            if not addr:
+                raise exception(errc.runtime, f"kernel '{kernel}' has no launcher in its program")
+            fn = self._launchers[kernel] = LAUNCH_SIGNATURE(addr)
+        return fn
+
+    def global_address(self, name: str) -> int:
+        return self.engine.get_global_value_address(name)
+
+
+def link_and_jit(image_bitcodes: list[bytes], kernels: list[str]) -> LinkedProgram:
+    """Steps 1-3 for the images (the first holds the kernels)."""
+    texts = []
+    for bc in image_bitcodes:
+        ref = llvm.parse_bitcode(bc, context=llvm.create_context())
+        texts.append(Module.parse(str(ref)))
+    _dedupe(texts)
+    ctx = llvm.create_context()
+    try:
+        main = llvm.parse_assembly(texts[0].text(), context=ctx)
+        for t in texts[1:]:
+            main.link_in(llvm.parse_assembly(t.text(), context=ctx))
+    except RuntimeError as err:
+        raise exception(errc.build, f"linking device images failed: {str(err).strip()}") from None
+    linked = Module.parse(str(main))
+    shapes = {k: kernel_shape(linked, k) for k in kernels if k in linked.functions}
+    for k in shapes:            # a spir_kernel cannot be called; on the CPU it is a plain function
+        fn = linked.functions[k]
+        linked.functions[k] = type(fn)(k, fn.header.replace(" spir_kernel ", " spir_func ", 1), fn.body)
+    text = linked.text() + "".join(_launcher(s) for s in shapes.values())
+    machine = _target_machine()
+    key = hashlib.sha256("\n".join([text, machine.triple, llvm.get_host_cpu_name(),
+                                    llvm.get_host_cpu_features().flatten(), str(_OPT_LEVEL),
+                                    "minisycl-jit-1"]).encode()).hexdigest()
+    try:
+        mod = llvm.parse_assembly(text, context=llvm.create_context())
+        mod.triple = machine.triple
+        mod.data_layout = str(machine.target_data)
+        mod.verify()
+    except RuntimeError as err:
+        raise exception(errc.build, f"device program failed to build: {str(err).strip()}") from None
+    cache = _DiskCache(key)
+    from_disk = cache.has()
+    if not from_disk:
+        pto = llvm.create_pipeline_tuning_options(speed_level=_OPT_LEVEL)
+        pb = llvm.create_pass_builder(machine, pto)
+        pb.getModulePassManager().run(mod, pb)
+    engine = llvm.create_mcjit_compiler(mod, machine)
+    engine.set_object_cache(cache.notify, cache.get)
+    engine.finalize_object()
+    return LinkedProgram(engine, shapes, key, from_disk)
+
+
+class _DiskCache:
+    """MCJIT object cache: ``<cache dir>/objects/<key>.o``."""
+
+    def __init__(self, key: str):
+        d = knobs.cache_dir()
+        self.path = os.path.join(d, "objects", key + ".o") if d else None
+
+    def has(self) -> bool:
+        return self.path is not None and os.path.isfile(self.path)
+
+    def get(self, module):
+        if self.has():
+            with open(self.path, "rb") as fh:
+                return fh.read()
+        return None
+
+    def notify(self, module, data: bytes):
+        if self.path is None:
+            return
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            tmp = f"{self.path}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass            # a read-only or full cache directory only costs speed
+
+
+def _thread_pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="minisycl-kernel")
+    return _POOL
+
+
+def run_range(launch, args, total: int, geometry, workers: int | None = None, grain: int = 16384) -> None:
+    """Run ``launch`` over ``[0, total)``: inline when small, else in chunks over the cores."""
+    workers = workers or _WORKERS
+    if total <= 0:
+        return
+    if workers == 1 or total < grain:
+        launch(args, 0, total, geometry)
+        return
+    chunks = min(workers * 4, max(1, total // (grain // 4)))
+    step = -(-total // chunks)
+    futures = [_thread_pool().submit(launch, args, b, min(b + step, total), geometry) for b in range(0, total, step)]
+    for f in futures:
+        f.result()

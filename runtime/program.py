@@ -1,0 +1,269 @@
+"""A loaded bundle: kernels, image selection, virtual-function linking, host functions.
+
+Per kernel launch on a device (the seeds' algorithm, ``virtual_functions_design.md``
+"Changes to the runtime"; ``../shared/reference/runtime-behaviour.md`` §1):
+
+1. Choose the image: the AOT image built for this device's target if there is
+   one, otherwise the JIT image holding the kernel.
+2. Check its ``SYCL/device requirements`` against the device:
+   ``errc::kernel_not_supported`` naming every missing aspect.
+3. Collect the images to link: for ``calls-virtual-functions-set`` (or upstream's
+   ``uses-virtual-functions-set``) every provider of each set; for
+   ``creates-virtual-functions-set`` each provider the device supports, and the
+   provider's dummy twin otherwise.  Several providers of one set are all linked.
+4. Link and JIT them (``jit.py``) once per (image set, device); every kernel of
+   those images then launches without compiling anything.
+"""
+from __future__ import annotations
+
+import ctypes
+import struct
+import threading
+
+import numpy as np
+
+from ..frontend.aspects import Aspect
+from ..postlink.bundle import Bundle, BundleError, BundleImage
+from .device import device as Device
+from .errors import errc, exception
+from .jit import LinkedProgram, link_and_jit
+from .memory import usm_allocation
+
+__all__ = ["program", "kernel", "load_bundle"]
+
+REQ, VF = "SYCL/device requirements", "SYCL/virtual functions"
+
+
+def _aspects(im: BundleImage) -> list[int]:
+    raw = im.properties.get(REQ, "aspects")
+    if raw is None:
+        return []
+    payload = raw[8:]
+    return list(struct.unpack(f"<{len(payload) // 4}I", payload[:len(payload) // 4 * 4]))
+
+
+def _aspect_name(n: int) -> str:
+    try:
+        return Aspect(n).name
+    except ValueError:
+        return f"Unknown aspect {n}"
+
+
+def _sets(im: BundleImage, key: str) -> list[str]:
+    raw = im.properties.get(VF, key)
+    return [s for s in raw[8:].decode().split(",") if s] if raw else []
+
+
+def missing_requirements(im: BundleImage, dev: Device) -> list[str]:
+    """Upstream's messages for every requirement of ``im`` that ``dev`` lacks."""
+    out = [f"Required aspect {_aspect_name(a)} is not supported on the device"
+           for a in _aspects(im) if not any(int(x) == a for x in dev.aspects)]
+    sg = im.properties.get(REQ, "reqd_sub_group_size")
+    if sg is not None and dev.sub_group_sizes and sg not in dev.sub_group_sizes:
+        out.append(f"Sub-group size {sg} is not supported on the device")
+    return out
+
+
+class program:  # noqa: N801
+    """The kernels and host functions of one bundle (several bundles may share
+    virtual-function sets: pass them all as ``bundles``)."""
+
+    def __init__(self, bundles: list[Bundle] | Bundle, name: str = "<bundle>"):
+        self.bundles = [bundles] if isinstance(bundles, Bundle) else list(bundles)
+        self.name = name
+        self.images: list[BundleImage] = [im for b in self.bundles for im in b.images]
+        self.signatures: dict[str, str] = {}
+        for b in self.bundles:
+            self.signatures.update(b.kernels)
+        self._cache: dict[tuple, LinkedProgram] = {}
+        self._lock = threading.Lock()
+        self._host = None
+        self.builds = 0                 # programs linked and JIT-compiled (for tests and benchmarks)
+
+    # -- selection and linking ----------------------------------------------------
+
+    def _image_for(self, name: str, dev: Device) -> int:
+        aot = [i for i, im in enumerate(self.images) if im.target == dev.name and name in im.entry_points]
+        if aot:
+            return aot[0]
+        jit = [i for i, im in enumerate(self.images) if im.target is None and not im.dummy and name in im.entry_points]
+        if jit:
+            return jit[0]
+        if any(name in im.entry_points for im in self.images):
+            raise exception(errc.kernel_not_supported,
+                            f"kernel '{name}' has no image for device {dev.name} (its target was not built)")
+        known = ", ".join(sorted(self.signatures)) or "none"
+        raise exception(errc.invalid, f"no kernel named '{name}' in {self.name} (kernels: {known})")
+
+    def images_to_link(self, main: int, dev: Device) -> list[int]:
+        """Step 3: the main image, then the virtual-function images it needs."""
+        im = self.images[main]
+        if im.target is not None:
+            return [main]
+        out = [main]
+        providers: dict[str, list[int]] = {}
+        for i, other in enumerate(self.images):
+            if other.target is None:
+                for s in _sets(other, "virtual-functions-set"):
+                    providers.setdefault(s, []).append(i)
+        for s in _sets(im, "calls-virtual-functions-set") + _sets(im, "uses-virtual-functions-set"):
+            out += [i for i in providers.get(s, []) if not self.images[i].dummy and i not in out]
+        for s in _sets(im, "creates-virtual-functions-set"):
+            real = [i for i in providers.get(s, []) if not self.images[i].dummy]
+            dummies = [i for i in providers.get(s, []) if self.images[i].dummy]
+            for r in real:
+                if r in out:
+                    continue
+                if not missing_requirements(self.images[r], dev):
+                    out.append(r)
+                else:
+                    twin = next((d for d in dummies if self.images[d].entry_points == self.images[r].entry_points),
+                                None)
+                    if twin is not None and twin not in out:
+                        out.append(twin)
+        return out
+
+    def linked_for(self, name: str, dev: Device) -> tuple[LinkedProgram, list[int]]:
+        main = self._image_for(name, dev)
+        missing = missing_requirements(self.images[main], dev)
+        if missing:
+            raise exception(errc.kernel_not_supported, "; ".join(missing))
+        chosen = self.images_to_link(main, dev)
+        key = (tuple(chosen), dev.name)
+        with self._lock:
+            linked = self._cache.get(key)
+            if linked is None:
+                kernels = [k for k in self.images[main].entry_points if k in self.signatures]
+                linked = link_and_jit([self.images[i].ir for i in chosen], kernels)
+                self._cache[key] = linked
+                self.builds += 1
+        return linked, chosen
+
+    def kernel(self, name: str) -> "kernel":
+        if name not in self.signatures:
+            known = ", ".join(sorted(self.signatures)) or "none"
+            raise exception(errc.invalid, f"no kernel named '{name}' in {self.name} (kernels: {known})")
+        return kernel(self, name, self.signatures[name])
+
+    __getitem__ = kernel
+
+    # -- host side ------------------------------------------------------------------
+
+    def host_function(self, name: str):
+        """A host function of the program, JIT-compiled from the host module and
+        callable from Python with USM allocations, ints and floats."""
+        if self._host is None:
+            self._host = _HostProgram(self.bundles[0].host)
+        return self._host.function(name)
+
+
+_INT_BITS = {"bool": 8, "char": 8, "uchar": 8, "short": 16, "ushort": 16, "int": 32, "uint": 32,
+             "long": 64, "ulong": 64}
+
+
+class kernel:  # noqa: N801
+    """A kernel of a program, with its parameter signature from the bundle."""
+
+    def __init__(self, prog: program, name: str, signature: str):
+        self.program, self.name = prog, name
+        params = [p.strip() for p in signature.split(",") if p.strip()]
+        self.item = params[0] if params and params[0].startswith(("id<", "nd_item<")) else None
+        self.params = params[1:] if self.item else params
+
+    @property
+    def dims(self) -> int:
+        return int(self.item[self.item.index("<") + 1:-1]) if self.item else 0
+
+    def pack(self, args) -> ctypes.Array:
+        """Check the arguments against the signature and put each in an 8-byte slot."""
+        if len(args) != len(self.params):
+            raise exception(errc.invalid, f"kernel '{self.name}' takes {len(self.params)} argument"
+                                          f"{'s' if len(self.params) != 1 else ''} ({', '.join(self.params)}), "
+                                          f"got {len(args)}")
+        slots = (ctypes.c_uint64 * max(len(args), 1))()
+        for i, (ty, value) in enumerate(zip(self.params, args)):
+            where = f"argument {i + 1} of kernel '{self.name}' ({ty})"
+            if ty.endswith("*"):
+                if isinstance(value, usm_allocation):
+                    value.check(where)
+                    slots[i] = value.ptr
+                elif value is None:
+                    slots[i] = 0
+                elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+                    slots[i] = int(value) & (2 ** 64 - 1)
+                else:
+                    raise exception(errc.invalid, f"{where} must be a USM allocation, got {type(value).__name__}")
+            elif ty in ("float", "double", "half"):
+                if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
+                    raise exception(errc.invalid, f"{where} must be a number, got {type(value).__name__}")
+                if ty == "float":
+                    slots[i] = struct.unpack("<I", struct.pack("<f", float(value)))[0]
+                elif ty == "double":
+                    slots[i] = struct.unpack("<Q", struct.pack("<d", float(value)))[0]
+                else:
+                    slots[i] = int(np.float16(value).view(np.uint16))
+            elif ty in _INT_BITS:
+                if not isinstance(value, (int, bool, np.integer)):
+                    raise exception(errc.invalid, f"{where} must be an integer, got {type(value).__name__}")
+                slots[i] = int(value) & ((1 << _INT_BITS[ty]) - 1)
+            else:
+                raise exception(errc.invalid, f"{where}: passing a {ty} by value is not supported by this runtime")
+        return slots
+
+
+class _HostProgram:
+    _CTYPES = {"void": None, "float": ctypes.c_float, "double": ctypes.c_double, "i1": ctypes.c_bool,
+               "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32, "i64": ctypes.c_int64,
+               "ptr": ctypes.c_void_p}
+
+    def __init__(self, bitcode: bytes):
+        import llvmlite.binding as llvm
+        from ..passes.ir import Module, _split_type, split_operands
+        from .jit import _target_machine
+        machine = _target_machine()
+        mod = llvm.parse_bitcode(bitcode, context=llvm.create_context())
+        self.view = Module.parse(str(mod))
+        mod.triple = machine.triple
+        mod.data_layout = str(machine.target_data)
+        self.engine = llvm.create_mcjit_compiler(mod, machine)
+        self.engine.finalize_object()
+        self._split, self._ops = _split_type, split_operands
+        self._fns = {}
+
+    def function(self, name: str):
+        if name in self._fns:
+            return self._fns[name]
+        fn = self.view.functions.get(name)
+        if fn is None or fn.is_declaration:
+            known = ", ".join(n for n, f in self.view.functions.items() if not f.is_declaration and "." not in n)
+            raise exception(errc.invalid, f"no host function named '{name}' (host functions: {known or 'none'})")
+        types = [self._split(op)[0] for op in self._ops(fn.params[1:-1])]
+        try:
+            restype = self._CTYPES[fn.return_type]
+            argtypes = [self._CTYPES[t] for t in types]
+        except KeyError as err:
+            raise exception(errc.invalid, f"host function '{name}' has a parameter or result of type {err} "
+                                          f"that Python cannot pass") from None
+        cfn = ctypes.CFUNCTYPE(restype, *argtypes)(self.engine.get_function_address(name))
+
+        def call(*args):
+            if len(args) != len(argtypes):
+                raise exception(errc.invalid, f"host function '{name}' takes {len(argtypes)} arguments, got {len(args)}")
+            conv = []
+            for a in args:
+                if isinstance(a, usm_allocation):
+                    a.check(f"host function '{name}'")
+                    a = a.ptr
+                conv.append(a)
+            return cfn(*conv)
+
+        self._fns[name] = call
+        return call
+
+
+def load_bundle(path: str) -> program:
+    """Read a bundle file (``minisycl build``) as a program."""
+    try:
+        return program(Bundle.read(path), path)
+    except BundleError as err:
+        raise exception(errc.invalid, str(err)) from None

@@ -1,0 +1,224 @@
+"""Queues, handlers and events with SYCL's names.
+
+Commands run when they are submitted, after the events they depend on (and,
+for an in-order queue, the previous command) have completed: a valid
+schedule for both in-order and out-of-order queues, and the cheapest one.
+Kernels spread their work-items over the CPU cores (``jit.run_range``); host
+tasks run on the submitting thread.  A failed command raises its
+``exception`` at submit and leaves the queue usable.
+"""
+from __future__ import annotations
+
+import ctypes
+import time
+
+import numpy as np
+
+from .device import default_device, device as Device
+from .errors import errc, exception
+from .jit import run_range
+from .memory import usm_allocation
+from .program import kernel as Kernel
+
+__all__ = ["queue", "event", "handler", "range", "nd_range"]
+
+class range:  # noqa: N801,A001 - SYCL's name
+    def __init__(self, *dims: int):
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and d >= 0 for d in dims):
+            raise exception(errc.invalid, f"a range has 1 to 3 non-negative integer dimensions, got {dims!r}")
+        self.dims = tuple(int(d) for d in dims)
+
+    def size(self) -> int:
+        n = 1
+        for d in self.dims:
+            n *= d
+        return n
+
+    def __len__(self):
+        return len(self.dims)
+
+    def __repr__(self):
+        return f"range{self.dims}"
+
+
+class nd_range:  # noqa: N801
+    def __init__(self, global_range, local_range):
+        self.global_range = global_range if isinstance(global_range, range) else range(global_range)
+        self.local_range = local_range if isinstance(local_range, range) else range(local_range)
+        if len(self.global_range) != len(self.local_range):
+            raise exception(errc.nd_range, "global and local ranges of an nd_range must have the same dimensions")
+        for g, l in zip(self.global_range.dims, self.local_range.dims):
+            if l == 0 or g % l:
+                raise exception(errc.nd_range, "Non-uniform work-groups are not supported by the target device")
+
+
+def _as_range(r) -> range | nd_range:
+    if isinstance(r, (range, nd_range)):
+        return r
+    if isinstance(r, (int, np.integer)):
+        return range(int(r))
+    if isinstance(r, (tuple, list)):
+        return range(*r)
+    raise exception(errc.invalid, f"expected a range, an nd_range, an int or a tuple, got {type(r).__name__}")
+
+
+class event:  # noqa: N801
+    """A command's completion (commands complete at submit, see the module docstring)."""
+
+    def __init__(self, submit_ns: int, start_ns: int, end_ns: int, profiling: bool):
+        self._times = {"command_submit": submit_ns, "command_start": start_ns, "command_end": end_ns}
+        self._profiling = profiling
+
+    def wait(self) -> None:
+        return None
+
+    def wait_and_throw(self) -> None:
+        return None
+
+    @property
+    def status(self) -> str:
+        return "complete"
+
+    def get_profiling_info(self, what: str) -> int:
+        if not self._profiling:
+            raise exception(errc.invalid, "Profiling information is unavailable as the queue associated with "
+                                          "the event does not have the 'enable_profiling' property.")
+        if what not in self._times:
+            raise exception(errc.invalid, f"unknown profiling info '{what}' (command_submit, command_start, command_end)")
+        return self._times[what]
+
+    @staticmethod
+    def wait_list(events) -> None:
+        for e in events:
+            e.wait()
+
+
+def _address(x, what: str) -> int:
+    if isinstance(x, usm_allocation):
+        x.check(what)
+        return x.ptr
+    if isinstance(x, np.ndarray):
+        return x.ctypes.data
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    raise exception(errc.invalid, f"{what} expects a USM allocation, a NumPy array or an address, got {type(x).__name__}")
+
+
+class handler:  # noqa: N801
+    """Records one command group (``queue.submit(lambda h: ...)``)."""
+
+    def __init__(self, q: "queue"):
+        self.queue = q
+        self.deps: list[event] = []
+        self.command = None
+
+    def depends_on(self, events) -> None:
+        self.deps.extend([events] if isinstance(events, event) else list(events))
+
+    def _set(self, fn):
+        if self.command is not None:
+            raise exception(errc.invalid, "a command group can hold only one command")
+        self.command = fn
+
+    def single_task(self, k: Kernel, *args) -> None:
+        if k.item is not None:
+            raise exception(errc.invalid, f"kernel '{k.name}' takes {k.item}: launch it with parallel_for")
+        slots = k.pack(args)
+        self._set(lambda: self.queue._launch(k, slots, 1, (ctypes.c_int64 * 6)()))
+
+    def parallel_for(self, k: Kernel, r, *args) -> None:
+        r = _as_range(r)
+        if k.item is None:
+            raise exception(errc.invalid, f"kernel '{k.name}' takes no work-item index: launch it with single_task")
+        is_nd = isinstance(r, nd_range)
+        if k.item.startswith("nd_item") != is_nd:
+            want = "an nd_range" if k.item.startswith("nd_item") else "a range"
+            raise exception(errc.nd_range, f"kernel '{k.name}' takes {k.item}: launch it over {want}")
+        glob = r.global_range if is_nd else r
+        if len(glob) != k.dims:
+            raise exception(errc.nd_range, f"kernel '{k.name}' takes {k.item} but the range has {len(glob)} dimensions")
+        geometry = (ctypes.c_int64 * 6)(*(list(glob.dims) + [0] * (3 - len(glob))) +
+                                        (list(r.local_range.dims) + [1] * (3 - len(glob)) if is_nd else [1, 1, 1]))
+        slots = k.pack(args)
+        self._set(lambda: self.queue._launch(k, slots, glob.size(), geometry))
+
+    def memcpy(self, dst, src, nbytes: int) -> None:
+        d, s = _address(dst, "memcpy"), _address(src, "memcpy")
+        self._set(lambda: ctypes.memmove(d, s, int(nbytes)))
+
+    def memset(self, ptr, value: int, nbytes: int) -> None:
+        p = _address(ptr, "memset")
+        self._set(lambda: ctypes.memset(p, int(value), int(nbytes)))
+
+    def fill(self, ptr, pattern, count: int) -> None:
+        if not isinstance(ptr, usm_allocation):
+            raise exception(errc.invalid, "fill expects a USM allocation")
+        ptr.check("fill")
+        self._set(lambda: ptr.array.__setitem__(slice(0, int(count)), pattern))
+
+    def copy(self, src, dst, count: int) -> None:
+        def run():
+            a, b = np.asarray(src), np.asarray(dst)
+            b.reshape(-1)[:int(count)] = a.reshape(-1)[:int(count)]
+        for x in (src, dst):
+            if isinstance(x, usm_allocation):
+                x.check("copy")
+        self._set(run)
+
+    def host_task(self, fn) -> None:
+        self._set(fn)
+
+
+class queue:  # noqa: N801
+    def __init__(self, dev: Device | str | None = None, *, in_order: bool = False, enable_profiling: bool = False,
+                 device_selector=None):
+        self.device = default_device(device_selector if dev is None else dev)
+        self.in_order = in_order
+        self.profiling = enable_profiling
+
+    def get_device(self) -> Device:
+        return self.device
+
+    def _launch(self, k: Kernel, slots, total: int, geometry) -> None:
+        linked, _ = k.program.linked_for(k.name, self.device)
+        run_range(linked.launcher(k.name), slots, total, geometry)
+
+    def submit(self, cgf, depends_on=None) -> event:
+        h = handler(self)
+        if depends_on is not None:
+            h.depends_on(depends_on)
+        submitted = time.perf_counter_ns()
+        cgf(h)
+        if h.command is None:
+            return event(submitted, submitted, submitted, self.profiling)
+        event.wait_list(h.deps)
+        start = time.perf_counter_ns()
+        h.command()
+        return event(submitted, start, time.perf_counter_ns(), self.profiling)
+
+    # shortcuts, as sycl::queue has them
+    def single_task(self, k: Kernel, *args, depends_on=None) -> event:
+        return self.submit(lambda h: h.single_task(k, *args), depends_on)
+
+    def parallel_for(self, k: Kernel, r, *args, depends_on=None) -> event:
+        return self.submit(lambda h: h.parallel_for(k, r, *args), depends_on)
+
+    def memcpy(self, dst, src, nbytes: int, depends_on=None) -> event:
+        return self.submit(lambda h: h.memcpy(dst, src, nbytes), depends_on)
+
+    def memset(self, ptr, value: int, nbytes: int, depends_on=None) -> event:
+        return self.submit(lambda h: h.memset(ptr, value, nbytes), depends_on)
+
+    def fill(self, ptr, pattern, count: int, depends_on=None) -> event:
+        return self.submit(lambda h: h.fill(ptr, pattern, count), depends_on)
+
+    def copy(self, src, dst, count: int, depends_on=None) -> event:
+        return self.submit(lambda h: h.copy(src, dst, count), depends_on)
+
+    def wait(self) -> None:
+        return None
+
+    def wait_and_throw(self) -> None:
+        return None
