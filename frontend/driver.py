@@ -28,6 +28,8 @@ COMMANDS = {
     "post-link": "minisycl.postlink.cli:post_link_cmd",
     "build": "minisycl.postlink.cli:build_cmd",
     "inspect": "minisycl.postlink.cli:inspect_cmd",
+    "devices": "minisycl.runtime.cli:devices_cmd",
+    "run": "minisycl.runtime.cli:run_cmd",
 }
 
 

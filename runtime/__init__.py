@@ -11,9 +11,10 @@ The API mirrors SYCL's names in snake_case (``architecture.md``, "Runtime model"
 from .device import HOST_CPU, aspect, default_device, device, get_devices
 from .errors import errc, exception
 from .memory import free, malloc_device, malloc_host, malloc_shared, usm_allocation
-from .program import kernel, load_bundle, program
+from .program import build_program, kernel, load_bundle, program
 from .queue import event, handler, nd_range, queue, range
 
 __all__ = ["aspect", "device", "get_devices", "default_device", "HOST_CPU", "errc", "exception", "free",
            "malloc_device", "malloc_host", "malloc_shared", "usm_allocation", "kernel", "load_bundle", "program",
+           "build_program",
            "event", "handler", "nd_range", "queue", "range"]

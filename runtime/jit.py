@@ -55,6 +55,15 @@ def _target_machine():
     return _machine
 
 
+def new_machine():
+    """A target machine for one execution engine: MCJIT takes ownership of the
+    machine it is given and destroys it with the engine, so engines never share one."""
+    _target_machine()
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+                                        opt=_OPT_LEVEL, reloc="default", codemodel="jitdefault")
+
+
 def launcher_name(kernel: str) -> str:
     return f"__minisycl_run_{kernel}"
 
@@ -155,9 +164,13 @@ def _dedupe(modules: list[Module]) -> None:
 class LinkedProgram:
     """Linked, JIT-compiled images: kernel launchers and global addresses."""
 
-    def __init__(self, engine, shapes: dict[str, KernelShape], key: str, from_disk: bool):
+    def __init__(self, engine, context, shapes: dict[str, KernelShape], key: str, from_disk: bool):
         self.engine, self.shapes, self.key, self.from_disk = engine, shapes, key, from_disk
+        keep_context(self, context)
         self._launchers = {}
+
+    def __del__(self):
+        close_engine(self)
 
     def launcher(self, kernel: str):
         fn = self._launchers.get(kernel)
@@ -196,8 +209,9 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str]) -> LinkedProgr
     key = hashlib.sha256("\n".join([text, machine.triple, llvm.get_host_cpu_name(),
                                     llvm.get_host_cpu_features().flatten(), str(_OPT_LEVEL),
                                     "minisycl-jit-1"]).encode()).hexdigest()
+    context = llvm.create_context()
     try:
-        mod = llvm.parse_assembly(text, context=llvm.create_context())
+        mod = llvm.parse_assembly(text, context=context)
         mod.triple = machine.triple
         mod.data_layout = str(machine.target_data)
         mod.verify()
@@ -209,10 +223,32 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str]) -> LinkedProgr
         pto = llvm.create_pipeline_tuning_options(speed_level=_OPT_LEVEL)
         pb = llvm.create_pass_builder(machine, pto)
         pb.getModulePassManager().run(mod, pb)
-    engine = llvm.create_mcjit_compiler(mod, machine)
+    engine = llvm.create_mcjit_compiler(mod, new_machine())
     engine.set_object_cache(cache.notify, cache.get)
     engine.finalize_object()
-    return LinkedProgram(engine, shapes, key, from_disk)
+    return LinkedProgram(engine, context, shapes, key, from_disk)
+
+
+#: id(owner) -> the LLVM context of its engine's module
+_CONTEXTS: dict[int, object] = {}
+
+
+def keep_context(owner, context) -> None:
+    """Keep ``context`` alive until ``owner`` has closed its engine.
+
+    Disposing a context deletes its modules; if Python's cycle collector
+    finalised the context before the engine, the engine would delete its module
+    a second time.  Held here, a context is released only by ``close_engine``,
+    after the engine is gone, whatever order the collector picks."""
+    _CONTEXTS[id(owner)] = context
+
+
+def close_engine(owner) -> None:
+    engine = getattr(owner, "engine", None)
+    if engine is not None and not engine.closed:
+        engine.close()
+    owner.engine = None
+    _CONTEXTS.pop(id(owner), None)
 
 
 class _DiskCache:

@@ -29,7 +29,7 @@ from .errors import errc, exception
 from .jit import LinkedProgram, link_and_jit
 from .memory import usm_allocation
 
-__all__ = ["program", "kernel", "load_bundle"]
+__all__ = ["program", "kernel", "load_bundle", "build_program"]
 
 REQ, VF = "SYCL/device requirements", "SYCL/virtual functions"
 
@@ -73,8 +73,11 @@ class program:  # noqa: N801
         self.name = name
         self.images: list[BundleImage] = [im for b in self.bundles for im in b.images]
         self.signatures: dict[str, str] = {}
+        self.device_globals: dict[str, dict] = {}
         for b in self.bundles:
             self.signatures.update(b.kernels)
+            self.device_globals.update(b.device_globals)
+        self._dg_storage: dict[tuple[str, str], usm_allocation] = {}
         self._cache: dict[tuple, LinkedProgram] = {}
         self._lock = threading.Lock()
         self._host = None
@@ -135,9 +138,28 @@ class program:  # noqa: N801
             if linked is None:
                 kernels = [k for k in self.images[main].entry_points if k in self.signatures]
                 linked = link_and_jit([self.images[i].ir for i in chosen], kernels)
+                self._bind_device_globals(linked, dev)
                 self._cache[key] = linked
                 self.builds += 1
         return linked, chosen
+
+    def _bind_device_globals(self, linked: LinkedProgram, dev: Device) -> None:
+        """A ``device_global`` without ``device_image_scope`` is ``{ ptr, T }``: one
+        allocation per device, initialised from ``T``'s initial value on first use
+        and written into the pointer of every program that uses it, so all images
+        on the device share it.  With image scope the variable lives in its program."""
+        for uid, info in self.device_globals.items():
+            if info["device_image_scope"]:
+                continue
+            addr = linked.global_address(info["name"])
+            if not addr:
+                continue
+            storage = self._dg_storage.get((dev.name, uid))
+            if storage is None:
+                storage = usm_allocation(info["size"], np.uint8, "device")
+                ctypes.memmove(storage.ptr, addr + 8, info["size"])
+                self._dg_storage[(dev.name, uid)] = storage
+            ctypes.c_uint64.from_address(addr).value = storage.ptr
 
     def kernel(self, name: str) -> "kernel":
         if name not in self.signatures:
@@ -219,16 +241,22 @@ class _HostProgram:
     def __init__(self, bitcode: bytes):
         import llvmlite.binding as llvm
         from ..passes.ir import Module, _split_type, split_operands
-        from .jit import _target_machine
+        from .jit import _target_machine, keep_context, new_machine
         machine = _target_machine()
-        mod = llvm.parse_bitcode(bitcode, context=llvm.create_context())
+        context = llvm.create_context()
+        mod = llvm.parse_bitcode(bitcode, context=context)
         self.view = Module.parse(str(mod))
         mod.triple = machine.triple
         mod.data_layout = str(machine.target_data)
-        self.engine = llvm.create_mcjit_compiler(mod, machine)
+        self.engine = llvm.create_mcjit_compiler(mod, new_machine())
+        keep_context(self, context)
         self.engine.finalize_object()
         self._split, self._ops = _split_type, split_operands
         self._fns = {}
+
+    def __del__(self):
+        from .jit import close_engine
+        close_engine(self)
 
     def function(self, name: str):
         if name in self._fns:
@@ -259,6 +287,13 @@ class _HostProgram:
 
         self._fns[name] = call
         return call
+
+
+def build_program(sources: list[str], *, split: str = "auto", targets=()) -> program:
+    """Build sources in this process (``minisycl build`` without the file) and load the result."""
+    from ..postlink.build import build
+    bundle, _ = build(list(sources), split=split, targets=list(targets))
+    return program(bundle, " ".join(sources))
 
 
 def load_bundle(path: str) -> program:

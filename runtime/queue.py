@@ -125,8 +125,8 @@ class handler:  # noqa: N801
     def single_task(self, k: Kernel, *args) -> None:
         if k.item is not None:
             raise exception(errc.invalid, f"kernel '{k.name}' takes {k.item}: launch it with parallel_for")
-        slots = k.pack(args)
-        self._set(lambda: self.queue._launch(k, slots, 1, (ctypes.c_int64 * 6)()))
+        slots, q = k.pack(args), self.queue
+        self._set(lambda: q._launch(k, slots, 1, (ctypes.c_int64 * 6)()))
 
     def parallel_for(self, k: Kernel, r, *args) -> None:
         r = _as_range(r)
@@ -141,8 +141,8 @@ class handler:  # noqa: N801
             raise exception(errc.nd_range, f"kernel '{k.name}' takes {k.item} but the range has {len(glob)} dimensions")
         geometry = (ctypes.c_int64 * 6)(*(list(glob.dims) + [0] * (3 - len(glob))) +
                                         (list(r.local_range.dims) + [1] * (3 - len(glob)) if is_nd else [1, 1, 1]))
-        slots = k.pack(args)
-        self._set(lambda: self.queue._launch(k, slots, glob.size(), geometry))
+        slots, q = k.pack(args), self.queue
+        self._set(lambda: q._launch(k, slots, glob.size(), geometry))
 
     def memcpy(self, dst, src, nbytes: int) -> None:
         d, s = _address(dst, "memcpy"), _address(src, "memcpy")
