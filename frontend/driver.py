@@ -128,3 +128,7 @@ def compile_cmd(sources, output, emit_bc, check_only, show_time):
         write_output(out, result.bitcode() if emit_bc else result.ir)
 
     run_guarded(body)
+
+
+if __name__ == "__main__":
+    main()

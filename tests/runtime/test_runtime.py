@@ -263,3 +263,24 @@ def test_examples_run(example):
     expected = {"shapes": "Required aspect fp64 is not supported on the device",
                 "counter": "hits = 11000 (expected 11000)", "clamp": "device: [0.0, 0.25, 0.75, 1.0]"}[example]
     assert expected in proc.stdout
+
+
+def test_default_device_from_environment(monkeypatch):
+    monkeypatch.setenv("MINISYCL_DEVICE", "intel_gpu_tgllp")
+    assert sycl.queue().device.name == "intel_gpu_tgllp"
+    monkeypatch.setenv("MINISYCL_DEVICE", "nope")
+    with pytest.raises(sycl.exception):
+        sycl.queue()
+
+
+def test_devices_and_run_commands(tmp_path):
+    from click.testing import CliRunner
+    from minisycl.frontend.driver import main
+    r = CliRunner().invoke(main, ["devices", "-v"])
+    assert r.exit_code == 0 and "*[minisycl:0] minisycl_cpu" in r.output and "intel_gpu_tgllp" in r.output
+    script = tmp_path / "bad.py"
+    script.write_text("from minisycl import runtime as sycl\nsycl.queue('no_such_device')\n")
+    proc = subprocess.run([sys.executable, "-m", "minisycl.frontend.driver", "run", str(script)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith("minisycl: error: runtime: no device named 'no_such_device'")
