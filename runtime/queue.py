@@ -95,11 +95,16 @@ class event:  # noqa: N801
             e.wait()
 
 
-def _address(x, what: str) -> int:
+def _address(x, what: str, nbytes: int = 0) -> int:
+    """The address of a USM allocation / NumPy array, checked to hold ``nbytes``."""
     if isinstance(x, usm_allocation):
         x.check(what)
+        if nbytes > x.nbytes:
+            raise exception(errc.invalid, f"{what} of {nbytes} bytes overruns a {x.nbytes}-byte USM allocation")
         return x.ptr
     if isinstance(x, np.ndarray):
+        if nbytes > x.nbytes:
+            raise exception(errc.invalid, f"{what} of {nbytes} bytes overruns a {x.nbytes}-byte array")
         return x.ctypes.data
     if isinstance(x, (int, np.integer)):
         return int(x)
@@ -145,11 +150,11 @@ class handler:  # noqa: N801
         self._set(lambda: q._launch(k, slots, glob.size(), geometry))
 
     def memcpy(self, dst, src, nbytes: int) -> None:
-        d, s = _address(dst, "memcpy"), _address(src, "memcpy")
+        d, s = _address(dst, "memcpy", int(nbytes)), _address(src, "memcpy", int(nbytes))
         self._set(lambda: ctypes.memmove(d, s, int(nbytes)))
 
     def memset(self, ptr, value: int, nbytes: int) -> None:
-        p = _address(ptr, "memset")
+        p = _address(ptr, "memset", int(nbytes))
         self._set(lambda: ctypes.memset(p, int(value), int(nbytes)))
 
     def fill(self, ptr, pattern, count: int) -> None:

@@ -225,6 +225,9 @@ def test_events_profiling_and_host_tasks(tmp_path):
     q.memset(b, 0, 32)
     q.copy(a, b, 4).wait()
     assert np.asarray(b).tolist() == [5] * 4 + [0] * 4
+    with pytest.raises(sycl.exception) as err:
+        q.memcpy(b, a, 64)
+    assert err.value.code() == sycl.errc.invalid and "overruns a 32-byte USM allocation" in str(err.value)
 
 
 def test_corrupt_bundle(tmp_path):
