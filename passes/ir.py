@@ -748,7 +748,17 @@ class Module:
         self._changed()
 
     def set_linkage(self, name: str, linkage: str) -> None:
-        """Give a function definition another linkage (``external`` prints none)."""
+        """Give a function or global definition another linkage (``external`` prints none)."""
+        if name in self.globals:
+            g = self.globals[name]
+            head, rest = g.line.split(" = ", 1)
+            words = rest.split(" ")
+            if words[0] in _LINKAGES:
+                del words[0]
+            if linkage != "external":
+                words.insert(0, linkage)
+            self.globals[name] = Global(name, f"{head} = {' '.join(words)}")
+            return
         fn = self.functions[name]
         words = fn.header.split(" ")
         if len(words) > 1 and words[1] in _LINKAGES:

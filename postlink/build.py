@@ -15,7 +15,7 @@ from typing import Callable
 
 from ..frontend import compile_files
 from ..passes import parse_pipeline
-from ..passes.ir import Module, parse_text, render
+from ..passes.ir import Module, parse_text, render, split_operands
 from ..passes.link import link
 from ..passes.manager import PassContext, PassManager
 from .bundle import Bundle, BundleImage
@@ -39,16 +39,59 @@ def compile_native(bitcode: bytes) -> bytes:
     return machine.emit_object(mod)
 
 
+def _element_size(value_type: str, size: int) -> int:
+    """``sizeof(remove_all_extents_t<T>)`` from the LLVM type of ``T``: the size
+    divided by every array extent (``[4 x [2 x float]]`` → size / 8)."""
+    count, rest = 1, value_type.strip()
+    while rest.startswith("["):
+        n, _, rest = rest[1:].partition(" x ")
+        count *= int(n)
+        rest = rest[:-1].strip()
+    return max(size // max(count, 1), 1)
+
+
+def _initial_bytes(module: Module, name: str, image_scope: bool, size: int) -> bytes:
+    """The initial value of ``T`` as bytes: LLVM lays out the global's initialiser
+    for this CPU (the runtime's devices) and we read it back."""
+    import llvmlite.binding as llvm
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    part = module.extract([name])
+    ctx = llvm.create_context()
+    mod = llvm.parse_assembly(part.text(), context=ctx)
+    mod.triple = llvm.get_process_triple()
+    machine = llvm.Target.from_triple(mod.triple).create_target_machine()
+    mod.data_layout = str(machine.target_data)
+    engine = llvm.create_mcjit_compiler(mod, machine)
+    try:
+        engine.finalize_object()
+        addr = engine.get_global_value_address(name)
+        import ctypes
+        return ctypes.string_at(addr + (0 if image_scope else 8), size)
+    finally:
+        engine.close()          # before its context goes (see runtime/jit.py)
+        del ctx
+
+
 def _device_global_table(module: Module) -> dict[str, dict]:
+    """unique id → what the runtime needs to know of each device global."""
     table = {}
     for name in module.globals_with("sycl-device-global-size"):
+        g = module.globals[name]
         attrs = module.global_attributes(name)
+        size = int(attrs["sycl-device-global-size"])
+        scope = "sycl-device-image-scope" in attrs and attrs["sycl-device-image-scope"] != "false"
+        fields = split_operands(g.value_type.strip()[1:-1]) if g.value_type.startswith("{") else [g.value_type]
+        value_type = fields[-1]
         table[attrs.get("sycl-unique-id") or name] = {
             "name": name,
-            "size": int(attrs["sycl-device-global-size"]),
-            "device_image_scope": "sycl-device-image-scope" in attrs and attrs["sycl-device-image-scope"] != "false",
+            "size": size,
+            "element_size": _element_size(value_type, size),
+            "device_image_scope": scope,
             "host_access": int(attrs.get("sycl-host-access") or 2),
             "init_mode": attrs.get("sycl-init-mode"),
+            "implement_in_csr": attrs.get("sycl-implement-in-csr"),
+            "init": "" if g.is_declaration else _initial_bytes(module, name, scope, size).hex(),
         }
     return table
 

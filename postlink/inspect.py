@@ -68,8 +68,13 @@ def render_text(path: str, info: dict) -> str:
     out.append("kernels:")
     out += [f"  {k}({sig})" for k, sig in info["kernels"].items()] or ["  (none)"]
     out.append("device globals:")
+    access = {0: "read", 1: "write", 2: "read_write", 3: "none"}
     out += [f"  {uid}: {g['name']}, {g['size']} bytes, image scope {'yes' if g['device_image_scope'] else 'no'}, "
-            f"host access {g['host_access']}" for uid, g in info["device_globals"].items()] or ["  (none)"]
+            f"host access {access.get(g['host_access'], g['host_access'])}"
+            + (f", init_mode {({'0': 'reprogram', '1': 'reset'}).get(g['init_mode'], g['init_mode'])}"
+               if g.get("init_mode") is not None else "")
+            + (f", implement_in_csr {g['implement_in_csr']}" if g.get("implement_in_csr") is not None else "")
+            for uid, g in info["device_globals"].items()] or ["  (none)"]
     out.append("images:")
     for i, im in enumerate(info["images"]):
         kind = f"AOT {im['target']}" if im["target"] else ("JIT dummy" if im["dummy"] else "JIT")

@@ -8,13 +8,14 @@ The API mirrors SYCL's names in snake_case (``architecture.md``, "Runtime model"
     x = sycl.malloc_shared(1024, numpy.float32, q)
     q.parallel_for(prog.kernel("saxpy"), sycl.range(1024), 2.0, x, y).wait()
 """
-from .device import HOST_CPU, aspect, default_device, device, get_devices
+from .device import HOST_CPU, aspect, context, default_context, default_device, device, get_devices
+from .device_global import device_global
 from .errors import errc, exception
 from .memory import free, malloc_device, malloc_host, malloc_shared, usm_allocation
 from .program import build_program, kernel, load_bundle, program
 from .queue import event, handler, nd_range, queue, range
 
-__all__ = ["aspect", "device", "get_devices", "default_device", "HOST_CPU", "errc", "exception", "free",
+__all__ = ["aspect", "device", "context", "default_context", "get_devices", "default_device", "HOST_CPU", "errc", "exception", "free",
            "malloc_device", "malloc_host", "malloc_shared", "usm_allocation", "kernel", "load_bundle", "program",
-           "build_program",
+           "build_program", "device_global",
            "event", "handler", "nd_range", "queue", "range"]

@@ -10,7 +10,7 @@ from ..frontend.aspects import Aspect
 from ..postlink.device_config import TargetInfo, load_target, target_names
 from .errors import errc, exception
 
-__all__ = ["device", "get_devices", "default_device", "aspect", "HOST_CPU"]
+__all__ = ["device", "context", "get_devices", "default_device", "default_context", "aspect", "HOST_CPU"]
 
 aspect = Aspect            # sycl::aspect is the compiler's aspect table, the same object
 HOST_CPU = "minisycl_cpu"
@@ -82,3 +82,28 @@ def default_device(selector=None) -> device:
         if d.name == name:
             return d
     raise exception(errc.runtime, f"no device named '{name}'; devices: {', '.join(d.name for d in devices)}")
+
+
+class context:  # noqa: N801 - SYCL's name
+    """``sycl::context``: what device-global allocations and built programs belong
+    to.  Queues share one default context per device unless given another."""
+
+    _next = 0
+
+    def __init__(self, dev: device | str | None = None):
+        self.devices = [default_device(dev)]
+        context._next += 1
+        self.id = context._next
+
+    def __repr__(self):
+        return f"<context {self.id} of {', '.join(d.name for d in self.devices)}>"
+
+
+_DEFAULT_CONTEXTS: dict[str, context] = {}
+
+
+def default_context(dev: device) -> context:
+    ctx = _DEFAULT_CONTEXTS.get(dev.name)
+    if ctx is None:
+        ctx = _DEFAULT_CONTEXTS[dev.name] = context(dev)
+    return ctx

@@ -204,6 +204,9 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str]) -> LinkedProgr
     for k in shapes:            # a spir_kernel cannot be called; on the CPU it is a plain function
         fn = linked.functions[k]
         linked.functions[k] = type(fn)(k, fn.header.replace(" spir_kernel ", " spir_func ", 1), fn.body)
+    for g in linked.globals_with("sycl-device-global-size"):
+        if linked.globals[g].linkage in ("internal", "private"):
+            linked.set_linkage(g, "external")     # so the runtime can find a static device global
     text = linked.text() + "".join(_launcher(s) for s in shapes.values())
     machine = _target_machine()
     key = hashlib.sha256("\n".join([text, machine.triple, llvm.get_host_cpu_name(),

@@ -27,6 +27,7 @@ from ..postlink.bundle import Bundle, BundleError, BundleImage
 from .device import device as Device
 from .errors import errc, exception
 from .jit import LinkedProgram, link_and_jit
+from .device_global import bind_program
 from .memory import usm_allocation
 
 __all__ = ["program", "kernel", "load_bundle", "build_program"]
@@ -77,7 +78,7 @@ class program:  # noqa: N801
         for b in self.bundles:
             self.signatures.update(b.kernels)
             self.device_globals.update(b.device_globals)
-        self._dg_storage: dict[tuple[str, str], usm_allocation] = {}
+        self._views: dict = {}
         self._cache: dict[tuple, LinkedProgram] = {}
         self._lock = threading.Lock()
         self._host = None
@@ -126,40 +127,67 @@ class program:  # noqa: N801
                         out.append(twin)
         return out
 
-    def linked_for(self, name: str, dev: Device) -> tuple[LinkedProgram, list[int]]:
+    def linked_for(self, name: str, dev: Device, ctx=None) -> tuple[LinkedProgram, list[int]]:
+        """The built program for kernel ``name`` on ``dev`` in ``ctx`` (default context)."""
+        from .device import default_context
+        ctx = ctx or default_context(dev)
         main = self._image_for(name, dev)
         missing = missing_requirements(self.images[main], dev)
         if missing:
             raise exception(errc.kernel_not_supported, "; ".join(missing))
         chosen = self.images_to_link(main, dev)
-        key = (tuple(chosen), dev.name)
+        key = (tuple(chosen), dev.name, ctx.id)
         with self._lock:
             linked = self._cache.get(key)
             if linked is None:
                 kernels = [k for k in self.images[main].entry_points if k in self.signatures]
                 linked = link_and_jit([self.images[i].ir for i in chosen], kernels)
-                self._bind_device_globals(linked, dev)
+                bind_program(self, linked, dev, ctx)
                 self._cache[key] = linked
                 self.builds += 1
         return linked, chosen
 
-    def _bind_device_globals(self, linked: LinkedProgram, dev: Device) -> None:
-        """A ``device_global`` without ``device_image_scope`` is ``{ ptr, T }``: one
-        allocation per device, initialised from ``T``'s initial value on first use
-        and written into the pointer of every program that uses it, so all images
-        on the device share it.  With image scope the variable lives in its program."""
+    def device_global(self, name: str):
+        """The handle of a device global, by source name, IR name or unique id."""
+        from .device_global import device_global
         for uid, info in self.device_globals.items():
-            if info["device_image_scope"]:
+            if name in (uid, info["name"]) or uid.endswith("___" + name):
+                return device_global(self, uid, info)
+        known = ", ".join(sorted(i["name"] for i in self.device_globals.values())) or "none"
+        raise exception(errc.invalid, f"no device_global named '{name}' in {self.name} (device globals: {known})")
+
+    def image_scope_program(self, dg, dev: Device, ctx=None) -> LinkedProgram:
+        """The program, on ``dev``, of the one image holding a ``device_image_scope`` variable."""
+        holders = []
+        for i, im in enumerate(self.images):
+            if im.dummy or (im.target is not None and im.target != dev.name):
                 continue
-            addr = linked.global_address(info["name"])
-            if not addr:
-                continue
-            storage = self._dg_storage.get((dev.name, uid))
-            if storage is None:
-                storage = usm_allocation(info["size"], np.uint8, "device")
-                ctypes.memmove(storage.ptr, addr + 8, info["size"])
-                self._dg_storage[(dev.name, uid)] = storage
-            ctypes.c_uint64.from_address(addr).value = storage.ptr
+            view = self._image_view(i)
+            g = view.globals.get(dg.name)
+            if g is not None and not g.is_declaration:
+                holders.append(i)
+        aot = [i for i in holders if self.images[i].target == dev.name]
+        holders = aot or holders
+        if not holders:
+            raise exception(errc.invalid, "No image exists with the device_global.")
+        if len(holders) > 1:
+            raise exception(errc.invalid, "More than one image exists with the device_global.")
+        view, im = self._image_view(holders[0]), self.images[holders[0]]
+        users = [k for k in im.entry_points if k in self.signatures and k in view.functions
+                 and dg.name in view.closure([k])]
+        if not users:
+            raise exception(errc.kernel_not_supported, f"no kernel of the image holding device_global "
+                                                       f"'{dg.name}' uses it")
+        return self.linked_for(users[0], dev, ctx)[0]
+
+    def _image_view(self, index: int):
+        view = self._views.get(index)
+        if view is None:
+            import llvmlite.binding as llvm
+            from ..passes.ir import Module
+            ref = llvm.parse_bitcode(self.images[index].ir, context=llvm.create_context())
+            view = self._views[index] = Module.parse(str(ref))
+        return view
 
     def kernel(self, name: str) -> "kernel":
         if name not in self.signatures:

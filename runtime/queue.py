@@ -14,7 +14,8 @@ import time
 
 import numpy as np
 
-from .device import default_device, device as Device
+from .device import context, default_context, default_device, device as Device
+from .device_global import device_global, storage_address
 from .errors import errc, exception
 from .jit import run_range
 from .memory import usm_allocation
@@ -149,9 +150,31 @@ class handler:  # noqa: N801
         slots, q = k.pack(args), self.queue
         self._set(lambda: q._launch(k, slots, glob.size(), geometry))
 
-    def memcpy(self, dst, src, nbytes: int) -> None:
+    def memcpy(self, dst, src, nbytes: int | None = None, offset: int = 0) -> None:
+        """``memcpy(dst, src, nbytes)``; with a device global on either side, SYCL's
+        ``memcpy(dg, src, numBytes = sizeof(T), offset = 0)`` and its mirror."""
+        if isinstance(dst, device_global) or isinstance(src, device_global):
+            dg = dst if isinstance(dst, device_global) else src
+            n = dg.size if nbytes is None else int(nbytes)
+            self._device_global_copy(dg, src if dg is dst else dst, "to" if dg is dst else "from", int(offset), n)
+            return
+        if nbytes is None:
+            raise exception(errc.invalid, "memcpy needs a byte count")
         d, s = _address(dst, "memcpy", int(nbytes)), _address(src, "memcpy", int(nbytes))
         self._set(lambda: ctypes.memmove(d, s, int(nbytes)))
+
+    def _device_global_copy(self, dg: device_global, other, direction: str, offset: int, nbytes: int) -> None:
+        dg.check_access(direction)
+        dg.check_bounds(direction, offset, nbytes)
+        if isinstance(other, np.ndarray) and not other.flags["C_CONTIGUOUS"]:
+            raise exception(errc.invalid, f"copy {direction} device_global '{dg.name}' needs a contiguous array")
+        host = _address(other, f"copy {direction} device_global '{dg.name}'", nbytes)
+        dev, ctx = self.queue.device, self.queue.context
+
+        def run():
+            where = storage_address(dg, dev, ctx) + offset
+            ctypes.memmove(where, host, nbytes) if direction == "to" else ctypes.memmove(host, where, nbytes)
+        self._set(run)
 
     def memset(self, ptr, value: int, nbytes: int) -> None:
         p = _address(ptr, "memset", int(nbytes))
@@ -163,7 +186,18 @@ class handler:  # noqa: N801
         ptr.check("fill")
         self._set(lambda: ptr.array.__setitem__(slice(0, int(count)), pattern))
 
-    def copy(self, src, dst, count: int) -> None:
+    def copy(self, src, dst, count: int | None = None, start_index: int = 0) -> None:
+        """``copy(src, dst, count)`` of elements; with a device global on either side,
+        SYCL's ``copy(src, dg, count = elements of T, startIndex = 0)`` and its mirror."""
+        if isinstance(dst, device_global) or isinstance(src, device_global):
+            dg = dst if isinstance(dst, device_global) else src
+            n = dg.elements - int(start_index) if count is None else int(count)
+            self._device_global_copy(dg, src if dg is dst else dst, "to" if dg is dst else "from",
+                                     int(start_index) * dg.element_size, n * dg.element_size)
+            return
+        if count is None:
+            raise exception(errc.invalid, "copy needs an element count")
+
         def run():
             a, b = np.asarray(src), np.asarray(dst)
             b.reshape(-1)[:int(count)] = a.reshape(-1)[:int(count)]
@@ -178,16 +212,20 @@ class handler:  # noqa: N801
 
 class queue:  # noqa: N801
     def __init__(self, dev: Device | str | None = None, *, in_order: bool = False, enable_profiling: bool = False,
-                 device_selector=None):
+                 device_selector=None, context: "context | None" = None):
         self.device = default_device(device_selector if dev is None else dev)
+        self.context = context or default_context(self.device)
         self.in_order = in_order
         self.profiling = enable_profiling
 
     def get_device(self) -> Device:
         return self.device
 
+    def get_context(self):
+        return self.context
+
     def _launch(self, k: Kernel, slots, total: int, geometry) -> None:
-        linked, _ = k.program.linked_for(k.name, self.device)
+        linked, _ = k.program.linked_for(k.name, self.device, self.context)
         run_range(linked.launcher(k.name), slots, total, geometry)
 
     def submit(self, cgf, depends_on=None) -> event:
@@ -210,8 +248,8 @@ class queue:  # noqa: N801
     def parallel_for(self, k: Kernel, r, *args, depends_on=None) -> event:
         return self.submit(lambda h: h.parallel_for(k, r, *args), depends_on)
 
-    def memcpy(self, dst, src, nbytes: int, depends_on=None) -> event:
-        return self.submit(lambda h: h.memcpy(dst, src, nbytes), depends_on)
+    def memcpy(self, dst, src, nbytes: int | None = None, offset: int = 0, depends_on=None) -> event:
+        return self.submit(lambda h: h.memcpy(dst, src, nbytes, offset), depends_on)
 
     def memset(self, ptr, value: int, nbytes: int, depends_on=None) -> event:
         return self.submit(lambda h: h.memset(ptr, value, nbytes), depends_on)
@@ -219,8 +257,8 @@ class queue:  # noqa: N801
     def fill(self, ptr, pattern, count: int, depends_on=None) -> event:
         return self.submit(lambda h: h.fill(ptr, pattern, count), depends_on)
 
-    def copy(self, src, dst, count: int, depends_on=None) -> event:
-        return self.submit(lambda h: h.copy(src, dst, count), depends_on)
+    def copy(self, src, dst, count: int | None = None, start_index: int = 0, depends_on=None) -> event:
+        return self.submit(lambda h: h.copy(src, dst, count, start_index), depends_on)
 
     def wait(self) -> None:
         return None

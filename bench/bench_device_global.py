@@ -1,0 +1,70 @@
+"""device_global speed (issue 6, point 6), side by side in one run.
+
+1. A read-modify-write of a device global in a kernel, versus the same through
+   a USM pointer argument (target: within 5%).
+2. A 4-byte ``copy`` to a device global versus a 4-byte USM ``memcpy``
+   (target: within 2x).
+
+    python bench/bench_device_global.py
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+
+import numpy as np
+
+from minisycl import runtime as sycl
+
+KSL = """
+device_global<float[1024]> table;
+kernel through_dg(id<1> i) { long j = i % 1024; table[j] = table[j] * 0.5f + 1.0f; }
+kernel through_usm(id<1> i, float* t) { long j = i % 1024; t[j] = t[j] * 0.5f + 1.0f; }
+"""
+
+
+def best(fn, repeat=7):
+    out = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return min(out)
+
+
+def main():
+    d = tempfile.mkdtemp()
+    path = os.path.join(d, "dg.ksl")
+    with open(path, "w") as fh:
+        fh.write(KSL)
+    prog = sycl.build_program([path])
+    q = sycl.queue()
+    usm = sycl.malloc_shared(1024, np.float32, q)
+    n = 1 << 22
+    q.parallel_for(prog.kernel("through_dg"), n)
+    q.parallel_for(prog.kernel("through_usm"), n, usm)
+    t_dg = best(lambda: q.parallel_for(prog.kernel("through_dg"), n))
+    t_usm = best(lambda: q.parallel_for(prog.kernel("through_usm"), n, usm))
+    dg = prog.device_global("table")
+    src = np.ones(1, np.float32)
+    dst = sycl.malloc_device(1, np.float32, q)
+    reps = 20000
+
+    def copies():
+        for _ in range(reps):
+            q.copy(src, dg, 1)
+
+    def memcpys():
+        for _ in range(reps):
+            q.memcpy(dst, src, 4)
+    t_copy = best(copies, 3) / reps
+    t_memcpy = best(memcpys, 3) / reps
+    print(f"read-modify-write over {n} work-items: device_global {t_dg * 1e3:.2f} ms, USM pointer "
+          f"{t_usm * 1e3:.2f} ms, ratio {t_dg / t_usm:.3f} (target <= 1.05)")
+    print(f"4-byte copy to a device_global {t_copy * 1e6:.2f} us, 4-byte USM memcpy {t_memcpy * 1e6:.2f} us, "
+          f"ratio {t_copy / t_memcpy:.2f} (target <= 2)")
+
+
+if __name__ == "__main__":
+    main()

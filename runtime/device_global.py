@@ -1,0 +1,99 @@
+"""``device_global`` in the runtime (``sycl_ext_oneapi_device_global``).
+
+* Without ``device_image_scope`` a variable is ``{ ptr, T }`` in every image that
+  uses it.  The runtime keeps one allocation per (device, context, unique id), shared by
+  every kernel, image and bundle on that device.  It is initialised from the
+  bundle's copy of ``T``'s initial value the first time a kernel or a copy
+  touches it, and never again.  Every program built for the device gets its
+  pointer.
+* With ``device_image_scope`` the variable lives in its one image; copies read
+  and write the variable of that image's program on the device.
+* Host copies check bounds and ``host_access`` at run time (``errc::invalid``):
+  Python has no compile-time overload set to make them unavailable.
+* ``init_mode`` and ``implement_in_csr`` are FPGA properties.  They are carried
+  through the IR and the bundle (``minisycl inspect`` shows them) and have no
+  effect on these devices.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import numpy as np
+
+from .errors import errc, exception
+from .memory import usm_allocation
+
+__all__ = ["device_global", "storage_address", "bind_program"]
+
+_ACCESS = {0: "read", 1: "write", 2: "read_write", 3: "none"}
+_STORAGE: dict[tuple[int, str, str], usm_allocation] = {}
+_LOCK = threading.Lock()
+
+
+class device_global:  # noqa: N801 - SYCL's name
+    """A program's handle on one device global (``program.device_global("name")``)."""
+
+    def __init__(self, prog, uid: str, info: dict):
+        self.program, self.uid, self.info = prog, uid, info
+        self.name = info["name"]
+        self.size = info["size"]
+        self.element_size = info.get("element_size") or self.size
+        self.image_scope = info["device_image_scope"]
+        self.host_access = _ACCESS.get(info.get("host_access", 2), "read_write")
+
+    @property
+    def elements(self) -> int:
+        return self.size // self.element_size
+
+    def initial_bytes(self) -> bytes:
+        return bytes.fromhex(self.info.get("init") or "") or bytes(self.size)
+
+    def __repr__(self):
+        return f"<device_global {self.name} ({self.size} bytes{', image scope' if self.image_scope else ''})>"
+
+    def check_access(self, direction: str) -> None:
+        """``direction``: "to" (host writes it) or "from" (host reads it)."""
+        forbidden = ("read", "none") if direction == "to" else ("write", "none")
+        if self.host_access in forbidden:
+            verb = "written" if direction == "to" else "read"
+            raise exception(errc.invalid, f"device_global '{self.name}' has host_access({self.host_access}) and "
+                                          f"cannot be {verb} by the host")
+
+    def check_bounds(self, direction: str, offset: int, nbytes: int) -> None:
+        if offset < 0 or nbytes < 0 or offset + nbytes > self.size:
+            raise exception(errc.invalid, f"Copy {direction} device_global is out of bounds.")
+
+
+def _shared_storage(dg: device_global, device, ctx) -> usm_allocation:
+    with _LOCK:
+        key = (ctx.id, device.name, dg.uid)
+        storage = _STORAGE.get(key)
+        if storage is None:
+            storage = usm_allocation(dg.size, np.uint8, "device")
+            init = dg.initial_bytes()
+            ctypes.memmove(storage.ptr, init, min(len(init), dg.size))
+            _STORAGE[key] = storage
+        return storage
+
+
+def storage_address(dg: device_global, device, ctx) -> int:
+    """Where ``dg``'s value lives on ``device`` in ``ctx`` (allocating and
+    initialising it on first use)."""
+    if not dg.image_scope:
+        return _shared_storage(dg, device, ctx).ptr
+    linked = dg.program.image_scope_program(dg, device, ctx)
+    addr = linked.global_address(dg.name)
+    if not addr:
+        raise exception(errc.runtime, f"device_global '{dg.name}' is missing from its program")
+    return addr
+
+
+def bind_program(prog, linked, device, ctx) -> None:
+    """Write the shared allocations' addresses into a freshly built program."""
+    for uid, info in prog.device_globals.items():
+        if info["device_image_scope"]:
+            continue
+        addr = linked.global_address(info["name"])
+        if addr:
+            ctypes.c_uint64.from_address(addr).value = _shared_storage(device_global(prog, uid, info), device, ctx).ptr
