@@ -10,6 +10,7 @@ tasks run on the submitting thread.  A failed command raises its
 from __future__ import annotations
 
 import ctypes
+import threading
 import time
 
 import numpy as np
@@ -72,17 +73,25 @@ class event:  # noqa: N801
         self._times = {"command_submit": submit_ns, "command_start": start_ns, "command_end": end_ns}
         self._profiling = profiling
 
+    _node = None       # set for events of commands recorded into a command graph
+
+    def _recorded(self, what: str) -> None:
+        if self._node is not None:
+            raise exception(errc.invalid, f"{what} method cannot be used for an event associated with a command graph.")
+
     def wait(self) -> None:
-        return None
+        self._recorded("wait")
 
     def wait_and_throw(self) -> None:
-        return None
+        self._recorded("wait")
 
     @property
     def status(self) -> str:
+        self._recorded("get_info")
         return "complete"
 
     def get_profiling_info(self, what: str) -> int:
+        self._recorded("get_profiling_info")
         if not self._profiling:
             raise exception(errc.invalid, "Profiling information is unavailable as the queue associated with "
                                           "the event does not have the 'enable_profiling' property.")
@@ -98,6 +107,10 @@ class event:  # noqa: N801
 
 def _address(x, what: str, nbytes: int = 0) -> int:
     """The address of a USM allocation / NumPy array, checked to hold ``nbytes``."""
+    from .graph import dynamic_parameter
+    if isinstance(x, dynamic_parameter):
+        raise exception(errc.invalid, "dynamic_parameters cannot be registered with graph nodes which do not "
+                                      "represent kernel executions")
     if isinstance(x, usm_allocation):
         x.check(what)
         if nbytes > x.nbytes:
@@ -112,43 +125,114 @@ def _address(x, what: str, nbytes: int = 0) -> int:
     raise exception(errc.invalid, f"{what} expects a USM allocation, a NumPy array or an address, got {type(x).__name__}")
 
 
+class Command:
+    """One recorded command: what it is (a graph ``node_type`` name) and how to run it."""
+
+    def __init__(self, kind: str, run=None, label: str = ""):
+        self.kind, self._run, self.label = kind, run, label
+
+    def run(self, q: "queue") -> None:
+        if self._run is not None:
+            self._run()
+
+    def describe(self) -> str:
+        return self.label
+
+
+def _geometry(k: Kernel, r):
+    """(work-item count, geometry array) of a launch of ``k`` over ``r``, checked."""
+    if r is None:
+        if k.item is not None:
+            raise exception(errc.invalid, f"kernel '{k.name}' takes {k.item}: launch it with parallel_for")
+        return 1, (ctypes.c_int64 * 6)()
+    r = _as_range(r)
+    if k.item is None:
+        raise exception(errc.invalid, f"kernel '{k.name}' takes no work-item index: launch it with single_task")
+    is_nd = isinstance(r, nd_range)
+    if k.item.startswith("nd_item") != is_nd:
+        want = "an nd_range" if k.item.startswith("nd_item") else "a range"
+        raise exception(errc.nd_range, f"kernel '{k.name}' takes {k.item}: launch it over {want}")
+    glob = r.global_range if is_nd else r
+    if len(glob) != k.dims:
+        raise exception(errc.nd_range, f"kernel '{k.name}' takes {k.item} but the range has {len(glob)} dimensions")
+    geometry = (ctypes.c_int64 * 6)(*(list(glob.dims) + [0] * (3 - len(glob))) +
+                                    (list(r.local_range.dims) + [1] * (3 - len(glob)) if is_nd else [1, 1, 1]))
+    return glob.size(), geometry
+
+
+class KernelCommand(Command):
+    """A kernel launch: the kernel, its range and arguments (dynamic parameters
+    resolved when the arguments are packed)."""
+
+    def __init__(self, k: Kernel, r, args):
+        super().__init__("kernel", label=k.name)
+        self.kernel, self.range, self.args = k, r, list(args)
+        self.total, self.geometry = _geometry(k, r)
+        self.slots = self.pack()
+
+    def pack(self):
+        from .graph import dynamic_parameter
+        return self.kernel.pack([a.value if isinstance(a, dynamic_parameter) else a for a in self.args])
+
+    def set_range(self, r) -> None:
+        self.range = r
+        self.total, self.geometry = _geometry(self.kernel, r)
+
+    def run(self, q: "queue") -> None:
+        q._launch(self.kernel, self.slots, self.total, self.geometry)
+
+    def describe(self) -> str:
+        return ", ".join(f"{i}) {ty} = {a!r}" for i, (ty, a) in enumerate(zip(self.kernel.params, self.args)))
+
+
 class handler:  # noqa: N801
     """Records one command group (``queue.submit(lambda h: ...)``)."""
 
-    def __init__(self, q: "queue"):
+    def __init__(self, q: "queue", graph=None):
         self.queue = q
+        self.graph = graph            # set while the group is added to a command graph
         self.deps: list[event] = []
         self.command = None
+        self._set_args: dict[int, object] = {}
 
     def depends_on(self, events) -> None:
         self.deps.extend([events] if isinstance(events, event) else list(events))
 
-    def _set(self, fn):
+    def _set(self, cmd):
         if self.command is not None:
             raise exception(errc.invalid, "a command group can hold only one command")
-        self.command = fn
+        self.command = cmd if isinstance(cmd, Command) else Command(getattr(cmd, "_kind", "host_task"), cmd)
+
+    def set_arg(self, index: int, value) -> None:
+        """Set kernel argument ``index`` (a value or a ``dynamic_parameter``) for the next launch."""
+        self._set_args[int(index)] = value
+
+    def _args(self, args) -> list:
+        args = list(args)
+        for i, v in sorted(self._set_args.items()):
+            while len(args) <= i:
+                args.append(None)
+            args[i] = v
+        return args
 
     def single_task(self, k: Kernel, *args) -> None:
-        if k.item is not None:
-            raise exception(errc.invalid, f"kernel '{k.name}' takes {k.item}: launch it with parallel_for")
-        slots, q = k.pack(args), self.queue
-        self._set(lambda: q._launch(k, slots, 1, (ctypes.c_int64 * 6)()))
+        self._set(KernelCommand(k, None, self._args(args)))
 
     def parallel_for(self, k: Kernel, r, *args) -> None:
-        r = _as_range(r)
-        if k.item is None:
-            raise exception(errc.invalid, f"kernel '{k.name}' takes no work-item index: launch it with single_task")
-        is_nd = isinstance(r, nd_range)
-        if k.item.startswith("nd_item") != is_nd:
-            want = "an nd_range" if k.item.startswith("nd_item") else "a range"
-            raise exception(errc.nd_range, f"kernel '{k.name}' takes {k.item}: launch it over {want}")
-        glob = r.global_range if is_nd else r
-        if len(glob) != k.dims:
-            raise exception(errc.nd_range, f"kernel '{k.name}' takes {k.item} but the range has {len(glob)} dimensions")
-        geometry = (ctypes.c_int64 * 6)(*(list(glob.dims) + [0] * (3 - len(glob))) +
-                                        (list(r.local_range.dims) + [1] * (3 - len(glob)) if is_nd else [1, 1, 1]))
-        slots, q = k.pack(args), self.queue
-        self._set(lambda: q._launch(k, slots, glob.size(), geometry))
+        self._set(KernelCommand(k, r, self._args(args)))
+
+    def prefetch(self, ptr, nbytes: int) -> None:
+        _address(ptr, "prefetch", int(nbytes))
+        self._set(Command("prefetch", None, "prefetch"))
+
+    def mem_advise(self, ptr, nbytes: int, advice: int = 0) -> None:
+        _address(ptr, "mem_advise", int(nbytes))
+        self._set(Command("memadvise", None, "mem_advise"))
+
+    def ext_oneapi_barrier(self, events=None) -> None:
+        if events:
+            self.depends_on(events)
+        self._set(Command("ext_oneapi_barrier", None, "barrier"))
 
     def memcpy(self, dst, src, nbytes: int | None = None, offset: int = 0) -> None:
         """``memcpy(dst, src, nbytes)``; with a device global on either side, SYCL's
@@ -161,9 +245,11 @@ class handler:  # noqa: N801
         if nbytes is None:
             raise exception(errc.invalid, "memcpy needs a byte count")
         d, s = _address(dst, "memcpy", int(nbytes)), _address(src, "memcpy", int(nbytes))
-        self._set(lambda: ctypes.memmove(d, s, int(nbytes)))
+        self._set(Command("memcpy", lambda: ctypes.memmove(d, s, int(nbytes)), f"memcpy {int(nbytes)} bytes"))
 
     def _device_global_copy(self, dg: device_global, other, direction: str, offset: int, nbytes: int) -> None:
+        if self.graph is not None:
+            raise exception(errc.invalid, "device_global copies cannot be added to a command graph")
         dg.check_access(direction)
         dg.check_bounds(direction, offset, nbytes)
         if isinstance(other, np.ndarray) and not other.flags["C_CONTIGUOUS"]:
@@ -174,17 +260,17 @@ class handler:  # noqa: N801
         def run():
             where = storage_address(dg, dev, ctx) + offset
             ctypes.memmove(where, host, nbytes) if direction == "to" else ctypes.memmove(host, where, nbytes)
-        self._set(run)
+        self._set(Command("memcpy", run, f"copy {direction} device_global {dg.name}"))
 
     def memset(self, ptr, value: int, nbytes: int) -> None:
         p = _address(ptr, "memset", int(nbytes))
-        self._set(lambda: ctypes.memset(p, int(value), int(nbytes)))
+        self._set(Command("memset", lambda: ctypes.memset(p, int(value), int(nbytes)), f"memset {int(nbytes)} bytes"))
 
     def fill(self, ptr, pattern, count: int) -> None:
         if not isinstance(ptr, usm_allocation):
             raise exception(errc.invalid, "fill expects a USM allocation")
         ptr.check("fill")
-        self._set(lambda: ptr.array.__setitem__(slice(0, int(count)), pattern))
+        self._set(Command("memfill", lambda: ptr.array.__setitem__(slice(0, int(count)), pattern), f"fill {int(count)}"))
 
     def copy(self, src, dst, count: int | None = None, start_index: int = 0) -> None:
         """``copy(src, dst, count)`` of elements; with a device global on either side,
@@ -204,10 +290,14 @@ class handler:  # noqa: N801
         for x in (src, dst):
             if isinstance(x, usm_allocation):
                 x.check("copy")
-        self._set(run)
+        self._set(Command("memcpy", run, f"copy {int(count)} elements"))
 
     def host_task(self, fn) -> None:
-        self._set(fn)
+        self._set(Command("host_task", fn, getattr(fn, "__name__", "host_task")))
+
+    def ext_oneapi_graph(self, graph) -> None:
+        """Run an executable command graph as this command group's command."""
+        self._set(Command("subgraph", lambda: graph._execute(self.queue), "graph"))
 
 
 class queue:  # noqa: N801
@@ -215,8 +305,15 @@ class queue:  # noqa: N801
                  device_selector=None, context: "context | None" = None):
         self.device = default_device(device_selector if dev is None else dev)
         self.context = context or default_context(self.device)
+        self._recording_ref = None    # weak reference to the command_graph this queue records into
+        self._lock = threading.RLock()   # one command at a time per queue, from any thread
         self.in_order = in_order
         self.profiling = enable_profiling
+
+    @property
+    def _recording(self):
+        ref = self._recording_ref
+        return ref() if ref is not None else None
 
     def get_device(self) -> Device:
         return self.device
@@ -229,17 +326,41 @@ class queue:  # noqa: N801
         run_range(linked.launcher(k.name), slots, total, geometry)
 
     def submit(self, cgf, depends_on=None) -> event:
-        h = handler(self)
+        recording = self._recording
+        h = handler(self, recording)
         if depends_on is not None:
             h.depends_on(depends_on)
         submitted = time.perf_counter_ns()
         cgf(h)
+        if recording is not None:
+            return recording._record(self, h)
+        if isinstance(h.command, KernelCommand) and any(type(a).__name__ == "dynamic_parameter"
+                                                        for a in h.command.args):
+            raise exception(errc.invalid, "a dynamic_parameter can only be used in command graph nodes")
+        if any(getattr(e, "_node", None) is not None for e in h.deps):
+            raise exception(errc.invalid, "an event of a command graph node cannot be a dependency of "
+                                          "a command submitted to a queue")
         if h.command is None:
             return event(submitted, submitted, submitted, self.profiling)
         event.wait_list(h.deps)
         start = time.perf_counter_ns()
-        h.command()
+        with self._lock:
+            h.command.run(self)
         return event(submitted, start, time.perf_counter_ns(), self.profiling)
+
+    # -- sycl_ext_oneapi_graph
+    def ext_oneapi_graph(self, graph, depends_on=None) -> event:
+        """Submit an executable command graph."""
+        return self.submit(lambda h: h.ext_oneapi_graph(graph), depends_on)
+
+    def ext_oneapi_get_state(self) -> str:
+        """``"recording"`` or ``"executing"`` (``queue_state`` of the graph extension)."""
+        return "recording" if self._recording is not None else "executing"
+
+    def ext_oneapi_get_graph(self):
+        if self._recording is None:
+            raise exception(errc.invalid, "ext_oneapi_get_graph() called for a queue which is not recording to a graph")
+        return self._recording
 
     # shortcuts, as sycl::queue has them
     def single_task(self, k: Kernel, *args, depends_on=None) -> event:
@@ -261,7 +382,8 @@ class queue:  # noqa: N801
         return self.submit(lambda h: h.copy(src, dst, count, start_index), depends_on)
 
     def wait(self) -> None:
-        return None
+        if self._recording is not None:
+            raise exception(errc.invalid, "wait cannot be called for a queue which is recording to a command graph.")
 
     def wait_and_throw(self) -> None:
-        return None
+        self.wait()

@@ -220,11 +220,12 @@ def test_init_mode_and_csr_reach_the_bundle(tmp_path):
     assert o[0] == 0
 
 
-@pytest.mark.xfail(strict=True, reason="command graphs (issue 7) are not implemented yet; this test states the "
-                                       "spec's rule for when they are")
 def test_copy_to_device_global_in_a_graph_node_is_invalid(prog):
     q = sycl.queue()
     graph = sycl.command_graph(q.context, q.device)
     with pytest.raises(sycl.exception) as err:
         graph.add(lambda h: h.copy(np.zeros(1, np.int32), prog.device_global("plain")))
+    assert err.value.code() == sycl.errc.invalid
+    with graph.recording(q), pytest.raises(sycl.exception) as err:     # record & replay too
+        q.memcpy(prog.device_global("plain"), np.zeros(1, np.int32))
     assert err.value.code() == sycl.errc.invalid

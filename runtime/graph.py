@@ -1,0 +1,545 @@
+"""``sycl_ext_oneapi_graph``: command graphs, built explicitly or recorded from queues.
+
+A modifiable ``command_graph`` holds nodes (a command each) and edges.  The
+explicit API adds nodes with ``add`` and ``make_edge``.  Record & replay
+(``begin_recording``) turns a queue's submissions into nodes instead of running
+them: edges come from event dependencies and from the implicit chain of an
+in-order queue.
+
+``finalize`` makes an ``executable_command_graph``: a snapshot of the nodes in
+topological order, with each kernel resolved to its native launcher and its
+arguments packed once.  Runs of small kernels are handed to one native entry
+point (``run_plan``, JIT-compiled once) that calls their launchers back to back,
+so replaying them costs no Python per node.  Large kernels still spread over
+the cores, and host tasks and copies run in between in plan order.  Submissions
+of one executable graph are serialised.
+
+Errors are the spec's, with DPC++'s messages (``runtime-behaviour.md`` §3), as
+``exception(errc.invalid)``.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import enum
+import itertools
+import threading
+import weakref
+
+import llvmlite.binding as llvm
+
+from .errors import errc, exception
+from .queue import Command, KernelCommand, event, handler, nd_range, queue
+
+__all__ = ["node_type", "node", "command_graph", "executable_command_graph", "dynamic_parameter",
+           "dynamic_command_group"]
+
+
+class node_type(enum.Enum):  # noqa: N801
+    empty = 0
+    subgraph = 1
+    kernel = 2
+    memcpy = 3
+    memset = 4
+    memfill = 5
+    prefetch = 6
+    memadvise = 7
+    ext_oneapi_barrier = 8
+    host_task = 9
+    native_command = 10
+    async_malloc = 11
+    async_free = 12
+
+
+_UPDATABLE = (node_type.kernel, node_type.host_task, node_type.ext_oneapi_barrier, node_type.empty)
+_DOT_TYPE = {node_type.empty: "None", node_type.kernel: "CGExecKernel", node_type.memcpy: "CGCopyUSM",
+             node_type.memset: "CGFillUSM", node_type.memfill: "CGFillUSM", node_type.prefetch: "CGPrefetchUSM",
+             node_type.memadvise: "CGAdviseUSM", node_type.host_task: "CGHostTask",
+             node_type.ext_oneapi_barrier: "CGBarrier", node_type.subgraph: "CGExecCommandBuffer"}
+
+
+def _invalid(message: str) -> exception:
+    return exception(errc.invalid, message)
+
+
+class node:  # noqa: N801
+    _ids = itertools.count()
+
+    def __init__(self, graph: "command_graph", kind: node_type, command: Command | None = None):
+        self.graph, self.kind, self.command = graph, kind, command
+        self.id = next(node._ids)
+        self.preds: list[node] = []
+        self.succs: list[node] = []
+        self.dynamic_group: dynamic_command_group | None = None
+
+    def get_type(self) -> node_type:
+        return self.kind
+
+    def get_predecessors(self) -> list["node"]:
+        return list(self.preds)
+
+    def get_successors(self) -> list["node"]:
+        return list(self.succs)
+
+    @staticmethod
+    def get_node_from_event(e: event) -> "node":
+        if getattr(e, "_node", None) is None:
+            raise _invalid("the event is not associated with a command graph node")
+        return e._node
+
+    def _kernel_command(self, what: str) -> KernelCommand:
+        if self.kind != node_type.kernel or not isinstance(self.command, KernelCommand):
+            raise _invalid(f"Cannot update {what} of nodes which are not kernel nodes")
+        return self.command
+
+    def update_range(self, r) -> None:
+        cmd = self._kernel_command("execution range")
+        if isinstance(cmd.range, nd_range):
+            raise _invalid("Cannot update the nd_range of a node with a range")
+        old = cmd.range if cmd.range is not None else None
+        from .queue import _as_range
+        new = _as_range(r)
+        if old is not None and len(_as_range(old)) != len(new):
+            raise _invalid("Cannot update execution range of a node with an execution range of different dimensions")
+        cmd.set_range(new)
+
+    def update_nd_range(self, r) -> None:
+        cmd = self._kernel_command("execution range")
+        if not isinstance(cmd.range, nd_range) or not isinstance(r, nd_range):
+            raise _invalid("Cannot update the range of a node with an nd_range, or an nd_range with a range")
+        if len(cmd.range.global_range) != len(r.global_range):
+            raise _invalid("Cannot update execution range of a node with an execution range of different dimensions")
+        cmd.set_range(r)
+
+    def __repr__(self):
+        return f"<node {self.id} {self.kind.name}>"
+
+
+class dynamic_parameter:  # noqa: N801
+    """A kernel argument that an executable graph can update without a rebuild."""
+
+    def __init__(self, graph: "command_graph", value):
+        self.graph, self.value = graph, value
+        self._commands: list[KernelCommand] = []
+
+    def _register(self, cmd: KernelCommand, graph) -> None:
+        if graph is not self.graph:
+            raise _invalid("a dynamic_parameter can only be used in nodes of the graph it was created for")
+        self._commands.append(cmd)
+
+    def update(self, value) -> None:
+        """New value for every node using it; executable graphs see it after ``update(node)``."""
+        old = self.value
+        self.value = value
+        try:
+            for cmd in self._commands:
+                cmd.slots = cmd.pack()
+        except exception:
+            self.value = old
+            for cmd in self._commands:
+                cmd.slots = cmd.pack()
+            raise
+
+
+class dynamic_command_group:  # noqa: N801
+    """Several command groups for one node; ``set_active_index`` picks the one that runs."""
+
+    def __init__(self, graph: "command_graph", cgfs):
+        cgfs = list(cgfs)
+        if not cgfs:
+            raise _invalid("Dynamic command-group cannot be created with an empty CGF list.")
+        self.graph = graph
+        self.commands = [graph._evaluate(cgf)[0] for cgf in cgfs]
+        kinds = {c.kind if c is not None else "empty" for c in self.commands}
+        if not kinds <= {"kernel", "host_task"}:
+            raise _invalid("The only types of command-groups that can be used in dynamic command-groups are "
+                           "kernels and host-tasks.")
+        if len(kinds) > 1:
+            raise _invalid("Command-groups in a dynamic command-group must all be the same type.")
+        self.active = 0
+        self.nodes: list[node] = []
+
+    def get_active_index(self) -> int:
+        return self.active
+
+    def set_active_index(self, index: int) -> None:
+        if not 0 <= index < len(self.commands):
+            raise _invalid("Index is out of range.")
+        self.active = index
+        for n in self.nodes:
+            n.command = self.commands[index]
+
+
+class command_graph:  # noqa: N801
+    """A modifiable command graph for one (context, device)."""
+
+    def __init__(self, context_or_queue=None, device=None, *, no_cycle_check: bool = False,
+                 assume_buffer_outlives_graph: bool = False):
+        if isinstance(context_or_queue, queue):
+            self.device, self.context = context_or_queue.device, context_or_queue.context
+        else:
+            q = queue(device, context=context_or_queue) if context_or_queue is not None else queue(device)
+            self.device, self.context = q.device, q.context
+        self.no_cycle_check = no_cycle_check
+        self.assume_buffer_outlives_graph = assume_buffer_outlives_graph
+        self.nodes: list[node] = []
+        self._queue = queue(self.device, context=self.context)
+        self._recording_queues: weakref.WeakSet = weakref.WeakSet()
+        self._last_on_queue: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._lock = threading.RLock()
+
+    # -- building -------------------------------------------------------------------
+
+    def _check_not_recording(self, what: str) -> None:
+        if any(q._recording is self for q in self._recording_queues):
+            raise _invalid(what)
+
+    def _evaluate(self, cgf):
+        h = handler(self._queue, self)
+        if cgf is not None:
+            cgf(h)
+        cmd = h.command
+        if isinstance(cmd, KernelCommand):
+            for a in cmd.args:
+                if isinstance(a, dynamic_parameter):
+                    a._register(cmd, self)
+        return cmd, h
+
+    def add(self, cgf=None, depends_on=(), depends_on_all_leaves: bool = False) -> node:
+        """Add a node: a command group function, a ``dynamic_command_group``, or nothing (an empty node)."""
+        with self._lock:
+            self._check_not_recording('Explicit API "Add()" function cannot be called when a queue is currently '
+                                      'recording commands to a graph.')
+            if isinstance(cgf, dynamic_command_group):
+                if cgf.graph is not self:
+                    raise _invalid("Graph does not match the graph associated with dynamic command-group.")
+                cmd, deps_events = cgf.commands[cgf.active], []
+            else:
+                cmd, h = self._evaluate(cgf)
+                deps_events = h.deps
+                if cmd is not None and cmd.kind == "ext_oneapi_barrier":
+                    raise _invalid("The sycl_ext_oneapi_enqueue_barrier feature is not available with SYCL Graph "
+                                   "Explicit API. Please use empty nodes instead.")
+            deps = [self._node_of(d) for d in deps_events] + list(depends_on)
+            if depends_on_all_leaves:
+                deps += [n for n in self.nodes if not n.succs]
+            n = self._new_node(cmd, deps)
+            if isinstance(cgf, dynamic_command_group):
+                n.dynamic_group = cgf
+                cgf.nodes.append(n)
+            return n
+
+    def _node_of(self, e: event) -> node:
+        n = getattr(e, "_node", None)
+        if n is None or n.graph is not self:
+            raise _invalid("Event dependency from handler::depends_on does not correspond to a node within the graph")
+        return n
+
+    def _new_node(self, cmd: Command | None, deps) -> node:
+        kind = node_type[cmd.kind] if cmd is not None else node_type.empty
+        n = node(self, kind, cmd)
+        self.nodes.append(n)
+        for d in dict.fromkeys(deps):
+            if not isinstance(d, node) or d.graph is not self:
+                raise _invalid("a dependency must be a node of the same graph")
+            d.succs.append(n)
+            n.preds.append(d)
+        return n
+
+    def make_edge(self, src: node, dest: node) -> None:
+        with self._lock:
+            self._check_not_recording("make_edge() cannot be called when a queue is currently recording commands "
+                                      "to a graph.")
+            if src is dest:
+                raise _invalid("make_edge() cannot be called when Src and Dest are the same.")
+            if src.graph is not self:
+                raise _invalid("Src must be a node inside the graph.")
+            if dest.graph is not self:
+                raise _invalid("Dest must be a node inside the graph.")
+            if dest in src.succs:
+                return
+            src.succs.append(dest)
+            dest.preds.append(src)
+            if not self.no_cycle_check and _topological(self.nodes) is None:
+                src.succs.remove(dest)
+                dest.preds.remove(src)
+                raise _invalid("Command graphs cannot contain cycles.")
+
+    # -- record & replay ------------------------------------------------------------
+
+    def begin_recording(self, queues) -> None:
+        for q in queues if isinstance(queues, (list, tuple)) else [queues]:
+            if q._recording is not None:
+                raise _invalid("begin_recording cannot be called for a queue which is already in the recording state.")
+            if q.context is not self.context:
+                raise _invalid("begin_recording cannot be called for a queue whose context differs from the graph "
+                               "context.")
+            if q.device != self.device:
+                raise _invalid("begin_recording cannot be called for a queue whose device differs from the graph "
+                               "device.")
+            q._recording_ref = weakref.ref(self)
+            self._recording_queues.add(q)
+
+    def end_recording(self, queues=None) -> None:
+        targets = list(self._recording_queues) if queues is None else \
+            (queues if isinstance(queues, (list, tuple)) else [queues])
+        for q in targets:
+            if q._recording is not None and q._recording is not self:
+                raise _invalid("end_recording called for a queue which is recording to a different graph.")
+            q._recording_ref = None
+            self._recording_queues.discard(q)
+            self._last_on_queue.pop(q, None)
+
+    @contextlib.contextmanager
+    def recording(self, queues):
+        """``with graph.recording(q): ...`` records the block's submissions."""
+        self.begin_recording(queues)
+        try:
+            yield self
+        finally:
+            self.end_recording(queues)
+
+    def _record(self, q: queue, h: handler) -> event:
+        with self._lock:
+            deps = [self._node_of(e) for e in h.deps]
+            cmd = h.command
+            if isinstance(cmd, KernelCommand):
+                for a in cmd.args:
+                    if isinstance(a, dynamic_parameter):
+                        a._register(cmd, self)
+            last = self._last_on_queue.get(q)
+            if q.in_order and last is not None:
+                deps.append(last)
+            if cmd is not None and cmd.kind == "ext_oneapi_barrier" and not q.in_order:
+                deps += [n for n in self.nodes if not n.succs and getattr(n, "_queue", None) is q]
+            n = self._new_node(cmd, deps)
+            n._queue = q
+            self._last_on_queue[q] = n
+        e = event(0, 0, 0, False)
+        e._node = n
+        return e
+
+    # -- queries and output ---------------------------------------------------------
+
+    def get_nodes(self) -> list[node]:
+        return list(self.nodes)
+
+    def get_root_nodes(self) -> list[node]:
+        return [n for n in self.nodes if not n.preds]
+
+    def get_required_mem_size(self) -> int:
+        """Bytes of graph-owned memory (``async_malloc`` nodes); none are supported yet, so 0."""
+        return 0
+
+    def print_graph(self, path: str, verbose: bool = False) -> None:
+        """Write the graph as Graphviz DOT (the path must end in ``.dot``)."""
+        if not str(path).endswith(".dot"):
+            raise _invalid("DOT graph is the only format supported at the moment.")
+        lines = ["digraph dot {"]
+        for n in self.nodes:
+            label = f"ID = {n.id}\\nTYPE = {_DOT_TYPE.get(n.kind, 'Other')} \\n"
+            if n.kind == node_type.kernel:
+                label += f"NAME = {n.command.kernel.name}\\n"
+            if verbose and n.command is not None:
+                label += f"ARGS = {n.command.describe()}\\n"
+            lines.append(f'"{n.id}" [style=bold, label="{label}"];')
+            lines += [f'  "{p.id}" -> "{n.id}"' for p in n.preds]
+        lines.append("}")
+        with open(path, "w") as fh:
+            fh.write("\n".join(lines) + "\n")
+
+    def finalize(self, *, updatable: bool = False, enable_profiling: bool = False) -> "executable_command_graph":
+        return executable_command_graph(self, updatable, enable_profiling)
+
+    def __del__(self):
+        for q in list(getattr(self, "_recording_queues", ())):
+            if q._recording is self or q._recording is None:
+                q._recording_ref = None
+
+
+def _topological(nodes: list[node]) -> list[node] | None:
+    """Kahn's algorithm in insertion order; ``None`` when there is a cycle."""
+    indegree = {n: len(n.preds) for n in nodes}
+    ready = [n for n in nodes if indegree[n] == 0]
+    order = []
+    while ready:
+        n = ready.pop(0)
+        order.append(n)
+        for s in n.succs:
+            indegree[s] -= 1
+            if indegree[s] == 0:
+                ready.append(s)
+    return order if len(order) == len(nodes) else None
+
+
+# --- execution -----------------------------------------------------------------------
+
+class _Entry(ctypes.Structure):
+    _fields_ = [("fn", ctypes.c_void_p), ("args", ctypes.c_void_p), ("total", ctypes.c_int64),
+                ("geometry", ctypes.c_void_p)]
+
+
+_RUNNER = None
+_RUNNER_LOCK = threading.Lock()
+_RUNNER_IR = """
+%entry = type { ptr, ptr, i64, ptr }
+define void @run_plan(ptr %entries, i64 %n) {
+start:
+  %empty = icmp eq i64 %n, 0
+  br i1 %empty, label %done, label %loop
+loop:
+  %i = phi i64 [ 0, %start ], [ %next, %loop ]
+  %e = getelementptr %entry, ptr %entries, i64 %i
+  %fp = getelementptr %entry, ptr %e, i32 0, i32 0
+  %fn = load ptr, ptr %fp
+  %ap = getelementptr %entry, ptr %e, i32 0, i32 1
+  %args = load ptr, ptr %ap
+  %tp = getelementptr %entry, ptr %e, i32 0, i32 2
+  %total = load i64, ptr %tp
+  %gp = getelementptr %entry, ptr %e, i32 0, i32 3
+  %geom = load ptr, ptr %gp
+  call void %fn(ptr %args, i64 0, i64 %total, ptr %geom)
+  %next = add i64 %i, 1
+  %more = icmp ult i64 %next, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
+"""
+
+
+class _Runner:
+    """``run_plan(entries, n)``: calls each entry's launcher over its whole range,
+    in order, in one native call."""
+
+    def __init__(self):
+        from .jit import _target_machine, keep_context, new_machine
+        machine = _target_machine()
+        context = llvm.create_context()
+        mod = llvm.parse_assembly(_RUNNER_IR, context=context)
+        mod.triple = machine.triple
+        mod.data_layout = str(machine.target_data)
+        self.engine = llvm.create_mcjit_compiler(mod, new_machine())
+        keep_context(self, context)
+        self.engine.finalize_object()
+        self.run = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(self.engine.get_function_address("run_plan"))
+
+
+def _runner() -> _Runner:
+    global _RUNNER
+    with _RUNNER_LOCK:
+        if _RUNNER is None:
+            _RUNNER = _Runner()
+    return _RUNNER
+
+
+class executable_command_graph:  # noqa: N801
+    """A finalized graph: a plan of steps run in topological order."""
+
+    SMALL = 16384       # kernels with fewer work-items run inside the native plan runner
+
+    def __init__(self, graph: command_graph, updatable: bool, enable_profiling: bool):
+        order = _topological(graph.nodes)
+        if order is None:
+            raise _invalid("Command graphs cannot contain cycles.")
+        self.graph, self.updatable, self.profiling = graph, updatable, enable_profiling
+        self.device, self.context = graph.device, graph.context
+        self._queue = queue(self.device, context=self.context)
+        self._lock = threading.Lock()
+        self.order = order
+        self._commands: dict[node, Command | None] = {n: _snapshot(n.command) for n in order}
+        self._build_plan()
+
+    def _build_plan(self) -> None:
+        """Steps: ("native", entries array, count, keep-alive) or ("python", command)."""
+        steps, batch, keep = [], [], []
+
+        def flush():
+            if batch:
+                arr = (_Entry * len(batch))(*batch)
+                steps.append(("native", arr, len(batch), list(keep)))
+                batch.clear()
+                keep.clear()
+
+        for n in self.order:
+            cmd = self._commands[n]
+            if cmd is None or n.kind in (node_type.empty, node_type.ext_oneapi_barrier, node_type.prefetch,
+                                         node_type.memadvise):
+                continue
+            if isinstance(cmd, KernelCommand) and cmd.total < self.SMALL:
+                linked, _ = cmd.kernel.program.linked_for(cmd.kernel.name, self.device, self.context)
+                launcher = linked.launcher(cmd.kernel.name)
+                batch.append(_Entry(ctypes.cast(launcher, ctypes.c_void_p), ctypes.cast(cmd.slots, ctypes.c_void_p),
+                                    cmd.total, ctypes.cast(cmd.geometry, ctypes.c_void_p)))
+                keep += [launcher, cmd.slots, cmd.geometry, linked]
+                continue
+            flush()
+            steps.append(("python", cmd))
+        flush()
+        self._steps = steps
+
+    def _execute(self, q: queue) -> None:
+        with self._lock:                     # one execution of this graph at a time
+            for kind, *rest in self._steps:
+                if kind == "native":
+                    if rest[1]:
+                        _runner().run(ctypes.addressof(rest[0]), rest[1])
+                else:
+                    rest[0].run(self._queue)
+
+    # -- update -----------------------------------------------------------------------
+
+    def update(self, target) -> None:
+        if not self.updatable:
+            raise _invalid("update() cannot be called on a executable graph which was not created with "
+                           "property::updatable")
+        if isinstance(target, command_graph):
+            self._update_whole(target)
+            return
+        nodes = target if isinstance(target, (list, tuple)) else [target]
+        for n in nodes:
+            if n not in self._commands:
+                raise _invalid("Node passed to update() is not part of the graph.")
+            if n.kind not in _UPDATABLE:
+                raise _invalid(f"node_type::{n.kind.name} nodes are not supported for update. Only kernel, "
+                               f"host_task, barrier and empty nodes are supported.")
+        with self._lock:
+            for n in nodes:
+                self._commands[n] = _snapshot(n.command)
+            self._build_plan()
+
+    def _update_whole(self, other: command_graph) -> None:
+        if other.device != self.device:
+            raise _invalid("Cannot update using a graph created with a different device.")
+        if other.context is not self.context:
+            raise _invalid("Cannot update using a graph created with a different context.")
+        mine, theirs = self.graph.nodes, other.nodes
+        if len(mine) != len(theirs):
+            raise _invalid("Cannot update using a graph with a different topology. Mismatch found in the number "
+                           "of nodes.")
+        for a, b in zip(mine, theirs):
+            if len(a.succs) != len(b.succs) or len(a.preds) != len(b.preds):
+                raise _invalid("Cannot update using a graph with a different topology. Mismatch found in the "
+                               "number of edges.")
+            if a.kind != b.kind:
+                raise _invalid("Cannot update using a graph with mismatched node types. Each pair of nodes must "
+                               "have the same type.")
+            if a.kind == node_type.kernel and a.command.kernel.name != b.command.kernel.name:
+                raise _invalid(f"Cannot update using a graph with mismatched kernel types. Source node type "
+                               f"{b.command.kernel.name}, target node type {a.command.kernel.name}")
+        with self._lock:
+            for a, b in zip(mine, theirs):
+                if a in self._commands:
+                    self._commands[a] = _snapshot(b.command)
+            self._build_plan()
+
+
+def _snapshot(cmd: Command | None) -> Command | None:
+    """An executable graph's own copy of a command (later edits need ``update``)."""
+    if isinstance(cmd, KernelCommand):
+        copy = KernelCommand.__new__(KernelCommand)
+        copy.__dict__.update(cmd.__dict__)
+        copy.args = list(cmd.args)
+        copy.slots = cmd.pack()
+        return copy
+    return cmd
