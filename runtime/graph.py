@@ -451,15 +451,20 @@ class executable_command_graph:  # noqa: N801
         self._build_plan()
 
     def _build_plan(self) -> None:
-        """Steps: ("native", entries array, count, keep-alive) or ("python", command)."""
-        steps, batch, keep = [], [], []
+        """Steps: ["native", entries array, count, {index: keep-alive}] or ["python", command];
+        ``self._where[node]`` says where each node's command sits, for updates."""
+        steps, batch, keep, batch_nodes = [], [], [], []
+        self._where: dict[node, tuple] = {}
 
         def flush():
             if batch:
                 arr = (_Entry * len(batch))(*batch)
-                steps.append(("native", arr, len(batch), list(keep)))
+                for i, n in enumerate(batch_nodes):
+                    self._where[n] = ("native", len(steps), i)
+                steps.append(["native", arr, len(batch), dict(enumerate(keep))])
                 batch.clear()
                 keep.clear()
+                batch_nodes.clear()
 
         for n in self.order:
             cmd = self._commands[n]
@@ -467,16 +472,41 @@ class executable_command_graph:  # noqa: N801
                                          node_type.memadvise):
                 continue
             if isinstance(cmd, KernelCommand) and cmd.total < self.SMALL:
-                linked, _ = cmd.kernel.program.linked_for(cmd.kernel.name, self.device, self.context)
-                launcher = linked.launcher(cmd.kernel.name)
-                batch.append(_Entry(ctypes.cast(launcher, ctypes.c_void_p), ctypes.cast(cmd.slots, ctypes.c_void_p),
-                                    cmd.total, ctypes.cast(cmd.geometry, ctypes.c_void_p)))
-                keep += [launcher, cmd.slots, cmd.geometry, linked]
+                entry, alive = self._entry(cmd)
+                batch.append(entry)
+                keep.append(alive)              # what the entry points to must stay alive
+                batch_nodes.append(n)
                 continue
             flush()
-            steps.append(("python", cmd))
+            self._where[n] = ("python", len(steps))
+            steps.append(["python", cmd])
         flush()
         self._steps = steps
+
+    def _entry(self, cmd: KernelCommand):
+        linked, _ = cmd.kernel.program.linked_for(cmd.kernel.name, self.device, self.context)
+        launcher = linked.launcher(cmd.kernel.name)
+        entry = _Entry(ctypes.cast(launcher, ctypes.c_void_p), ctypes.cast(cmd.slots, ctypes.c_void_p),
+                       cmd.total, ctypes.cast(cmd.geometry, ctypes.c_void_p))
+        return entry, [launcher, cmd.slots, cmd.geometry, linked]
+
+    def _replace(self, n: node, cmd) -> bool:
+        """Put ``n``'s new command in place; ``False`` when the plan must be rebuilt."""
+        where = self._where.get(n)
+        if where is None:
+            return cmd is None or n.kind in (node_type.empty, node_type.ext_oneapi_barrier)
+        if where[0] == "python":
+            if isinstance(cmd, KernelCommand) and cmd.total < self.SMALL:
+                return False
+            self._steps[where[1]][1] = cmd
+            return True
+        if not isinstance(cmd, KernelCommand) or cmd.total >= self.SMALL:
+            return False
+        step = self._steps[where[1]]
+        entry, alive = self._entry(cmd)
+        step[1][where[2]] = entry
+        step[3][where[2]] = alive
+        return True
 
     def _execute(self, q: queue) -> None:
         with self._lock:                     # one execution of this graph at a time
@@ -504,9 +534,12 @@ class executable_command_graph:  # noqa: N801
                 raise _invalid(f"node_type::{n.kind.name} nodes are not supported for update. Only kernel, "
                                f"host_task, barrier and empty nodes are supported.")
         with self._lock:
+            rebuild = False
             for n in nodes:
                 self._commands[n] = _snapshot(n.command)
-            self._build_plan()
+                rebuild = rebuild or not self._replace(n, self._commands[n])
+            if rebuild:
+                self._build_plan()
 
     def _update_whole(self, other: command_graph) -> None:
         if other.device != self.device:
