@@ -10,12 +10,14 @@
 from __future__ import annotations
 
 import os
-import tempfile
-import time
+import sys
 
 import numpy as np
 
-from minisycl import runtime as sycl
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import best, program_from_source  # noqa: E402
+
+from minisycl import runtime as sycl  # noqa: E402
 
 KSL = """
 device_global<float[1024]> table;
@@ -24,28 +26,15 @@ kernel through_usm(id<1> i, float* t) { long j = i % 1024; t[j] = t[j] * 0.5f + 
 """
 
 
-def best(fn, repeat=7):
-    out = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return min(out)
-
-
 def main():
-    d = tempfile.mkdtemp()
-    path = os.path.join(d, "dg.ksl")
-    with open(path, "w") as fh:
-        fh.write(KSL)
-    prog = sycl.build_program([path])
+    prog = program_from_source(KSL)
     q = sycl.queue()
     usm = sycl.malloc_shared(1024, np.float32, q)
     n = 1 << 22
     q.parallel_for(prog.kernel("through_dg"), n)
     q.parallel_for(prog.kernel("through_usm"), n, usm)
-    t_dg = best(lambda: q.parallel_for(prog.kernel("through_dg"), n))
-    t_usm = best(lambda: q.parallel_for(prog.kernel("through_usm"), n, usm))
+    t_dg = best(lambda: q.parallel_for(prog.kernel("through_dg"), n), 7)
+    t_usm = best(lambda: q.parallel_for(prog.kernel("through_usm"), n, usm), 7)
     dg = prog.device_global("table")
     src = np.ones(1, np.float32)
     dst = sycl.malloc_device(1, np.float32, q)

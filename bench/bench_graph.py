@@ -10,23 +10,22 @@ parameter and replaying (target < 50 us).
 from __future__ import annotations
 
 import os
-import tempfile
+import sys
 import time
 
 import numpy as np
 
-from minisycl import runtime as sycl
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import program_from_source  # noqa: E402
+
+from minisycl import runtime as sycl  # noqa: E402
 
 KSL = "kernel step(id<1> i, int* p, int v) { p[i] = p[i] + v; }\n"
 NODES, WIDTH, REPS = 100, 4, 200
 
 
 def main():
-    d = tempfile.mkdtemp()
-    path = os.path.join(d, "g.ksl")
-    with open(path, "w") as fh:
-        fh.write(KSL)
-    prog = sycl.build_program([path])
+    prog = program_from_source(KSL)
     k = prog.kernel("step")
     q = sycl.queue(in_order=True)
     p = sycl.malloc_shared(WIDTH, np.int32, q)

@@ -17,13 +17,15 @@ import ctypes
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
 
-from minisycl import runtime as sycl
-from minisycl.runtime.jit import run_range
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import best, source_file  # noqa: E402
+
+from minisycl import runtime as sycl  # noqa: E402
+from minisycl.runtime.jit import run_range  # noqa: E402
 
 KSL = """
 kernel saxpy(id<1> i, float a, float* x, float* y) { y[i] = a * x[i] + y[i]; }
@@ -47,25 +49,14 @@ void reduce(int64_t n, const int* x, int64_t* sum) {
 """
 
 
-def best(fn, repeat=5):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=1 << 24)
     ap.add_argument("--matmul", type=int, default=512)
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
-    tmp = tempfile.mkdtemp()
-    ksl = os.path.join(tmp, "k.ksl")
-    with open(ksl, "w") as fh:
-        fh.write(KSL)
+    ksl = source_file(KSL, "k.ksl")
+    tmp = os.path.dirname(ksl)
     csrc, lib = os.path.join(tmp, "k.c"), os.path.join(tmp, "k.so")
     with open(csrc, "w") as fh:
         fh.write(C)
