@@ -229,3 +229,14 @@ def test_copy_to_device_global_in_a_graph_node_is_invalid(prog):
     with graph.recording(q), pytest.raises(sycl.exception) as err:     # record & replay too
         q.memcpy(prog.device_global("plain"), np.zeros(1, np.int32))
     assert err.value.code() == sycl.errc.invalid
+
+
+def test_handler_forms_and_dependencies(prog):
+    q = sycl.queue()
+    arr = prog.device_global("arr")
+    src = sycl.malloc_shared(4, np.int32, q)                 # USM as the source this time
+    e1 = q.fill(src, 9, 4)
+    e2 = q.submit(lambda h: (h.depends_on(e1), h.copy(src, arr, 4)))
+    dst = np.zeros(4, np.int32)
+    q.submit(lambda h: (h.depends_on([e2]), h.memcpy(dst, arr, 16, 0))).wait()
+    assert dst.tolist() == [9, 9, 9, 9]
