@@ -11,8 +11,8 @@ The API mirrors SYCL's names in snake_case (``architecture.md``, "Runtime model"
 from .device import HOST_CPU, aspect, context, default_context, default_device, device, get_devices
 from .device_global import device_global
 from .errors import errc, exception
-from .graph import (command_graph, dynamic_command_group, dynamic_parameter, executable_command_graph, node,
-                    node_type)
+from .graph import (async_free, async_malloc, command_graph, dynamic_command_group, dynamic_parameter,
+                    executable_command_graph, node, node_type)
 from .memory import free, malloc_device, malloc_host, malloc_shared, usm_allocation
 from .program import build_program, kernel, load_bundle, program
 from .queue import event, handler, nd_range, queue, range
@@ -20,5 +20,5 @@ from .queue import event, handler, nd_range, queue, range
 __all__ = ["aspect", "device", "context", "default_context", "get_devices", "default_device", "HOST_CPU", "errc", "exception", "free",
            "malloc_device", "malloc_host", "malloc_shared", "usm_allocation", "kernel", "load_bundle", "program",
            "build_program", "device_global", "command_graph", "executable_command_graph", "node", "node_type",
-           "dynamic_parameter", "dynamic_command_group",
+           "dynamic_parameter", "dynamic_command_group", "async_malloc", "async_free",
            "event", "handler", "nd_range", "queue", "range"]

@@ -32,7 +32,19 @@ from .errors import errc, exception
 from .queue import Command, KernelCommand, event, handler, nd_range, queue
 
 __all__ = ["node_type", "node", "command_graph", "executable_command_graph", "dynamic_parameter",
-           "dynamic_command_group"]
+           "dynamic_command_group", "async_malloc", "async_free"]
+
+
+def async_malloc(q: queue, size: int, kind: str = "device", dtype=None):
+    """``async_malloc(queue, alloc kind, size)``: in a recording queue, an allocation node."""
+    import numpy as np
+    box = []
+    q.submit(lambda h: box.append(h.async_malloc(size, kind, np.uint8 if dtype is None else dtype)))
+    return box[0]
+
+
+def async_free(q: queue, ptr) -> None:
+    q.submit(lambda h: h.async_free(ptr))
 
 
 class node_type(enum.Enum):  # noqa: N801
@@ -184,6 +196,8 @@ class command_graph:  # noqa: N801
         self.assume_buffer_outlives_graph = assume_buffer_outlives_graph
         self.nodes: list[node] = []
         self._queue = queue(self.device, context=self.context)
+        self._pool: list = []                 # graph-owned allocations (async_malloc)
+        self._live_exec = None
         self._recording_queues: weakref.WeakSet = weakref.WeakSet()
         self._last_on_queue: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._lock = threading.RLock()
@@ -238,13 +252,40 @@ class command_graph:  # noqa: N801
     def _new_node(self, cmd: Command | None, deps) -> node:
         kind = node_type[cmd.kind] if cmd is not None else node_type.empty
         n = node(self, kind, cmd)
-        self.nodes.append(n)
-        for d in dict.fromkeys(deps):
+        deps = list(dict.fromkeys(deps))
+        for d in deps:
             if not isinstance(d, node) or d.graph is not self:
                 raise _invalid("a dependency must be a node of the same graph")
+        if kind == node_type.async_malloc:
+            cmd.allocation = self._allocate(cmd.request, deps)
+        self.nodes.append(n)
+        for d in deps:
             d.succs.append(n)
             n.preds.append(d)
         return n
+
+    def _allocate(self, request, deps):
+        """Reuse the block of an ``async_free`` node the new node depends on (same
+        size and type), else reserve a new one in the graph's pool."""
+        from .memory import usm_allocation
+        size, dtype = request
+        seen, work = set(), list(deps)
+        while work:
+            d = work.pop()
+            if d in seen:
+                continue
+            seen.add(d)
+            if d.kind == node_type.async_free:
+                block = getattr(d.command.frees, "_cmd", None)
+                alloc = block.allocation if block is not None else None
+                if alloc is not None and alloc.count == size and alloc.dtype == dtype and \
+                        not getattr(d, "_reused", False):
+                    d._reused = True
+                    return alloc
+            work.extend(d.preds)
+        alloc = usm_allocation(size, dtype, "device")
+        self._pool.append(alloc)
+        return alloc
 
     def make_edge(self, src: node, dest: node) -> None:
         with self._lock:
@@ -328,8 +369,8 @@ class command_graph:  # noqa: N801
         return [n for n in self.nodes if not n.preds]
 
     def get_required_mem_size(self) -> int:
-        """Bytes of graph-owned memory (``async_malloc`` nodes); none are supported yet, so 0."""
-        return 0
+        """Bytes of graph-owned memory the graph's ``async_malloc`` nodes need."""
+        return sum(a.nbytes for a in self._pool)
 
     def print_graph(self, path: str, verbose: bool = False) -> None:
         """Write the graph as Graphviz DOT (the path must end in ``.dot``)."""
@@ -349,7 +390,13 @@ class command_graph:  # noqa: N801
             fh.write("\n".join(lines) + "\n")
 
     def finalize(self, *, updatable: bool = False, enable_profiling: bool = False) -> "executable_command_graph":
-        return executable_command_graph(self, updatable, enable_profiling)
+        if self._pool and self._live_exec is not None and self._live_exec() is not None:
+            raise _invalid("Graphs containing allocations can only have a single executable graph alive at any "
+                           "one time.")
+        ex = executable_command_graph(self, updatable, enable_profiling)
+        if self._pool:
+            self._live_exec = weakref.ref(ex)
+        return ex
 
     def __del__(self):
         for q in list(getattr(self, "_recording_queues", ())):
@@ -469,7 +516,7 @@ class executable_command_graph:  # noqa: N801
         for n in self.order:
             cmd = self._commands[n]
             if cmd is None or n.kind in (node_type.empty, node_type.ext_oneapi_barrier, node_type.prefetch,
-                                         node_type.memadvise):
+                                         node_type.memadvise, node_type.async_malloc, node_type.async_free):
                 continue
             if isinstance(cmd, KernelCommand) and cmd.total < self.SMALL:
                 entry, alive = self._entry(cmd)
@@ -542,6 +589,8 @@ class executable_command_graph:  # noqa: N801
                 self._build_plan()
 
     def _update_whole(self, other: command_graph) -> None:
+        if self.graph._pool or other._pool:
+            raise _invalid("Graphs with graph-owned allocations cannot be updated as a whole.")
         if other.device != self.device:
             raise _invalid("Cannot update using a graph created with a different device.")
         if other.context is not self.context:

@@ -234,6 +234,8 @@ class kernel:  # noqa: N801
         for i, (ty, value) in enumerate(zip(self.params, args)):
             where = f"argument {i + 1} of kernel '{self.name}' ({ty})"
             if ty.endswith("*"):
+                if type(value).__name__ == "_GraphPointer":
+                    value = value._allocation()
                 if isinstance(value, usm_allocation):
                     value.check(where)
                     slots[i] = value.ptr

@@ -19,7 +19,7 @@ from .device import context, default_context, default_device, device as Device
 from .device_global import device_global, storage_address
 from .errors import errc, exception
 from .jit import run_range
-from .memory import usm_allocation
+from .memory import free, usm_allocation
 from .program import kernel as Kernel
 
 __all__ = ["queue", "event", "handler", "range", "nd_range"]
@@ -185,6 +185,25 @@ class KernelCommand(Command):
         return ", ".join(f"{i}) {ty} = {a!r}" for i, (ty, a) in enumerate(zip(self.kernel.params, self.args)))
 
 
+class _GraphPointer:
+    """The pointer an ``async_malloc`` node returns; its memory is assigned when the
+    node joins the graph (before any later node can use it)."""
+
+    def __init__(self, cmd):
+        self._cmd = cmd
+
+    def _allocation(self) -> usm_allocation:
+        if self._cmd.allocation is None:
+            raise exception(errc.invalid, "graph-owned memory is used before its async_malloc node was added")
+        return self._cmd.allocation
+
+    def __getattr__(self, name):
+        return getattr(self._allocation(), name)
+
+    def __array__(self, dtype=None, copy=None):
+        return self._allocation().__array__(dtype)
+
+
 class handler:  # noqa: N801
     """Records one command group (``queue.submit(lambda h: ...)``)."""
 
@@ -295,8 +314,34 @@ class handler:  # noqa: N801
     def host_task(self, fn) -> None:
         self._set(Command("host_task", fn, getattr(fn, "__name__", "host_task")))
 
+    def async_malloc(self, size: int, kind: str = "device", dtype=np.uint8):
+        """Graph-owned (or, outside a graph, ordinary) device memory of ``size`` elements.
+        In a graph the memory is chosen when the node is added, reusing a block an
+        ``async_free`` node this one depends on released."""
+        if kind != "device":
+            raise exception(errc.feature_not_supported,
+                            "Only device allocations are currently supported in graph allocation nodes!")
+        if self.graph is None:
+            alloc = usm_allocation(size, dtype, "device", self.queue)
+            self._set(Command("async_malloc", None, f"async_malloc {size}"))
+            return alloc
+        cmd = Command("async_malloc", None, f"async_malloc {size}")
+        cmd.request = (int(size), np.dtype(dtype))
+        cmd.allocation = None
+        self._set(cmd)
+        return _GraphPointer(cmd)
+
+    def async_free(self, ptr) -> None:
+        cmd = Command("async_free", None, "async_free")
+        cmd.frees = ptr
+        if self.graph is None and isinstance(ptr, usm_allocation):
+            cmd._run = lambda: None if ptr.freed else free(ptr)
+        self._set(cmd)
+
     def ext_oneapi_graph(self, graph) -> None:
         """Run an executable command graph as this command group's command."""
+        if self.graph is not None and getattr(graph.graph, "_pool", None):
+            raise exception(errc.invalid, "a graph with graph-owned allocations cannot be used as a sub-graph")
         self._set(Command("subgraph", lambda: graph._execute(self.queue), "graph"))
 
 

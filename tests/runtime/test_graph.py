@@ -344,3 +344,50 @@ def test_dropping_the_graph_ends_recording(prog):
     import gc
     gc.collect()
     assert q.ext_oneapi_get_state() == "executing"
+
+
+@pytest.mark.parametrize("mode", ["explicit", "record"])
+def test_async_alloc_reuse(prog, mode):
+    q = sycl.queue()
+    out = sycl.malloc_shared(N, np.int32, q)
+    g = sycl.command_graph(q)
+    assert g.get_required_mem_size() == 0
+    if mode == "explicit":
+        ptrs = []
+        ma = g.add(lambda h: ptrs.append(h.async_malloc(N, dtype=np.int32)))
+        mb = g.add(lambda h: ptrs.append(h.async_malloc(N, dtype=np.int32)))
+        a, b = ptrs
+        fa = g.add(lambda h: h.parallel_for(prog.kernel("fillv"), N, a, 3), depends_on=[ma])
+        fb = g.add(lambda h: h.parallel_for(prog.kernel("fillv"), N, b, 4), depends_on=[mb])
+        s = g.add(lambda h: h.parallel_for(prog.kernel("add"), N, a, b, out), depends_on=[fa, fb])
+        frees = [g.add(lambda h, p=p: h.async_free(p), depends_on=[s]) for p in (a, b)]
+        c_node = []
+        mc = g.add(lambda h: c_node.append(h.async_malloc(N, dtype=np.int32)), depends_on=frees)
+        c = c_node[0]
+        g.add(lambda h: h.parallel_for(prog.kernel("inc"), N, c), depends_on=[mc])
+    else:
+        rq = sycl.queue(q.device, in_order=True, context=q.context)
+        with g.recording(rq):
+            a = sycl.async_malloc(rq, N, dtype=np.int32)
+            b = sycl.async_malloc(rq, N, dtype=np.int32)
+            rq.parallel_for(prog.kernel("fillv"), N, a, 3)
+            rq.parallel_for(prog.kernel("fillv"), N, b, 4)
+            rq.parallel_for(prog.kernel("add"), N, a, b, out)
+            sycl.async_free(rq, a)
+            sycl.async_free(rq, b)
+            c = sycl.async_malloc(rq, N, dtype=np.int32)
+            rq.parallel_for(prog.kernel("inc"), N, c)
+    assert c.ptr in (a.ptr, b.ptr)                        # a freed block is reused
+    assert g.get_required_mem_size() == 2 * N * 4
+    ex = g.finalize()
+    for _ in range(3):
+        q.ext_oneapi_graph(ex)
+    assert np.asarray(out).tolist() == [7] * N
+    with pytest.raises(sycl.exception, match="single executable graph alive"):
+        g.finalize()
+    del ex
+    import gc
+    gc.collect()
+    g.finalize()                                          # the first one is gone: allowed again
+    with pytest.raises(sycl.exception, match="Only device allocations"):
+        g.add(lambda h: h.async_malloc(4, kind="shared"))
