@@ -377,14 +377,18 @@ class queue:  # noqa: N801
             h.depends_on(depends_on)
         submitted = time.perf_counter_ns()
         cgf(h)
+        if recording is None:
+            graphs = {getattr(e, "_node", None).graph for e in h.deps if getattr(e, "_node", None) is not None}
+            if len(graphs) == 1:
+                # transitive recording: depending on a recorded event puts this queue into recording
+                recording = graphs.pop()
+                recording.begin_recording(self)
+                h.graph = recording
         if recording is not None:
             return recording._record(self, h)
         if isinstance(h.command, KernelCommand) and any(type(a).__name__ == "dynamic_parameter"
                                                         for a in h.command.args):
             raise exception(errc.invalid, "a dynamic_parameter can only be used in command graph nodes")
-        if any(getattr(e, "_node", None) is not None for e in h.deps):
-            raise exception(errc.invalid, "an event of a command graph node cannot be a dependency of "
-                                          "a command submitted to a queue")
         if h.command is None:
             return event(submitted, submitted, submitted, self.profiling)
         event.wait_list(h.deps)

@@ -391,3 +391,95 @@ def test_async_alloc_reuse(prog, mode):
     g.finalize()                                          # the first one is gone: allowed again
     with pytest.raises(sycl.exception, match="Only device allocations"):
         g.add(lambda h: h.async_malloc(4, kind="shared"))
+
+
+def test_transitive_recording_through_events(prog):
+    q1, q2 = sycl.queue(), sycl.queue()
+    a, = arrays(q1, 1)
+    g = sycl.command_graph(q1)
+    g.begin_recording(q1)
+    e = q1.parallel_for(prog.kernel("inc"), N, a)
+    q2.submit(lambda h: (h.depends_on(e), h.parallel_for(prog.kernel("dbl"), N, a)))   # q2 starts recording
+    assert q2.ext_oneapi_get_state() == "recording" and np.asarray(a)[0] == 0
+    g.end_recording()
+    assert q2.ext_oneapi_get_state() == "executing"
+    q1.ext_oneapi_graph(g.finalize())
+    assert np.asarray(a)[0] == 2
+
+
+def build_scenario(g, q, prog, mode, body):
+    """Run ``body(add)`` where ``add(cgf, deps)`` adds a node explicitly or records it."""
+    if mode == "explicit":
+        return body(lambda cgf, deps=(): g.add(cgf, depends_on=list(deps)))
+    events = {}
+
+    def add(cgf, deps=()):
+        e = q.submit(lambda h: (h.depends_on([events[d] for d in deps]), cgf(h)))
+        n = sycl.node.get_node_from_event(e)
+        events[n] = e
+        return n
+    with g.recording(q):
+        return body(add)
+
+
+@pytest.mark.parametrize("mode", ["explicit", "record"])
+def test_scenarios_both_ways(prog, mode):
+    q = sycl.queue()
+    a, b, c = arrays(q)
+    # 1. a diamond DAG, replayed three times
+    g = sycl.command_graph(q)
+    build_scenario(g, q, prog, mode, lambda add: [
+        A := add(lambda h: h.parallel_for(prog.kernel("inc"), N, a)),
+        B := add(lambda h: h.parallel_for(prog.kernel("inc"), N, b), [A]),
+        C := add(lambda h: h.parallel_for(prog.kernel("dbl"), N, a), [A]),
+        add(lambda h: h.parallel_for(prog.kernel("add"), N, a, b, c), [B, C])])
+    ex = g.finalize()
+    for _ in range(3):
+        q.ext_oneapi_graph(ex)
+    assert (np.asarray(a)[0], np.asarray(b)[0], np.asarray(c)[0]) == (14, 3, 17)
+    # 8. a sub-graph between two kernels
+    sub = sycl.command_graph(q)
+    build_scenario(sub, q, prog, mode, lambda add: add(lambda h: h.parallel_for(prog.kernel("sub"), N, a, 4)))
+    sub_exec = sub.finalize()
+    main = sycl.command_graph(q)
+    build_scenario(main, q, prog, mode, lambda add: [
+        k1 := add(lambda h: h.parallel_for(prog.kernel("dbl"), N, a)),
+        s := add(lambda h: h.ext_oneapi_graph(sub_exec), [k1]),
+        add(lambda h: h.parallel_for(prog.kernel("dbl"), N, a), [s])])
+    q.ext_oneapi_graph(main.finalize())
+    assert np.asarray(a)[0] == (14 * 2 - 4) * 2
+    # 10. a dynamic pointer parameter, updated
+    g2 = sycl.command_graph(q)
+    ptr = sycl.dynamic_parameter(g2, b)
+    n = build_scenario(g2, q, prog, mode, lambda add: add(lambda h: h.parallel_for(prog.kernel("fillv"), N, ptr, 5)))
+    ex2 = g2.finalize(updatable=True)
+    q.ext_oneapi_graph(ex2)
+    ptr.update(c)
+    ex2.update(n)
+    q.ext_oneapi_graph(ex2)
+    assert np.asarray(b)[0] == 5 and np.asarray(c)[0] == 5
+    # 12. a host task between kernels keeps its order over replays
+    seen = []
+    g3 = sycl.command_graph(q)
+    build_scenario(g3, q, prog, mode, lambda add: [
+        k := add(lambda h: h.parallel_for(prog.kernel("fillv"), N, c, 1)),
+        t := add(lambda h: h.host_task(lambda: seen.append(int(c[0]))), [k]),
+        add(lambda h: h.parallel_for(prog.kernel("inc"), N, c), [t])])
+    ex3 = g3.finalize()
+    q.ext_oneapi_graph(ex3)
+    q.ext_oneapi_graph(ex3)
+    assert seen == [1, 1] and np.asarray(c)[0] == 2
+
+
+def test_set_arg_registers_dynamic_parameters(prog):
+    q = sycl.queue()
+    a, b = arrays(q, 2)
+    g = sycl.command_graph(q)
+    p = sycl.dynamic_parameter(g, a)
+    n = g.add(lambda h: (h.set_arg(0, p), h.set_arg(1, 3), h.parallel_for(prog.kernel("fillv"), N)))
+    ex = g.finalize(updatable=True)
+    q.ext_oneapi_graph(ex)
+    p.update(b)
+    ex.update(n)
+    q.ext_oneapi_graph(ex)
+    assert np.asarray(a)[0] == 3 and np.asarray(b)[0] == 3
