@@ -483,3 +483,20 @@ def test_set_arg_registers_dynamic_parameters(prog):
     ex.update(n)
     q.ext_oneapi_graph(ex)
     assert np.asarray(a)[0] == 3 and np.asarray(b)[0] == 3
+
+
+def test_graph_owned_memory_restrictions(prog):
+    q = sycl.queue()
+    g = sycl.command_graph(q)
+    holder = []
+    g.add(lambda h: holder.append(h.async_malloc(16)))
+    ex = g.finalize(updatable=True)
+    parent = sycl.command_graph(q)
+    with pytest.raises(sycl.exception, match="cannot be used as a sub-graph"):
+        parent.add(lambda h: h.ext_oneapi_graph(ex))
+    other = sycl.command_graph(q)
+    other.add(lambda h: h.async_malloc(16))
+    with pytest.raises(sycl.exception, match="cannot be updated as a whole"):
+        ex.update(other)
+    with pytest.raises(sycl.exception, match="node_type::async_malloc nodes are not supported for update"):
+        ex.update(g.get_nodes()[0])
