@@ -200,6 +200,7 @@ class command_graph:  # noqa: N801
         self._live_exec = None
         self._recording_queues: weakref.WeakSet = weakref.WeakSet()
         self._last_on_queue: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._barrier_on_queue: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._lock = threading.RLock()
 
     # -- building -------------------------------------------------------------------
@@ -330,6 +331,7 @@ class command_graph:  # noqa: N801
             q._recording_ref = None
             self._recording_queues.discard(q)
             self._last_on_queue.pop(q, None)
+            self._barrier_on_queue.pop(q, None)
 
     @contextlib.contextmanager
     def recording(self, queues):
@@ -351,11 +353,17 @@ class command_graph:  # noqa: N801
             last = self._last_on_queue.get(q)
             if q.in_order and last is not None:
                 deps.append(last)
-            if cmd is not None and cmd.kind == "ext_oneapi_barrier" and not q.in_order:
+            barrier = self._barrier_on_queue.get(q)
+            if barrier is not None:
+                deps.append(barrier)            # commands after a barrier wait for it
+            is_barrier = cmd is not None and cmd.kind == "ext_oneapi_barrier"
+            if is_barrier and not q.in_order:
                 deps += [n for n in self.nodes if not n.succs and getattr(n, "_queue", None) is q]
             n = self._new_node(cmd, deps)
             n._queue = q
             self._last_on_queue[q] = n
+            if is_barrier:
+                self._barrier_on_queue[q] = n
         e = event(0, 0, 0, False)
         e._node = n
         return e

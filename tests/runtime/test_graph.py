@@ -500,3 +500,20 @@ def test_graph_owned_memory_restrictions(prog):
         ex.update(other)
     with pytest.raises(sycl.exception, match="node_type::async_malloc nodes are not supported for update"):
         ex.update(g.get_nodes()[0])
+
+
+def test_barrier_in_record_and_replay(prog):
+    q = sycl.queue()                                   # out of order: the barrier orders the rest
+    a, b, c = arrays(q)
+    g = sycl.command_graph(q)
+    with g.recording(q):
+        q.parallel_for(prog.kernel("fillv"), N, a, 2)
+        q.parallel_for(prog.kernel("fillv"), N, b, 3)
+        q.submit(lambda h: h.ext_oneapi_barrier())
+        q.parallel_for(prog.kernel("add"), N, a, b, c)
+    barrier = g.get_nodes()[2]
+    assert barrier.get_type() == sycl.node_type.ext_oneapi_barrier
+    assert barrier.get_predecessors() == g.get_nodes()[:2]
+    assert g.get_nodes()[3].get_predecessors() == [barrier]
+    q.ext_oneapi_graph(g.finalize())
+    assert np.asarray(c)[0] == 5
