@@ -517,3 +517,60 @@ def test_barrier_in_record_and_replay(prog):
     assert g.get_nodes()[3].get_predecessors() == [barrier]
     q.ext_oneapi_graph(g.finalize())
     assert np.asarray(c)[0] == 5
+
+
+def test_remaining_scenario_variants(prog, tmp_path):
+    q = sycl.queue(in_order=True)
+    a, b, c = arrays(q)
+    # 2. pause and resume recording: only the recorded parts are in the graph
+    g = sycl.command_graph(q)
+    g.begin_recording(q)
+    q.parallel_for(prog.kernel("inc"), N, a)
+    g.end_recording()
+    q.parallel_for(prog.kernel("inc"), N, b)           # runs now, not recorded
+    g.begin_recording(q)
+    q.parallel_for(prog.kernel("dbl"), N, a)
+    g.end_recording()
+    assert len(g.get_nodes()) == 2 and np.asarray(b)[0] == 1
+    q.ext_oneapi_graph(g.finalize())
+    assert np.asarray(a)[0] == 2
+    # 7. print_graph of a recorded graph
+    g.print_graph(str(tmp_path / "r.dot"))
+    assert (tmp_path / "r.dot").read_text().count("CGExecKernel") == 2
+    # 8. nested sub-graphs, and one sub-graph in two parents
+    inner = sycl.command_graph(q)
+    inner.add(lambda h: h.parallel_for(prog.kernel("inc"), N, c))
+    inner_exec = inner.finalize()
+    middle = sycl.command_graph(q)
+    middle.add(lambda h: h.ext_oneapi_graph(inner_exec))
+    middle_exec = middle.finalize()
+    outer1, outer2 = sycl.command_graph(q), sycl.command_graph(q)
+    outer1.add(lambda h: h.ext_oneapi_graph(middle_exec))
+    outer2.add(lambda h: h.ext_oneapi_graph(inner_exec))
+    q.ext_oneapi_graph(outer1.finalize())
+    q.ext_oneapi_graph(outer2.finalize())
+    assert np.asarray(c)[0] == 2
+    # 10. one dynamic parameter shared by two nodes, updated before finalize
+    g2 = sycl.command_graph(q)
+    v = sycl.dynamic_parameter(g2, 1)
+    n1 = g2.add(lambda h: h.parallel_for(prog.kernel("fillv"), N, a, v))
+    n2 = g2.add(lambda h: h.parallel_for(prog.kernel("fillv"), N, b, v))
+    v.update(8)                                        # before finalize: the graph is built with 8
+    ex = g2.finalize(updatable=True)
+    q.ext_oneapi_graph(ex)
+    assert (np.asarray(a)[0], np.asarray(b)[0]) == (8, 8)
+    v.update(9)
+    ex.update([n1, n2])
+    q.ext_oneapi_graph(ex)
+    assert (np.asarray(a)[0], np.asarray(b)[0]) == (9, 9)
+    # 9. whole-graph update from a recorded graph
+    g3 = sycl.command_graph(q)
+    with g3.recording(q):
+        q.parallel_for(prog.kernel("fillv"), N, c, 1)
+    g4 = sycl.command_graph(q)
+    with g4.recording(q):
+        q.parallel_for(prog.kernel("fillv"), N, c, 4)
+    ex3 = g3.finalize(updatable=True)
+    ex3.update(g4)
+    q.ext_oneapi_graph(ex3)
+    assert np.asarray(c)[0] == 4
