@@ -47,7 +47,7 @@ _ENTITY = re.compile(r'^(?:define [^\n]*\n(?:[^}\n][^\n]*\n|\n)*\}\n|[^\s;\n][^\
 _REF = re.compile(r'@(' + _NAME + ')')
 _REF_CALL = re.compile(r'@(' + _NAME + r')(\(?)')
 _STRING_CONST = re.compile(r'c"[^"]*"')
-_INDIRECT_CALL_ATTRS = re.compile(r'\b(?:call|invoke) [^\n]*?%' + _NAME + r'\([^\n]*\) (#\d+)')
+INDIRECT_CALL_ATTRS = re.compile(r'\b(?:call|invoke) [^\n]*?%' + _NAME + r'\([^\n]*\) (#\d+)')
 _FN_NAME = re.compile(r'@(' + _NAME + r')\(')
 _MD_ATTACH = re.compile(r'!([A-Za-z_.$][-\w.$]*) (!\d+)')
 _MD_REF = re.compile(r'!(\d+)')
@@ -55,7 +55,7 @@ _ATTR_REF = re.compile(r'#(\d+)')
 _ATTR_TOKEN = re.compile(r'"[^"]*"(?:="[^"]*")?|[A-Za-z_][\w.]*(?:\([^)]*\))?(?:=\d+)?')
 _LINKAGES = frozenset("private internal available_externally linkonce weak common appending extern_weak "
                       "linkonce_odr weak_odr external".split())
-_DISCARDABLE = frozenset("private internal available_externally linkonce linkonce_odr".split())
+DISCARDABLE_LINKAGES = frozenset("private internal available_externally linkonce linkonce_odr".split())
 _CALLING_CONVS = frozenset("ccc fastcc coldcc spir_func spir_kernel amdgpu_kernel ptx_kernel ptx_device "
                            "x86_stdcallcc x86_fastcallcc swiftcc tailcc".split())
 _KERNEL_CC = frozenset(("spir_kernel", "amdgpu_kernel", "ptx_kernel"))
@@ -279,7 +279,7 @@ class Function:
         """Attribute groups on indirect call sites (how ``"virtual-call"`` is found)."""
         if self._icall_attrs is None:
             self._icall_attrs = [] if self.body is None or "#" not in self.body else \
-                [int(g[1:]) for g in _INDIRECT_CALL_ATTRS.findall(self.body)]
+                [int(g[1:]) for g in INDIRECT_CALL_ATTRS.findall(self.body)]
         return self._icall_attrs
 
 
@@ -565,6 +565,12 @@ class Module:
         refs = split_operands(line.split(" = ", 1)[1][2:-1])
         return [self.metadata_operands(r) for r in refs]
 
+    def strong_definitions(self) -> list[str]:
+        """Definitions with plain external linkage: the ones that clash when two
+        modules that both have them are linked (``llvm.*`` lists excepted)."""
+        return [name for name, ent in list(self.functions.items()) + list(self.globals.items())
+                if not ent.is_declaration and ent.linkage == "external" and not name.startswith("llvm.")]
+
     def users(self) -> dict[str, set[str]]:
         """name → names of the functions and globals that mention it (whole module)."""
         if self._users is None:
@@ -593,7 +599,7 @@ class Module:
             if ent is None or name in USED_LISTS:
                 continue
             if name in opaque:
-                refs = _as_declaration(ent).refs() if isinstance(ent, Function) else []
+                refs = ()           # what an opaque body reaches is not followed
             else:
                 refs = ent.refs()
             for r in reversed(refs):
@@ -792,7 +798,7 @@ class Module:
                 if u is not None:
                     u.discard(n)
                 dep = self.entity(r)
-                if dep is not None and not u and (dep.is_declaration or dep.linkage in _DISCARDABLE):
+                if dep is not None and not u and (dep.is_declaration or dep.linkage in DISCARDABLE_LINKAGES):
                     work.append(r)
         if removed:
             self.filter_used_lists(set(self.functions) | set(self.globals))
@@ -960,17 +966,22 @@ def gc_paused():
 
 
 
-def parse_text(text: str, name: str = "<input>") -> tuple[Module, llvm.ModuleRef]:
-    """Parse and verify IR text with LLVM; return our view of its canonical
-    printing and LLVM's module.  Bad IR raises ``IRError`` naming ``name``."""
+def _verified(parse, data, name: str) -> tuple[Module, llvm.ModuleRef]:
+    """``parse`` (LLVM's text or bitcode reader) and verify; our view of LLVM's
+    canonical printing and LLVM's module.  Bad IR raises ``IRError`` naming ``name``."""
     try:
-        ref = llvm.parse_assembly(text, context=llvm.create_context())
+        ref = parse(data, context=llvm.create_context())
         ref.verify()
     except RuntimeError as err:
         raise IRError(f"{name}: {_first_line(err)}") from None
     with gc_paused():
         mod = Module.parse(str(ref), name)
     return mod, ref
+
+
+def parse_text(text: str, name: str = "<input>") -> tuple[Module, llvm.ModuleRef]:
+    """Parse and verify IR text with LLVM (see ``_verified``)."""
+    return _verified(llvm.parse_assembly, text, name)
 
 
 def load(path: str) -> Module:
@@ -986,13 +997,7 @@ def load(path: str) -> Module:
     except OSError as err:
         raise IRError(f"{path}: {err.strerror or err}") from None
     if data[:4] == b"BC\xc0\xde" or data[:4] == b"\xde\xc0\x17\x0b":
-        try:
-            ref = llvm.parse_bitcode(data, context=llvm.create_context())
-            ref.verify()
-        except RuntimeError as err:
-            raise IRError(f"{path}: {_first_line(err)}") from None
-        with gc_paused():
-            return Module.parse(str(ref), path)
+        return _verified(llvm.parse_bitcode, data, path)[0]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -24,14 +24,7 @@ from ..frontend.diagnostics import CompileError, Diagnostic
 from .ir import IRError, Module
 from .split_if_device import HOST_ONLY, ON_HOST, device_roots, helpers
 
-_STRONG = ("external", "extern_weak")
 _EXEMPT = re.compile(r'llvm\.|_Z\d+__(?:spirv|sycl|esimd)_|__spirv|__devicelib_|__builtin_|__assert')
-
-
-def _strong_definitions(module: Module):
-    for name, ent in list(module.functions.items()) + list(module.globals.items()):
-        if not ent.is_declaration and ent.linkage == "external" and not name.startswith("llvm."):
-            yield name
 
 
 def link(modules: list[Module], name: str = "linked") -> Module:
@@ -39,7 +32,7 @@ def link(modules: list[Module], name: str = "linked") -> Module:
     errors = []
     owner: dict[str, str] = {}
     for m in modules:
-        for sym in _strong_definitions(m):
+        for sym in m.strong_definitions():
             if sym in owner:
                 errors.append(Diagnostic("error", None, f"duplicate definition of '{sym}' in {owner[sym]} and {m.name}"))
             else:

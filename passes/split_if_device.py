@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 
 from .callgraph import CallGraph, find_path, sccs
-from .ir import USED_LISTS, Module
+from .ir import DISCARDABLE_LINKAGES, USED_LISTS, Module
 from .manager import PassResult
 from .srcloc import call_loc, function_loc
 
@@ -53,8 +53,7 @@ def device_roots(module: Module) -> list[str]:
 
 def host_roots(module: Module) -> list[str]:
     roots = [name for name, fn in module.functions.items()
-             if not fn.is_declaration and not fn.is_kernel and fn.linkage not in
-             ("internal", "private", "linkonce", "linkonce_odr", "available_externally")]
+             if not fn.is_declaration and not fn.is_kernel and fn.linkage not in DISCARDABLE_LINKAGES]
     return roots + [g for g in _HOST_ROOT_LISTS if g in module.globals]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from ..frontend.diagnostics import SourceLoc
-from .ir import Function, Module, quote_name, unquote_name
+from .ir import INDIRECT_CALL_ATTRS, Function, Module, quote_name, unquote_name
 
 KIND = "minisycl.loc"
 _LOC_ATTACH = re.compile(r'!minisycl\.loc (!\d+)')
@@ -50,8 +50,8 @@ def indirect_call_locs(module: Module, caller: Function, attribute: str) -> list
     if caller.body is None:
         return out
     for line in caller.body.splitlines():
-        m = re.search(r'\bcall [^\n]*?%[-\w$.]+\([^\n]*\) #(\d+)', line)
-        if m and attribute in module.attributes_of_group(int(m.group(1))):
+        m = INDIRECT_CALL_ATTRS.search(line)
+        if m and attribute in module.attributes_of_group(int(m.group(1)[1:])):
             lm = _LOC_ATTACH.search(line)
             out.append(_loc(module, lm.group(1)) if lm else None)
     return out

@@ -9,9 +9,12 @@
 """
 from __future__ import annotations
 
+import ctypes
 import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Callable
+
+import llvmlite.binding as llvm
 
 from ..frontend import compile_files
 from ..passes import parse_pipeline
@@ -20,6 +23,7 @@ from ..passes.link import link
 from ..passes.manager import PassContext, PassManager
 from .bundle import Bundle, BundleImage
 from .device_config import load_target
+from .properties import is_image_scope
 from .split import split_module
 
 __all__ = ["build", "compile_native", "PIPELINE"]
@@ -27,16 +31,21 @@ __all__ = ["build", "compile_native", "PIPELINE"]
 PIPELINE = "split-if-device,propagate-aspects,analyze-virtual-functions"
 
 
-def compile_native(bitcode: bytes) -> bytes:
-    """Native object code for this machine's CPU from an image's bitcode."""
-    import llvmlite.binding as llvm
+def _for_this_cpu(mod, **machine_options):
+    """Retarget a (SPIR) module to this machine's CPU, where every runtime device
+    runs; returns the target machine."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
-    mod = llvm.parse_bitcode(bitcode, context=llvm.create_context())
     mod.triple = llvm.get_process_triple()
-    machine = llvm.Target.from_triple(mod.triple).create_target_machine(opt=2, reloc="pic", codemodel="default")
+    machine = llvm.Target.from_triple(mod.triple).create_target_machine(**machine_options)
     mod.data_layout = str(machine.target_data)
-    return machine.emit_object(mod)
+    return machine
+
+
+def compile_native(bitcode: bytes) -> bytes:
+    """Native object code for this machine's CPU from an image's bitcode."""
+    mod = llvm.parse_bitcode(bitcode, context=llvm.create_context())
+    return _for_this_cpu(mod, opt=2, reloc="pic", codemodel="default").emit_object(mod)
 
 
 def _element_size(value_type: str, size: int) -> int:
@@ -53,20 +62,12 @@ def _element_size(value_type: str, size: int) -> int:
 def _initial_bytes(module: Module, name: str, image_scope: bool, size: int) -> bytes:
     """The initial value of ``T`` as bytes: LLVM lays out the global's initialiser
     for this CPU (the runtime's devices) and we read it back."""
-    import llvmlite.binding as llvm
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    part = module.extract([name])
     ctx = llvm.create_context()
-    mod = llvm.parse_assembly(part.text(), context=ctx)
-    mod.triple = llvm.get_process_triple()
-    machine = llvm.Target.from_triple(mod.triple).create_target_machine()
-    mod.data_layout = str(machine.target_data)
-    engine = llvm.create_mcjit_compiler(mod, machine)
+    mod = llvm.parse_assembly(module.extract([name]).text(), context=ctx)
+    engine = llvm.create_mcjit_compiler(mod, _for_this_cpu(mod))
     try:
         engine.finalize_object()
         addr = engine.get_global_value_address(name)
-        import ctypes
         return ctypes.string_at(addr + (0 if image_scope else 8), size)
     finally:
         engine.close()          # before its context goes (see runtime/jit.py)
@@ -80,7 +81,7 @@ def _device_global_table(module: Module) -> dict[str, dict]:
         g = module.globals[name]
         attrs = module.global_attributes(name)
         size = int(attrs["sycl-device-global-size"])
-        scope = "sycl-device-image-scope" in attrs and attrs["sycl-device-image-scope"] != "false"
+        scope = is_image_scope(attrs)
         fields = split_operands(g.value_type.strip()[1:-1]) if g.value_type.startswith("{") else [g.value_type]
         value_type = fields[-1]
         table[attrs.get("sycl-unique-id") or name] = {

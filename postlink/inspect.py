@@ -6,7 +6,7 @@ import struct
 
 from ..frontend.aspects import Aspect
 from .bundle import Bundle
-from .propertyset import BYTE_ARRAY, PropertySets
+from .propertyset import BYTE_ARRAY, PropertySets, u32_values, u64_values
 
 _U32_KEYS = {"aspects", "fixed_target", "reqd_work_group_size"}
 _U64_KEYS = {"reqd_work_group_size_uint64_t"}
@@ -23,12 +23,12 @@ def decode(set_name: str, key: str, kind: int, value):
     """A property value as plain data."""
     if kind != BYTE_ARRAY:
         return value
-    payload = PropertySets.payload(value)
     if key in _U32_KEYS:
-        nums = list(struct.unpack(f"<{len(payload) // 4}I", payload[:len(payload) // 4 * 4]))
+        nums = u32_values(value)
         return [{"value": n, "name": _aspect_name(n)} for n in nums] if key in ("aspects", "fixed_target") else nums
     if key in _U64_KEYS:
-        return list(struct.unpack(f"<{len(payload) // 8}Q", payload[:len(payload) // 8 * 8]))
+        return u64_values(value)
+    payload = PropertySets.payload(value)
     if set_name == "SYCL/device globals" and len(payload) == 8:
         size, scope = struct.unpack("<II", payload)
         return {"size": size, "device_image_scope": bool(scope)}

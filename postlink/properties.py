@@ -61,6 +61,11 @@ def device_requirements(module: Module, entries: list[str], keep_wg_size: bool =
     return dict(sorted(reqs.items()))
 
 
+def is_image_scope(attrs: dict) -> bool:
+    """``"sycl-device-image-scope"`` present and not ``"false"`` (a bare attribute counts)."""
+    return "sycl-device-image-scope" in attrs and attrs["sycl-device-image-scope"] != "false"
+
+
 def device_globals(module: Module) -> dict[str, bytes]:
     """``unique id`` → ``{uint32 size, uint32 device_image_scope}`` for every device global."""
     out = {}
@@ -71,7 +76,7 @@ def device_globals(module: Module) -> dict[str, bytes]:
             size = int(attrs["sycl-device-global-size"])
         except (TypeError, ValueError):
             continue
-        scope = "sycl-device-image-scope" in attrs and attrs["sycl-device-image-scope"] != "false"
+        scope = is_image_scope(attrs)
         uid = attrs.get("sycl-unique-id") or name
         out[uid] = byte_array(struct.pack("<II", size, int(scope)))
     return out

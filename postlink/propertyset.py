@@ -14,7 +14,7 @@ import struct
 from ..frontend.diagnostics import UserError
 
 __all__ = ["encode_base64", "decode_base64", "byte_array", "PropertySets", "PropertyError",
-           "u32_array", "u64_array", "string_value", "UINT32", "BYTE_ARRAY"]
+           "u32_array", "u64_array", "string_value", "u32_values", "u64_values", "UINT32", "BYTE_ARRAY"]
 
 UINT32, BYTE_ARRAY = 1, 2
 _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -58,6 +58,17 @@ def u64_array(values) -> bytes:
 
 def string_value(text: str) -> bytes:
     return byte_array(text.encode())
+
+
+def u32_values(raw: bytes) -> list[int]:
+    """The numbers of a ``u32_array`` value (the inverse of ``u32_array``)."""
+    payload = PropertySets.payload(raw)
+    return list(struct.unpack(f"<{len(payload) // 4}I", payload[:len(payload) // 4 * 4]))
+
+
+def u64_values(raw: bytes) -> list[int]:
+    payload = PropertySets.payload(raw)
+    return list(struct.unpack(f"<{len(payload) // 8}Q", payload[:len(payload) // 8 * 8]))
 
 
 class PropertySets:

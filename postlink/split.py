@@ -34,7 +34,7 @@ from ..passes.split_if_device import SYCL_BUILTIN
 from ..passes.propagate_aspects import aspect_table
 from ..passes.virtual_functions import analyze
 from .device_config import TargetInfo
-from .properties import compute_properties, used_aspects
+from .properties import compute_properties, is_image_scope, used_aspects
 from .propertyset import PropertySets
 
 __all__ = ["Image", "SplitError", "split_module", "entry_points", "group_key", "SPLIT_MODES"]
@@ -175,7 +175,7 @@ def _check_image_scope(module: Module, images: list[Image]) -> None:
         for name in im.module.globals_with("sycl-device-global-size"):
             g = im.module.globals[name]
             attrs = im.module.global_attributes(g)
-            if g.is_declaration or "sycl-device-image-scope" not in attrs or attrs["sycl-device-image-scope"] == "false":
+            if g.is_declaration or not is_image_scope(attrs):
                 continue
             seen[name] = seen.get(name, 0) + 1
             if seen[name] > 1:

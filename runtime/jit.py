@@ -41,24 +41,23 @@ _WORKERS = os.cpu_count() or 1
 
 
 def _target_machine():
-    global _initialised, _machine
+    """The shared machine that gives triple, data layout and the pass pipeline
+    (never handed to an engine)."""
+    global _machine
     with _init:
-        if not _initialised:
-            llvm.initialize_native_target()
-            llvm.initialize_native_asmprinter()
-            _initialised = True
         if _machine is None:
-            target = llvm.Target.from_triple(llvm.get_process_triple())
-            _machine = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                                    features=llvm.get_host_cpu_features().flatten(),
-                                                    opt=_OPT_LEVEL, reloc="default", codemodel="jitdefault")
+            _machine = new_machine()
     return _machine
 
 
 def new_machine():
     """A target machine for one execution engine: MCJIT takes ownership of the
     machine it is given and destroys it with the engine, so engines never share one."""
-    _target_machine()
+    global _initialised
+    if not _initialised:
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        _initialised = True
     target = llvm.Target.from_triple(llvm.get_process_triple())
     return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
                                         opt=_OPT_LEVEL, reloc="default", codemodel="jitdefault")
@@ -152,9 +151,7 @@ def _dedupe(modules: list[Module]) -> None:
     """Step 1: later images declare what earlier images already define."""
     defined: set[str] = set()
     for m in modules:
-        for name, ent in list(m.functions.items()) + list(m.globals.items()):
-            if ent.is_declaration or ent.linkage != "external" or name.startswith("llvm."):
-                continue
+        for name in m.strong_definitions():
             if name in defined:
                 m.make_declaration(name)
             else:

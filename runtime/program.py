@@ -24,6 +24,7 @@ import numpy as np
 
 from ..frontend.aspects import Aspect
 from ..postlink.bundle import Bundle, BundleError, BundleImage
+from ..postlink.propertyset import PropertySets, u32_values
 from .device import device as Device
 from .errors import errc, exception
 from .jit import LinkedProgram, link_and_jit
@@ -37,10 +38,7 @@ REQ, VF = "SYCL/device requirements", "SYCL/virtual functions"
 
 def _aspects(im: BundleImage) -> list[int]:
     raw = im.properties.get(REQ, "aspects")
-    if raw is None:
-        return []
-    payload = raw[8:]
-    return list(struct.unpack(f"<{len(payload) // 4}I", payload[:len(payload) // 4 * 4]))
+    return [] if raw is None else u32_values(raw)
 
 
 def _aspect_name(n: int) -> str:
@@ -52,7 +50,7 @@ def _aspect_name(n: int) -> str:
 
 def _sets(im: BundleImage, key: str) -> list[str]:
     raw = im.properties.get(VF, key)
-    return [s for s in raw[8:].decode().split(",") if s] if raw else []
+    return [s for s in PropertySets.payload(raw).decode().split(",") if s] if raw else []
 
 
 def missing_requirements(im: BundleImage, dev: Device) -> list[str]:
@@ -234,8 +232,6 @@ class kernel:  # noqa: N801
         for i, (ty, value) in enumerate(zip(self.params, args)):
             where = f"argument {i + 1} of kernel '{self.name}' ({ty})"
             if ty.endswith("*"):
-                if type(value).__name__ == "_GraphPointer":
-                    value = value._allocation()
                 if isinstance(value, usm_allocation):
                     value.check(where)
                     slots[i] = value.ptr

@@ -171,8 +171,11 @@ class KernelCommand(Command):
         self.slots = self.pack()
 
     def pack(self):
+        """Slots for the current values: a dynamic parameter's value, the memory of
+        a graph allocation."""
         from .graph import dynamic_parameter
-        return self.kernel.pack([a.value if isinstance(a, dynamic_parameter) else a for a in self.args])
+        return self.kernel.pack([a.value if isinstance(a, dynamic_parameter) else
+                                 a._allocation() if isinstance(a, _GraphPointer) else a for a in self.args])
 
     def set_range(self, r) -> None:
         self.range = r
@@ -386,9 +389,10 @@ class queue:  # noqa: N801
                 h.graph = recording
         if recording is not None:
             return recording._record(self, h)
-        if isinstance(h.command, KernelCommand) and any(type(a).__name__ == "dynamic_parameter"
-                                                        for a in h.command.args):
-            raise exception(errc.invalid, "a dynamic_parameter can only be used in command graph nodes")
+        if isinstance(h.command, KernelCommand):
+            from .graph import dynamic_parameter
+            if any(isinstance(a, dynamic_parameter) for a in h.command.args):
+                raise exception(errc.invalid, "a dynamic_parameter can only be used in command graph nodes")
         if h.command is None:
             return event(submitted, submitted, submitted, self.profiling)
         event.wait_list(h.deps)
