@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import best, source_file  # noqa: E402
 
 from minisycl import runtime as sycl  # noqa: E402
-from minisycl.runtime.jit import run_range  # noqa: E402
+from minisycl.runtime.native import run_range  # noqa: E402
 
 KSL = """
 kernel saxpy(id<1> i, float a, float* x, float* y) { y[i] = a * x[i] + y[i]; }
@@ -103,7 +103,7 @@ def main():
         geom = (ctypes.c_int64 * 6)(*(list(rng) + [0] * (3 - len(rng)) + [1, 1, 1]))
         size = int(np.prod(rng))
         t_gcc = best(cfn, args.repeat)
-        t_one = best(lambda: run_range(launch, slots, size, geom, workers=1), args.repeat)
+        t_one = best(lambda: run_range(launch, slots, size, geom, kname, workers=1), args.repeat)
         t_all = best(lambda: q.parallel_for(k, rng, *kargs), args.repeat)
         rows.append((label, t_gcc, t_one, t_all))
     np.asarray(total)[:] = 0

@@ -9,8 +9,8 @@ in-order queue.
 ``finalize`` makes an ``executable_command_graph``: a snapshot of the nodes in
 topological order, with each kernel resolved to its native launcher and its
 arguments packed once.  Runs of small kernels are handed to one native entry
-point (``run_plan``, JIT-compiled once) that calls their launchers back to back,
-so replaying them costs no Python per node.  Large kernels still spread over
+point (``native.run_plan``) that calls their launchers back to back, so
+replaying them costs no Python per node.  Large kernels still spread over
 the cores, and host tasks and copies run in between in plan order.  Submissions
 of one executable graph are serialised.
 
@@ -26,9 +26,8 @@ import itertools
 import threading
 import weakref
 
-import llvmlite.binding as llvm
-
 from .errors import errc, exception
+from .native import PlanEntry, run_plan
 from .queue import Command, KernelCommand, event, handler, nd_range, queue
 
 __all__ = ["node_type", "node", "command_graph", "executable_command_graph", "dynamic_parameter",
@@ -429,65 +428,6 @@ def _topological(nodes: list[node]) -> list[node] | None:
 
 # --- execution -----------------------------------------------------------------------
 
-class _Entry(ctypes.Structure):
-    _fields_ = [("fn", ctypes.c_void_p), ("args", ctypes.c_void_p), ("total", ctypes.c_int64),
-                ("geometry", ctypes.c_void_p)]
-
-
-_RUNNER = None
-_RUNNER_LOCK = threading.Lock()
-_RUNNER_IR = """
-%entry = type { ptr, ptr, i64, ptr }
-define void @run_plan(ptr %entries, i64 %n) {
-start:
-  %empty = icmp eq i64 %n, 0
-  br i1 %empty, label %done, label %loop
-loop:
-  %i = phi i64 [ 0, %start ], [ %next, %loop ]
-  %e = getelementptr %entry, ptr %entries, i64 %i
-  %fp = getelementptr %entry, ptr %e, i32 0, i32 0
-  %fn = load ptr, ptr %fp
-  %ap = getelementptr %entry, ptr %e, i32 0, i32 1
-  %args = load ptr, ptr %ap
-  %tp = getelementptr %entry, ptr %e, i32 0, i32 2
-  %total = load i64, ptr %tp
-  %gp = getelementptr %entry, ptr %e, i32 0, i32 3
-  %geom = load ptr, ptr %gp
-  call void %fn(ptr %args, i64 0, i64 %total, ptr %geom)
-  %next = add i64 %i, 1
-  %more = icmp ult i64 %next, %n
-  br i1 %more, label %loop, label %done
-done:
-  ret void
-}
-"""
-
-
-class _Runner:
-    """``run_plan(entries, n)``: calls each entry's launcher over its whole range,
-    in order, in one native call."""
-
-    def __init__(self):
-        from .jit import _target_machine, keep_context, new_machine
-        machine = _target_machine()
-        context = llvm.create_context()
-        mod = llvm.parse_assembly(_RUNNER_IR, context=context)
-        mod.triple = machine.triple
-        mod.data_layout = str(machine.target_data)
-        self.engine = llvm.create_mcjit_compiler(mod, new_machine())
-        keep_context(self, context)
-        self.engine.finalize_object()
-        self.run = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(self.engine.get_function_address("run_plan"))
-
-
-def _runner() -> _Runner:
-    global _RUNNER
-    with _RUNNER_LOCK:
-        if _RUNNER is None:
-            _RUNNER = _Runner()
-    return _RUNNER
-
-
 class executable_command_graph:  # noqa: N801
     """A finalized graph: a plan of steps run in topological order."""
 
@@ -513,10 +453,11 @@ class executable_command_graph:  # noqa: N801
 
         def flush():
             if batch:
-                arr = (_Entry * len(batch))(*batch)
+                arr = (PlanEntry * len(batch))(*batch)
                 for i, n in enumerate(batch_nodes):
                     self._where[n] = ("native", len(steps), i)
-                steps.append(["native", arr, len(batch), dict(enumerate(keep))])
+                steps.append(["native", arr, len(batch), dict(enumerate(keep)),
+                              [self._commands[n].kernel.name for n in batch_nodes]])
                 batch.clear()
                 keep.clear()
                 batch_nodes.clear()
@@ -541,9 +482,9 @@ class executable_command_graph:  # noqa: N801
     def _entry(self, cmd: KernelCommand):
         linked, _ = cmd.kernel.program.linked_for(cmd.kernel.name, self.device, self.context)
         launcher = linked.launcher(cmd.kernel.name)
-        entry = _Entry(ctypes.cast(launcher, ctypes.c_void_p), ctypes.cast(cmd.slots, ctypes.c_void_p),
-                       cmd.total, ctypes.cast(cmd.geometry, ctypes.c_void_p))
-        return entry, [launcher, cmd.slots, cmd.geometry, linked]
+        entry = PlanEntry(launcher, ctypes.cast(cmd.slots, ctypes.c_void_p), cmd.total,
+                          ctypes.cast(cmd.geometry, ctypes.c_void_p))
+        return entry, [cmd.slots, cmd.geometry, linked]
 
     def _replace(self, n: node, cmd) -> bool:
         """Put ``n``'s new command in place; ``False`` when the plan must be rebuilt."""
@@ -561,14 +502,14 @@ class executable_command_graph:  # noqa: N801
         entry, alive = self._entry(cmd)
         step[1][where[2]] = entry
         step[3][where[2]] = alive
+        step[4][where[2]] = cmd.kernel.name
         return True
 
     def _execute(self, q: queue) -> None:
         with self._lock:                     # one execution of this graph at a time
             for kind, *rest in self._steps:
                 if kind == "native":
-                    if rest[1]:
-                        _runner().run(ctypes.addressof(rest[0]), rest[1])
+                    run_plan(rest[0], rest[1], rest[3])
                 else:
                     rest[0].run(self._queue)
 

@@ -11,16 +11,14 @@
 3. The module is retargeted to this CPU, optimised at -O3 (the kernel is
    inlined into its loop and vectorised) and compiled by MCJIT, with an object
    cache on disk keyed by the IR, the CPU and the options.
-Callers split ``[0, total)`` over threads; ctypes releases the GIL while native
-code runs, so no Python runs per work-item.
+``native.run_range`` splits ``[0, total)`` over the cores, in native code, so no
+Python runs per work-item.
 """
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
@@ -29,15 +27,12 @@ from ..frontend import knobs
 from ..passes.ir import Module, _split_type, split_operands
 from .errors import errc, exception
 
-__all__ = ["LinkedProgram", "link_and_jit", "run_range", "launcher_name", "LAUNCH_SIGNATURE"]
+__all__ = ["LinkedProgram", "link_and_jit", "launcher_name"]
 
-LAUNCH_SIGNATURE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
 _OPT_LEVEL = 3
 _init = threading.Lock()
 _initialised = False
 _machine = None
-_POOL: ThreadPoolExecutor | None = None
-_WORKERS = os.cpu_count() or 1
 
 
 def _target_machine():
@@ -169,14 +164,15 @@ class LinkedProgram:
     def __del__(self):
         close_engine(self)
 
-    def launcher(self, kernel: str):
-        fn = self._launchers.get(kernel)
-        if fn is None:
+    def launcher(self, kernel: str) -> int:
+        """The address of ``kernel``'s launcher."""
+        addr = self._launchers.get(kernel)
+        if addr is None:
             addr = self.engine.get_function_address(launcher_name(kernel))
             if not addr:
                 raise exception(errc.runtime, f"kernel '{kernel}' has no launcher in its program")
-            fn = self._launchers[kernel] = LAUNCH_SIGNATURE(addr)
-        return fn
+            self._launchers[kernel] = addr
+        return addr
 
     def global_address(self, name: str) -> int:
         return self.engine.get_global_value_address(name)
@@ -205,6 +201,14 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str]) -> LinkedProgr
         if linked.globals[g].linkage in ("internal", "private"):
             linked.set_linkage(g, "external")     # so the runtime can find a static device global
     text = linked.text() + "".join(_launcher(s) for s in shapes.values())
+    engine, context, key, from_disk = compile_ir(text, "device program")
+    return LinkedProgram(engine, context, shapes, key, from_disk)
+
+
+def compile_ir(text: str, what: str):
+    """Verify, optimise and compile IR ``text`` for this CPU, reusing the disk
+    cache's object when it has one.  Returns ``(engine, context, key, from_disk)``;
+    the caller keeps the context alive (``keep_context``)."""
     machine = _target_machine()
     key = hashlib.sha256("\n".join([text, machine.triple, llvm.get_host_cpu_name(),
                                     llvm.get_host_cpu_features().flatten(), str(_OPT_LEVEL),
@@ -216,7 +220,7 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str]) -> LinkedProgr
         mod.data_layout = str(machine.target_data)
         mod.verify()
     except RuntimeError as err:
-        raise exception(errc.build, f"device program failed to build: {str(err).strip()}") from None
+        raise exception(errc.build, f"{what} failed to build: {str(err).strip()}") from None
     cache = _DiskCache(key)
     from_disk = cache.has()
     if not from_disk:
@@ -226,7 +230,7 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str]) -> LinkedProgr
     engine = llvm.create_mcjit_compiler(mod, new_machine())
     engine.set_object_cache(cache.notify, cache.get)
     engine.finalize_object()
-    return LinkedProgram(engine, context, shapes, key, from_disk)
+    return engine, context, key, from_disk
 
 
 #: id(owner) -> the LLVM context of its engine's module
@@ -278,28 +282,3 @@ class _DiskCache:
             os.replace(tmp, self.path)
         except OSError:
             pass            # a read-only or full cache directory only costs speed
-
-
-def _thread_pool() -> ThreadPoolExecutor:
-    global _POOL
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="minisycl-kernel")
-    return _POOL
-
-
-def run_range(launch, args, total: int, geometry, workers: int | None = None, grain: int = 16384) -> None:
-    """Run ``launch`` over ``[0, total)``: inline when small, else one chunk per core,
-    the last on the calling thread (each hand-off to a worker costs tens of µs)."""
-    workers = workers or _WORKERS
-    if total <= 0:
-        return
-    if workers == 1 or total < grain:
-        launch(args, 0, total, geometry)
-        return
-    chunks = min(workers, max(1, total // grain))
-    step = -(-total // chunks)
-    bounds = [(b, min(b + step, total)) for b in range(0, total, step)]
-    futures = [_thread_pool().submit(launch, args, b, e, geometry) for b, e in bounds[:-1]]
-    launch(args, bounds[-1][0], bounds[-1][1], geometry)
-    for f in futures:
-        f.result()

@@ -18,7 +18,7 @@ import numpy as np
 from .device import context, default_context, default_device, device as Device
 from .device_global import device_global, storage_address
 from .errors import errc, exception
-from .jit import run_range
+from .native import run_range
 from .memory import free, usm_allocation
 from .program import kernel as Kernel
 
@@ -371,7 +371,7 @@ class queue:  # noqa: N801
 
     def _launch(self, k: Kernel, slots, total: int, geometry) -> None:
         linked, _ = k.program.linked_for(k.name, self.device, self.context)
-        run_range(linked.launcher(k.name), slots, total, geometry)
+        run_range(linked.launcher(k.name), slots, total, geometry, k.name)
 
     def submit(self, cgf, depends_on=None) -> event:
         recording = self._recording

@@ -1,0 +1,91 @@
+"""A kernel that faults raises ``exception(errc.runtime)`` and leaves the queue,
+its worker threads and graphs usable; a fault outside kernels still ends the
+process as it would without the runtime (issue 5, bad input)."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from minisycl import runtime as sycl
+
+KSL = """
+kernel poke(int* p, long at) { p[at] = 1; }
+kernel divide(id<1> i, int* x, int* y) { x[i] = x[i] / y[i]; }
+kernel fillv(id<1> i, int* x, int v) { x[i] = v; }
+"""
+N = 1 << 20          # large enough to be split over every core
+
+
+@pytest.fixture(scope="module")
+def prog(tmp_path_factory):
+    d = tmp_path_factory.mktemp("f")
+    (d / "f.ksl").write_text(KSL)
+    return sycl.build_program([str(d / "f.ksl")])
+
+
+def fault(fn):
+    with pytest.raises(sycl.exception) as err:
+        fn()
+    assert err.value.code() == sycl.errc.runtime
+    return str(err.value)
+
+
+def test_invalid_access_in_single_task(prog):
+    q = sycl.queue()
+    p = sycl.malloc_shared(4, np.int32, q)
+    msg = fault(lambda: q.single_task(prog.kernel("poke"), p, 1 << 40))
+    assert "kernel 'poke' stopped with SIGSEGV: invalid memory access at address 0x" in msg, msg
+    for _ in range(3):      # the same thread faults again and is caught again
+        fault(lambda: q.single_task(prog.kernel("poke"), p, -(1 << 40)))
+    q.single_task(prog.kernel("poke"), p, 2).wait()
+    assert list(p) == [0, 0, 1, 0]
+
+
+@pytest.mark.parametrize("where", [0, N - 1], ids=["first-piece", "last-piece"])
+def test_division_by_zero_in_any_piece_of_a_parallel_for(prog, where):
+    """The first piece runs on a worker thread, the last on the caller."""
+    q = sycl.queue()
+    x, y = sycl.malloc_shared(N, np.int32, q), sycl.malloc_shared(N, np.int32, q)
+    np.asarray(x)[:] = 12
+    np.asarray(y)[:] = 3
+    y[where] = 0
+    msg = fault(lambda: q.parallel_for(prog.kernel("divide"), N, x, y))
+    assert "kernel 'divide' stopped with SIGFPE: arithmetic fault (integer division by zero" in msg, msg
+    q.parallel_for(prog.kernel("fillv"), N, x, 7).wait()
+    assert (np.asarray(x) == 7).all()
+    y[where] = 7
+    q.parallel_for(prog.kernel("divide"), N, x, y).wait()
+    assert x[where] == 1 and np.asarray(x)[N // 2] == 2
+
+
+def test_fault_in_a_graph_replay(prog):
+    q = sycl.queue()
+    x = sycl.malloc_shared(16, np.int32, q)
+    g = sycl.command_graph(q.get_context(), q.get_device())
+    at = sycl.dynamic_parameter(g, 1 << 40)
+    g.add(lambda h: h.single_task(prog.kernel("poke"), x, at))
+    g.add(lambda h: h.parallel_for(prog.kernel("fillv"), 16, x, 5))
+    exe = g.finalize(updatable=True)
+    msg = fault(lambda: q.ext_oneapi_graph(exe))
+    assert "kernel 'poke' stopped with SIGSEGV" in msg
+    at.update(3)
+    exe.update(g.nodes[0])
+    q.ext_oneapi_graph(exe).wait()
+    assert list(x) == [5] * 16
+
+
+def test_a_fault_outside_kernels_still_ends_the_process(prog):
+    """Python's faulthandler, installed before the runtime, still reports it."""
+    code = ("import ctypes, faulthandler, numpy as np\n"
+            "faulthandler.enable()\n"
+            "from minisycl import runtime as sycl\n"
+            "q = sycl.queue(); p = sycl.malloc_shared(1, np.int32, q)\n"
+            f"prog = sycl.build_program([{prog.name!r}])\n"
+            "q.single_task(prog.kernel('poke'), p, 0)\n"
+            "print('kernel ran', flush=True)\n"
+            "ctypes.string_at(8)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "kernel ran" in run.stdout
+    assert run.returncode == -11, (run.returncode, run.stderr)
+    assert "Fatal Python error: Segmentation fault" in run.stderr
