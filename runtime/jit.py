@@ -25,6 +25,7 @@ import llvmlite.binding as llvm
 
 from ..frontend import knobs
 from ..passes.ir import Module, _split_type, split_operands
+from .atomics import accumulators, private_copy, private_name
 from .errors import errc, exception
 
 __all__ = ["LinkedProgram", "link_and_jit", "launcher_name"]
@@ -83,14 +84,43 @@ def kernel_shape(module: Module, name: str) -> KernelShape:
     return KernelShape(name, None, 0, "", types)
 
 
-def _launcher(shape: KernelShape) -> str:
-    """LLVM IR of the native loop around one kernel."""
-    lines = [f"define void @{launcher_name(shape.name)}(ptr %args, i64 %begin, i64 %end, ptr %geom) {{", "entry:"]
+def _launchers(module: Module, shape: KernelShape, accs) -> str:
+    """LLVM IR of the launcher of one kernel: its native loop, or, when the kernel
+    only updates some parameters atomically (``accs``), a choice between that
+    loop and one that aggregates the updates (``atomics.py``)."""
+    if not accs:
+        return _loop(shape, launcher_name(shape.name))
+    plain, agg = f"__minisycl_each.{shape.name}", f"__minisycl_agg.{shape.name}"
+    return (_loop(shape, plain, linkage="internal ") + private_copy(module, shape.name, accs)
+            + _loop(shape, agg, callee=private_name(shape.name), accs=accs, linkage="internal ")
+            + f"""define void @{launcher_name(shape.name)}(ptr %args, i64 %begin, i64 %end, ptr %geom) {{
+entry:
+  %n = sub i64 %end, %begin
+  %one = icmp eq i64 %n, 1
+  br i1 %one, label %plain, label %agg
+plain:
+  call void @{plain}(ptr %args, i64 %begin, i64 %end, ptr %geom)
+  ret void
+agg:
+  call void @{agg}(ptr %args, i64 %begin, i64 %end, ptr %geom)
+  ret void
+}}
+""")
+
+
+def _loop(shape: KernelShape, name: str, callee: str | None = None, accs=(), linkage: str = "") -> str:
+    """LLVM IR of the native loop around one kernel (``callee``, by default the
+    kernel itself), with a private accumulator for each of ``accs``."""
+    lines = [f"define {linkage}void @{name}(ptr %args, i64 %begin, i64 %end, ptr %geom) {{", "entry:"]
     call_args = []
+    private = {a.param: a for a in accs}
     for i, ty in enumerate(shape.params):
         lines.append(f"  %slot{i} = getelementptr i64, ptr %args, i64 {i}")
         lines.append(f"  %arg{i} = load {ty}, ptr %slot{i}, align 8")
-        call_args.append(f"{ty} %arg{i}")
+        if i in private:
+            a = private[i]
+            lines += [f"  %acc{i} = alloca {a.type}", f"  store {a.type} {a.identity}, ptr %acc{i}"]
+        call_args.append(f"ptr %acc{i}" if i in private else f"{ty} %arg{i}")
     n = shape.dims
     for d in range(n):
         lines.append(f"  %gp{d} = getelementptr i64, ptr %geom, i64 {d}")
@@ -134,11 +164,15 @@ def _launcher(shape: KernelShape) -> str:
                 lines.append(f"  %{name} = insertvalue {shape.item_type} {prev}, {arr} {f}, {k}")
                 prev = f"%{name}"
         call_args.insert(0, f"{shape.item_type} %item")
-    lines += [f"  call spir_func void @{shape.name}({', '.join(call_args)})",
+    lines += [f"  call spir_func void @{callee or shape.name}({', '.join(call_args)})",
               "  %next = add i64 %lin, 1",
               "  %done = icmp uge i64 %next, %end",
               "  br i1 %done, label %exit, label %loop",
-              "exit:", "  ret void", "}"]
+              "exit:"]
+    for i, a in private.items():
+        lines += [f"  %accv{i} = load {a.type}, ptr %acc{i}",
+                  f"  %flush{i} = atomicrmw {a.op} ptr %arg{i}, {a.type} %accv{i}{a.ordering}"]
+    lines += ["  ret void", "}"]
     return "\n".join(lines) + "\n"
 
 
@@ -156,8 +190,12 @@ def _dedupe(modules: list[Module]) -> None:
 class LinkedProgram:
     """Linked, JIT-compiled images: kernel launchers and global addresses."""
 
-    def __init__(self, engine, context, shapes: dict[str, KernelShape], key: str, from_disk: bool):
+    def __init__(self, engine, context, shapes: dict[str, KernelShape], key: str, from_disk: bool,
+                 aggregated: dict[str, list[int]]):
         self.engine, self.shapes, self.key, self.from_disk = engine, shapes, key, from_disk
+        #: kernel -> indices (among the non-item parameters) of atomically updated parameters
+        #: whose updates its launcher aggregates (``atomics.py``)
+        self.aggregated = aggregated
         keep_context(self, context)
         self._launchers = {}
 
@@ -192,7 +230,13 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str]) -> LinkedProgr
             main.link_in(llvm.parse_assembly(t.text(), context=ctx))
     except RuntimeError as err:
         raise exception(errc.build, f"linking device images failed: {str(err).strip()}") from None
-    linked = Module.parse(str(main))
+    linked_text = str(main)
+    if "atomicrmw" in linked_text:      # SROA first, so that kernels use their parameters directly
+        mpm = llvm.create_new_module_pass_manager()
+        mpm.add_sroa_pass()
+        mpm.run(main, llvm.create_pass_builder(_target_machine(), llvm.create_pipeline_tuning_options()))
+        linked_text = str(main)
+    linked = Module.parse(linked_text)
     shapes = {k: kernel_shape(linked, k) for k in kernels if k in linked.functions}
     for k in shapes:            # a spir_kernel cannot be called; on the CPU it is a plain function
         fn = linked.functions[k]
@@ -200,9 +244,11 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str]) -> LinkedProgr
     for g in linked.globals_with("sycl-device-global-size"):
         if linked.globals[g].linkage in ("internal", "private"):
             linked.set_linkage(g, "external")     # so the runtime can find a static device global
-    text = linked.text() + "".join(_launcher(s) for s in shapes.values())
+    accs = {k: accumulators(linked, k, s.params) if s.item is not None else [] for k, s in shapes.items()}
+    text = linked.text() + "".join(_launchers(linked, s, accs[k]) for k, s in shapes.items())
     engine, context, key, from_disk = compile_ir(text, "device program")
-    return LinkedProgram(engine, context, shapes, key, from_disk)
+    return LinkedProgram(engine, context, shapes, key, from_disk,
+                         {k: [a.param for a in found] for k, found in accs.items() if found})
 
 
 def compile_ir(text: str, what: str):
