@@ -81,6 +81,7 @@ class Emitter:
         self.module_id = module_id
         self.ctx = ir.Context()
         self.m = ir.Module(name=module_id, context=self.ctx)
+        self._empty = None      # the shared empty metadata node
         self.m.triple = TRIPLE
         self.m.data_layout = DATALAYOUT
         self.types: dict = {}
@@ -584,7 +585,16 @@ class Emitter:
         if g.image_scope:
             return b.gep(gv, [ZERO32, ZERO32], inbounds=True, source_etype=gv.value_type)
         slot = b.gep(gv, [ZERO32, ZERO32], inbounds=True, source_etype=gv.value_type)
-        return b.load(slot, typ=PTR, name=g.name + ".ptr")
+        ptr = b.load(slot, typ=PTR, name=g.name + ".ptr")
+        # the runtime sets the storage pointer before any kernel runs; no kernel
+        # changes it, so LLVM may hoist this load out of loops
+        ptr.set_metadata("invariant.load", self._empty_md())
+        return ptr
+
+    def _empty_md(self):
+        if self._empty is None:
+            self._empty = self.m.add_metadata([])
+        return self._empty
 
     # ------------------------------------------------------------------ expressions
     def value(self, e):

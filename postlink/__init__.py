@@ -55,8 +55,9 @@ def _write_all(files: list[tuple[str, bytes]]) -> None:
     to missing or stale files, and no half-written table is ever left."""
     written = []
     try:
+        for folder in sorted({os.path.dirname(os.path.abspath(path)) for path, _ in files}):
+            os.makedirs(folder, exist_ok=True)
         for path, data in files[:-1]:
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
             with open(path, "wb") as fh:
                 written.append(path)
                 fh.write(data)

@@ -3,7 +3,7 @@
 Commands run when they are submitted, after the events they depend on (and,
 for an in-order queue, the previous command) have completed: a valid
 schedule for both in-order and out-of-order queues, and the cheapest one.
-Kernels spread their work-items over the CPU cores (``jit.run_range``); host
+Kernels spread their work-items over the CPU cores (``native.run_range``); host
 tasks run on the submitting thread.  A failed command raises its
 ``exception`` at submit and leaves the queue usable.
 """
