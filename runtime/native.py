@@ -213,6 +213,28 @@ entry:
 
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
+; Spin (with the CPU's spin-wait hint) until *%word == %value is %equal, at most
+; SPIN times; whether it came true.
+define internal i1 @spin(ptr %word, i64 %value, i1 %equal) {
+entry:
+  br label %check
+check:
+  %k = phi i64 [ 0, %entry ], [ %k1, %pause ]
+  %w = load atomic i64, ptr %word seq_cst, align 8
+  %eq = icmp eq i64 %w, %value
+  %done = icmp eq i1 %eq, %equal
+  br i1 %done, label %yes, label %pause
+pause:
+  HINT
+  %k1 = add i64 %k, 1
+  %more = icmp ult i64 %k1, SPIN
+  br i1 %more, label %check, label %no
+yes:
+  ret i1 true
+no:
+  ret i1 false
+}
+
 ; --- worker threads ----------------------------------------------------------------
 ; Slot i: ticket (bumped by the dispatcher for each job), launcher, args,
 ; begin, end, geometry, status, -, fault address, finished (= ticket when done).
@@ -224,17 +246,8 @@ entry:
   br label %wait
 wait:
   %seen = phi i64 [ 0, %entry ], [ %t, %run ], [ %seen, %woke ]
-  br label %spin
-spin:
-  %k = phi i64 [ 0, %wait ], [ %k1, %pause ]
-  %t = load atomic i64, ptr %slot seq_cst, align 8
-  %new = icmp ne i64 %t, %seen
-  br i1 %new, label %run, label %pause
-pause:
-  HINT
-  %k1 = add i64 %k, 1
-  %more = icmp ult i64 %k1, SPIN
-  br i1 %more, label %spin, label %sleep
+  %new = call i1 @spin(ptr %slot, i64 %seen, i1 false)
+  br i1 %new, label %run, label %sleep
 sleep:
   %a = atomicrmw add ptr @sleepers, i32 1 seq_cst
   %g = load atomic i32, ptr @gen seq_cst, align 4
@@ -248,6 +261,7 @@ woke:
   %d = atomicrmw sub ptr @sleepers, i32 1 seq_cst
   br label %wait
 run:
+  %t = load atomic i64, ptr %slot seq_cst, align 8
   %fnp = getelementptr %slot, ptr %slot, i32 0, i32 1
   %fn = load ptr, ptr %fnp
   %argp = getelementptr %slot, ptr %slot, i32 0, i32 2
@@ -364,15 +378,8 @@ join:
   %finp = getelementptr %slot, ptr %js, i32 0, i32 9
   br label %check
 check:
-  %n = phi i64 [ 0, %join ], [ %n1, %idle ], [ %n1, %yield ]
-  %f = load atomic i64, ptr %finp seq_cst, align 8
-  %fin = icmp eq i64 %f, %jt
-  br i1 %fin, label %joined, label %idle
-idle:
-  HINT
-  %n1 = add i64 %n, 1
-  %long = icmp ugt i64 %n1, SPIN
-  br i1 %long, label %yield, label %check
+  %fin = call i1 @spin(ptr %finp, i64 %jt, i1 true)
+  br i1 %fin, label %joined, label %yield
 yield:
   %y = call i32 @sched_yield()
   br label %check
