@@ -45,9 +45,13 @@ _ARCH = {"x86_64": (202, "declare void @llvm.x86.sse2.pause()", "call void @llvm
          "aarch64": (98, "declare void @llvm.aarch64.hint(i32)", "call void @llvm.aarch64.hint(i32 1)")}
 MAX_THREADS = 64
 _SPIN = 20000            # spin-wait hints before a worker sleeps (~0.2-1 ms)
-_NAMES = {4: "SIGILL", 7: "SIGBUS", 8: "SIGFPE", 11: "SIGSEGV"}
-SIGNALS = {4: "illegal instruction (a trap or unreachable code)", 7: "bus error (misaligned or truncated memory)",
-           8: "arithmetic fault (integer division by zero or overflow)", 11: "invalid memory access"}
+#: the signals a kernel's guard catches: number -> (name, what it means, whether it has a faulting address)
+SIGNALS = {4: ("SIGILL", "illegal instruction (a trap or unreachable code)", False),
+           7: ("SIGBUS", "bus error (misaligned or truncated memory)", True),
+           8: ("SIGFPE", "arithmetic fault (integer division by zero or overflow)", False),
+           11: ("SIGSEGV", "invalid memory access", True)}
+#: a launcher: ``void (ptr args, i64 begin, i64 end, ptr geometry)``
+_LAUNCH = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
 
 _IR = r"""
 %slot = type { i64, ptr, ptr, i64, i64, ptr, i32, i32, i64, i64, [56 x i8] }
@@ -481,10 +485,10 @@ def _native() -> _Native | None:
 
 
 def _fault(kernel: str, sig: int, addr: int) -> exception:
-    what = SIGNALS.get(sig, "fault")
-    where = f" at address 0x{addr:x}" if sig in (7, 11) else ""
-    return exception(errc.runtime, f"kernel '{kernel}' stopped with {_NAMES.get(sig, f'signal {sig}')}: "
-                                   f"{what}{where}; its remaining work-items may not have run")
+    name, what, has_address = SIGNALS.get(sig, (f"signal {sig}", "fault", False))
+    where = f" at address 0x{addr:x}" if has_address else ""
+    return exception(errc.runtime, f"kernel '{kernel}' stopped with {name}: {what}{where}; "
+                                   f"its remaining work-items may not have run")
 
 
 def run_range(launch: int, args, total: int, geometry, kernel: str, workers: int | None = None,
@@ -496,8 +500,7 @@ def run_range(launch: int, args, total: int, geometry, kernel: str, workers: int
     chunks = max(1, min(workers or WORKERS, total // grain))
     native = _native()
     if native is None:
-        ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)(launch)(
-            args, 0, total, geometry)
+        _LAUNCH(launch)(args, 0, total, geometry)
         return
     addr = ctypes.c_int64(0)
     sig = native.run(launch, args, total, geometry, chunks, ctypes.byref(addr))
@@ -511,8 +514,7 @@ def run_plan(entries, count: int, kernels: list[str]) -> None:
     native = _native()
     if native is None:
         for e in entries[:count]:
-            ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)(e.fn)(
-                e.args, 0, e.total, e.geom)
+            _LAUNCH(e.fn)(e.args, 0, e.total, e.geom)
         return
     fault = (ctypes.c_int64 * 2)()
     at = native.run_plan(ctypes.addressof(entries), count, fault)

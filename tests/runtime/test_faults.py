@@ -89,3 +89,18 @@ def test_a_fault_outside_kernels_still_ends_the_process(prog):
     assert "kernel ran" in run.stdout
     assert run.returncode == -11, (run.returncode, run.stderr)
     assert "Fatal Python error: Segmentation fault" in run.stderr
+
+
+def test_without_native_support_kernels_run_on_the_calling_thread(prog, monkeypatch):
+    """Where the guards are not available (not Linux x86-64/AArch64), launches and
+    graph plans still run, unguarded."""
+    from minisycl.runtime import native
+    monkeypatch.setattr(native, "_native", lambda: None)
+    q = sycl.queue()
+    x = sycl.malloc_shared(N, np.int32, q)
+    q.parallel_for(prog.kernel("fillv"), N, x, 4).wait()
+    assert (np.asarray(x) == 4).all()
+    g = sycl.command_graph(q.get_context(), q.get_device())
+    g.add(lambda h: h.parallel_for(prog.kernel("fillv"), 16, x, 9))
+    q.ext_oneapi_graph(g.finalize()).wait()
+    assert list(x[:17]) == [9] * 16 + [4]
