@@ -54,6 +54,14 @@ def main():
     """
 
 
+def entry() -> None:
+    """The ``minisycl`` console script: ``main`` with the cyclic garbage
+    collector paused for the whole command (see ``passes.ir.gc_paused``)."""
+    from ..passes.ir import gc_paused
+    with gc_paused(freeze=True):
+        main()
+
+
 def write_output(path: str, data: bytes | str) -> None:
     """Write ``data`` atomically: a failed run never leaves a half-written file."""
     if path == "-":

@@ -29,3 +29,11 @@ def cache_dir() -> str | None:
     if value == "off":
         return None
     return value or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "minisycl")
+
+
+def verify_threads() -> int:
+    """MINISYCL_VERIFY_THREADS: 1 makes the IR tools hand LLVM all their work on
+    the calling thread; the default, 2, lets LLVM verify on a second thread
+    while Python goes on (``passes.ir``)."""
+    value = os.environ.get("MINISYCL_VERIFY_THREADS", "")
+    return 1 if value.strip() == "1" else 2

@@ -53,7 +53,8 @@ def reachable(edges: dict[str, list[str]], roots: Iterable[str]) -> list[str]:
 
 
 def sccs(edges: dict[str, list[str]], nodes: Iterable[str] | None = None) -> list[list[str]]:
-    """Strongly connected components, callees before callers (Tarjan, iterative)."""
+    """Strongly connected components, callees before callers (Tarjan, iterative;
+    a node without successors is its own component at once)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     on_stack: set[str] = set()
@@ -63,7 +64,13 @@ def sccs(edges: dict[str, list[str]], nodes: Iterable[str] | None = None) -> lis
     for root in (nodes if nodes is not None else edges):
         if root in index:
             continue
-        work = [(root, iter(edges.get(root, ())))]
+        succs = edges.get(root)
+        if not succs:
+            index[root] = counter
+            counter += 1
+            out.append([root])
+            continue
+        work = [(root, iter(succs))]
         index[root] = low[root] = counter
         counter += 1
         stack.append(root)
@@ -73,22 +80,33 @@ def sccs(edges: dict[str, list[str]], nodes: Iterable[str] | None = None) -> lis
             advanced = False
             for succ in it:
                 if succ not in index:
-                    index[succ] = low[succ] = counter
+                    succs = edges.get(succ)
+                    index[succ] = counter
                     counter += 1
+                    if not succs:
+                        out.append([succ])
+                        continue
+                    low[succ] = index[succ]
                     stack.append(succ)
                     on_stack.add(succ)
-                    work.append((succ, iter(edges.get(succ, ()))))
+                    work.append((succ, iter(succs)))
                     advanced = True
                     break
-                if succ in on_stack:
-                    low[node] = min(low[node], index[succ])
+                if succ in on_stack and index[succ] < low[node]:
+                    low[node] = index[succ]
             if advanced:
                 continue
             work.pop()
             if work:
                 parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
+                if low[node] < low[parent]:
+                    low[parent] = low[node]
             if low[node] == index[node]:
+                if stack[-1] == node:
+                    stack.pop()
+                    on_stack.discard(node)
+                    out.append([node])
+                    continue
                 comp = []
                 while True:
                     w = stack.pop()

@@ -24,12 +24,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import os
 import re
 from collections import deque
 from typing import Iterable
 
 import llvmlite.binding as llvm
 
+from ..frontend import knobs
 from ..frontend.diagnostics import UserError
 
 __all__ = ["IRError", "Module", "Function", "Global", "load", "parse_text", "quote_name",
@@ -43,14 +45,16 @@ class IRError(UserError):
 # --- lexical helpers ---------------------------------------------------------------
 
 _NAME = r'(?:"[^"]*"|[-\w$.]+)'
-_ENTITY = re.compile(r'^(?:define [^\n]*\n(?:[^}\n][^\n]*\n|\n)*\}\n|[^\s;\n][^\n]*\n)', re.M)
+_ENTITY = re.compile(r'^(?:(define [^\n@]*@(' + _NAME + r')\([^\n]*)\n((?:[^}\n][^\n]*\n|\n)*\}\n)'
+                     r'|(declare [^\n@]*@(' + _NAME + r')\([^\n]*)\n|([^\s;\n][^\n]*)\n)', re.M)
 _REF = re.compile(r'@(' + _NAME + ')')
-_REF_CALL = re.compile(r'@(' + _NAME + r')(\(?)')
 _STRING_CONST = re.compile(r'c"[^"]*"')
 INDIRECT_CALL_ATTRS = re.compile(r'\b(?:call|invoke) [^\n]*?%' + _NAME + r'\([^\n]*\) (#\d+)')
 _FN_NAME = re.compile(r'@(' + _NAME + r')\(')
 _MD_ATTACH = re.compile(r'!([A-Za-z_.$][-\w.$]*) (!\d+)')
 _MD_REF = re.compile(r'!(\d+)')
+_COMDAT = re.compile(r'\bcomdat(?:\((\$' + _NAME + r')\))?')
+_LOCAL_OR_TYPE = re.compile(r'%(?:"[^"]*"|[-\w$.]+)')
 _ATTR_REF = re.compile(r'#(\d+)')
 _ATTR_TOKEN = re.compile(r'"[^"]*"(?:="[^"]*")?|[A-Za-z_][\w.]*(?:\([^)]*\))?(?:=\d+)?')
 _LINKAGES = frozenset("private internal available_externally linkonce weak common appending extern_weak "
@@ -59,6 +63,7 @@ DISCARDABLE_LINKAGES = frozenset("private internal available_externally linkonce
 _CALLING_CONVS = frozenset("ccc fastcc coldcc spir_func spir_kernel amdgpu_kernel ptx_kernel ptx_device "
                            "x86_stdcallcc x86_fastcallcc swiftcc tailcc".split())
 _KERNEL_CC = frozenset(("spir_kernel", "amdgpu_kernel", "ptx_kernel"))
+_GROUP_PLACE = re.compile(r'((?: (?:local_)?unnamed_addr)?(?: addrspace\(\d+\))?)')
 _PLAIN_NAME = re.compile(r'[-a-zA-Z$._][-\w$.]*\Z')
 
 
@@ -143,8 +148,13 @@ def parse_attribute_group(text: str) -> dict[str, str | None]:
 
 
 def _render_attributes(attrs: dict[str, str | None]) -> str:
+    """LLVM's printing of an attribute group: enum attributes first (in the order
+    given, which is LLVM's own when they came from its printing), then string
+    attributes sorted by key, as ``AttributeSet`` orders them."""
     parts = []
-    for key, value in attrs.items():
+    ordered = [k for k, v in attrs.items() if v is None] + sorted(k for k, v in attrs.items() if v is not None)
+    for key in ordered:
+        value = attrs[key]
         if value is None:
             parts.append(key)
         else:
@@ -164,12 +174,12 @@ class Function:
     declaration.  Everything else is derived from these two strings on demand.
     """
 
-    __slots__ = ("name", "header", "body", "_info", "_refs", "_calls", "_icall_attrs")
+    __slots__ = ("name", "header", "body", "_info", "_groups", "_md", "_refs", "_calls", "_icall_attrs")
     kind = "function"
 
     def __init__(self, name: str, header: str, body: str | None):
         self.name, self.header, self.body = name, header, body
-        self._info = self._refs = self._calls = self._icall_attrs = None
+        self._info = self._groups = self._md = self._refs = self._calls = self._icall_attrs = None
 
     @property
     def is_declaration(self) -> bool:
@@ -182,14 +192,14 @@ class Function:
         """(prefix words, params, tail, attribute groups, metadata attachments)."""
         if self._info is None:
             h = self.header
-            m = _FN_NAME.search(h)
-            close = _close_paren(h, m.end() - 1)
-            words = h[:m.start()].split()
-            tail = h[close + 1:]
+            at = h.index("@")           # nothing before the name has an "@"
+            opening = h.index('"', at + 2) + 1 if h[at + 1] == '"' else h.index("(", at)
+            close = _close_paren(h, opening)
+            words, params, tail = h[:at].split(), h[opening:close + 1], h[close + 1:]
             groups = [int(n) for n in _ATTR_REF.findall(tail)] if "#" in tail else []
-            md_text = tail if self.body is not None else h[:m.start()]
+            md_text = tail if self.body is not None else h[:at]
             md = dict(_MD_ATTACH.findall(md_text)) if "!" in md_text else {}
-            self._info = (words, h[m.end() - 1:close + 1], tail, groups, md)
+            self._info = (words, params, tail, groups, md)
         return self._info
 
     @property
@@ -208,17 +218,25 @@ class Function:
 
     @property
     def attribute_groups(self) -> list[int]:
-        return self._parse_header()[3]
+        if self._groups is None:
+            h = self.header
+            # without quoted names, a "#" can only be a function attribute group
+            self._groups = [int(n) for n in _ATTR_REF.findall(h)] if '"' not in h else self._parse_header()[3]
+        return self._groups
 
     @property
     def metadata(self) -> dict[str, str]:
         """Function metadata attachments: kind → ``!N``."""
-        return self._parse_header()[4]
+        if self._md is None:
+            h = self.header
+            # without quoted names, "!kind !N" can only be an attachment
+            self._md = (dict(_MD_ATTACH.findall(h)) if "!" in h else {}) if '"' not in h else self._parse_header()[4]
+        return self._md
 
     @property
     def linkage(self) -> str:
-        words = self.prefix_words
-        return words[1] if len(words) > 1 and words[1] in _LINKAGES else "external"
+        second = self.header.split(" ", 2)[1]      # after define/declare
+        return second if second in _LINKAGES else "external"
 
     @property
     def calling_conv(self) -> str:
@@ -229,7 +247,8 @@ class Function:
 
     @property
     def is_kernel(self) -> bool:
-        return not _KERNEL_CC.isdisjoint(self.prefix_words)
+        h = self.header
+        return ("_kernel " in h[:h.index("@")]) and not _KERNEL_CC.isdisjoint(self.prefix_words)
 
     @property
     def return_type(self) -> str:
@@ -250,29 +269,22 @@ class Function:
                         return before[i - 1 if i > 0 and before[i - 1] == "<" else i:]
         return before.rsplit(" ", 1)[-1]
 
-    def _scan(self):
-        pairs = _REF_CALL.findall(self.body) if self.body is not None else []
-        tail = self.tail
-        if "@" in tail:             # personality, prefix and prologue data
-            pairs = [(n, "") for n, _ in _REF_CALL.findall(tail)] + pairs
-        if any(n.startswith('"') for n, _ in pairs):
-            pairs = [(unquote_name(n), p) for n, p in pairs]
-        refs = dict.fromkeys(n for n, _ in pairs)
-        refs.pop(self.name, None)
-        self._refs = list(refs)
-        self._calls = list(dict.fromkeys(n for n, p in pairs if p))
-
     def refs(self) -> list[str]:
         """Names of the globals and functions this function mentions (ordered, unique)."""
         if self._refs is None:
-            self._scan()
+            body = self.body or ""
+            names = _REF.findall(body)
+            if self.header.count("@") > 1 and "@" in self.tail:     # personality, prefix and prologue data
+                names = _REF.findall(self.tail) + names
+            self._refs = _names(names, '@"' in body or '@"' in self.header, self.name)
         return self._refs
 
     def calls(self) -> list[str]:
         """Direct callees, in order of first call (a name followed by ``(`` is a
         call: constant expressions never put a global right before a parenthesis)."""
         if self._calls is None:
-            self._scan()
+            body = self.body or ""
+            self._calls = _names(_FN_NAME.findall(body), '@"' in body)
         return self._calls
 
     def indirect_call_attribute_groups(self) -> list[int]:
@@ -281,6 +293,17 @@ class Function:
             self._icall_attrs = [] if self.body is None or "#" not in self.body else \
                 [int(g[1:]) for g in INDIRECT_CALL_ATTRS.findall(self.body)]
         return self._icall_attrs
+
+
+def _names(tokens: list[str], quoted: bool, drop: str | None = None) -> list[str]:
+    """Name tokens as unique names in order of appearance, without ``drop``."""
+    if quoted:
+        tokens = [unquote_name(t) for t in tokens]
+    if len(tokens) > 1:
+        tokens = list(dict.fromkeys(tokens))
+    if drop is not None and drop in tokens:
+        tokens.remove(drop)
+    return tokens
 
 
 class Global:
@@ -382,8 +405,10 @@ class Module:
         self._new_md: dict[str, int] = {}
         self._new_attrs: dict[str, int] = {}
         self._users: dict[str, set[str]] | None = None
-        self._with: dict[str, dict] = {}
+        self._with: dict[str | None, dict] = {}
+        self._updates: dict[tuple, int | None | tuple] = {}
         self._order = None
+        self._early = None
 
     # -- reading ------------------------------------------------------------------
 
@@ -395,62 +420,77 @@ class Module:
         mod.name = name
         if not text.endswith("\n"):
             text += "\n"
-        for chunk in _ENTITY.findall(text):
-            c0 = chunk[0]
-            if chunk.startswith("define "):
-                nl = chunk.index("\n")
-                header = chunk[:nl]
-                fname = unquote_name(_FN_NAME.search(header).group(1))
-                mod.functions[fname] = Function(fname, header, chunk[nl + 1:])
-            elif chunk.startswith("declare "):
-                header = chunk[:-1]
-                fname = unquote_name(_FN_NAME.search(header).group(1))
-                mod.functions[fname] = Function(fname, header, None)
-            elif c0 == "@":
-                line = chunk[:-1]
+        functions, globals_ = mod.functions, mod.globals
+        for header, fname, body, decl, dname, line in _ENTITY.findall(text):
+            if header:
+                if fname[0] == '"':
+                    fname = unquote_name(fname)
+                functions[fname] = Function(fname, header, body)
+                continue
+            if decl:
+                if dname[0] == '"':
+                    dname = unquote_name(dname)
+                functions[dname] = Function(dname, decl, None)
+                continue
+            c0 = line[0]
+            if c0 == "@":
                 gname = unquote_name(line[1:line.index(" = ")])
-                mod.globals[gname] = Global(gname, line)
+                globals_[gname] = Global(gname, line)
             elif c0 == "%":
-                mod.types[chunk[:chunk.index(" = ")]] = chunk[:-1]
+                mod.types[line[:line.index(" = ")]] = line
             elif c0 == "$":
-                mod.comdats[chunk[:chunk.index(" = ")]] = chunk[:-1]
+                mod.comdats[line[:line.index(" = ")]] = line
             elif c0 == "!":
-                key, _, _ = chunk.partition(" = ")
+                key = line[:line.index(" = ")]
                 if key[1:].isdigit():
-                    mod.metadata[int(key[1:])] = chunk[:-1]
+                    mod.metadata[int(key[1:])] = line
                 else:
-                    mod.named_metadata[key[1:]] = chunk[:-1]
-            elif chunk.startswith("attributes #"):
-                num, _, rest = chunk[len("attributes #"):].partition(" = ")
+                    mod.named_metadata[key[1:]] = line
+            elif line.startswith("attributes #"):
+                num, _, rest = line[len("attributes #"):].partition(" = ")
                 mod.attribute_groups[int(num)] = rest.strip()[1:-1].strip()
             else:
-                mod.header.append(chunk[:-1])
+                mod.header.append(line)
         return mod
 
     def text(self) -> str:
-        """This module's IR text (entities in LLVM's order; numbering not compacted)."""
-        parts = [line + "\n" for line in self.header]
-        parts += [line + "\n" for line in self.types.values()]
-        parts += [line + "\n" for line in self.comdats.values()]
-        parts += [g.line + "\n" for g in self.globals.values()]
-        parts += [f.text() for f in self.functions.values()]
-        parts += [f"attributes #{n} = {{ {a} }}\n" for n, a in self.attribute_groups.items()]
-        parts += [line + "\n" for line in self.named_metadata.values()]
-        parts += [self.metadata[n] + "\n" for n in sorted(self.metadata)]
-        return "".join(parts)
+        """This module's IR text: entities in LLVM's order and layout, the
+        numbers of attribute groups and metadata nodes as they are (not compacted)."""
+        sections = [
+            "".join(line + "\n" for line in self.header),
+            "".join(line + "\n" for line in self.types.values()),
+            "\n".join(line + "\n" for line in self.comdats.values()),
+            "".join(g.line + "\n" for g in self.globals.values()),
+            "\n".join(f.text() for f in self.functions.values()),
+            "".join(f"attributes #{n} = {{ {a} }}\n" for n, a in self.attribute_groups.items()),
+            "".join(line + "\n" for line in self.named_metadata.values()),
+            "".join(self.metadata[n] + "\n" for n in sorted(self.metadata)),
+        ]
+        return "\n".join(s for s in sections if s)
 
     __str__ = text
 
-    def verify(self) -> llvm.ModuleRef:
-        """Hand the module to LLVM: parse and verify in a fresh context.
+    def verify(self, text: str | None = None) -> llvm.ModuleRef:
+        """Hand the module to LLVM: parse and verify in a fresh context
+        (``text``: ``self.text()``, when the caller has it already).
 
         A failure here means a pass produced bad IR; it is raised as
         ``RuntimeError`` with LLVM's message (an internal error, not the user's).
         """
-        ref = llvm.parse_assembly(self.text(), context=llvm.create_context())
-        ref.verify()
-        ref.name = self.name
+        early, self._early = self._early, None
+        text = self.text() if text is None else text
+        ref, problem = early[1].result() if early is not None and early[0] == text else \
+            _parsed_and_verified(text, self.name)
+        if problem is not None:
+            raise RuntimeError(problem)
         return ref
+
+    def verify_soon(self) -> None:
+        """Start ``verify`` of the module as it is now on a second thread, where
+        LLVM works (llvmlite lets go of the GIL) while Python goes on; a later
+        ``verify`` of the unchanged module takes that result."""
+        text = self.text()
+        self._early = (text, _in_background(_parsed_and_verified, text, self.name))
 
     def replace_with(self, other: "Module") -> None:
         """Become ``other`` (a pass that rebuilds the module still edits it in place)."""
@@ -489,18 +529,27 @@ class Module:
 
     def functions_with(self, key: str) -> dict[str, str | None]:
         """Function name → value of attribute ``key``, for the functions that have it
-        (module order).  One look at each attribute group, then set lookups;
-        remembered until the next edit."""
+        (module order).  One look at each attribute group, then the functions of
+        the groups that have it; remembered until the next edit."""
         out = self._with.get(key)
         if out is None:
             index = self.attribute_index(key)
-            out = {}
-            if index:
-                for name, fn in self.functions.items():
-                    for n in fn._parse_header()[3]:
-                        if n in index:
-                            out[name] = index[n]
-            self._with[key] = out
+            by_group = self._functions_by_group() if index else {}
+            hits = [(name, value) for n, value in index.items() for name in by_group.get(n, ())]
+            if len(index) > 1:
+                position = self._positions()
+                hits.sort(key=lambda hit: position[hit[0]])
+            out = self._with[key] = dict(hits)
+        return out
+
+    def _functions_by_group(self) -> dict[int, list[str]]:
+        """Attribute group number → the functions that use it, in module order."""
+        out = self._with.get(None)
+        if out is None:
+            out = self._with[None] = {}
+            for name, fn in self.functions.items():
+                for n in fn.attribute_groups:
+                    out.setdefault(n, []).append(name)
         return out
 
     def globals_with(self, key: str) -> dict[str, str | None]:
@@ -588,75 +637,73 @@ class Module:
         not looking inside the bodies of ``opaque`` functions.  Order: discovery
         order (deterministic).  The ``llvm.used`` lists are not followed."""
         opaque = _as_set(opaque)
+        functions, globals_ = self.functions, self.globals
         seen: dict[str, None] = {}
-        stack = [r for r in reversed(list(roots)) if self.entity(r) is not None]
+        stack = [r for r in reversed(list(roots)) if r in functions or r in globals_]
         while stack:
             name = stack.pop()
             if name in seen:
                 continue
             seen[name] = None
-            ent = self.entity(name)
-            if ent is None or name in USED_LISTS:
-                continue
-            if name in opaque:
-                refs = ()           # what an opaque body reaches is not followed
-            else:
-                refs = ent.refs()
-            for r in reversed(refs):
-                if r not in seen and (r in self.functions or r in self.globals):
-                    stack.append(r)
+            if name in opaque or name in USED_LISTS:
+                continue            # what an opaque body reaches is not followed
+            ent = functions.get(name) or globals_[name]
+            refs = ent.refs()
+            if refs:
+                stack.extend(r for r in reversed(refs) if r not in seen and (r in functions or r in globals_))
         return list(seen)
 
     def extract(self, names: Iterable[str], *, declare: Iterable[str] = (), stub: Iterable[str] = (),
-                name: str | None = None) -> "Module":
+                name: str | None = None, closed: bool = False) -> "Module":
         """A new module with the definitions of ``names`` and a declaration of
         everything they reference but which is not among them.
 
         ``declare``: functions to keep only as declarations; ``stub``: functions
         whose body becomes ``ret void`` / ``ret <ty> undef``.  The ``llvm.used``
-        lists keep only members that are defined in the result.  Cost is
+        lists keep only members that are defined in the result.  ``closed``:
+        the caller knows that ``names`` already holds everything they reference
+        (a ``closure`` whose opaque functions are stubbed).  Cost is
         proportional to the extracted entities.
         """
         out = Module()
         out.name = name or self.name
         out.header = list(self.header)
-        want = dict.fromkeys(names)
         declare, stub = _as_set(declare), _as_set(stub)
-        pending = deque(want)
-        # 1. the named entities, then declarations for everything they mention
+        functions, globals_ = self.functions, self.globals
+        # 1. the named entities, then declarations of what they mention (one
+        #    level: a declaration mentions nothing)
         chosen: dict[str, object] = {}
-        while pending:
-            n = pending.popleft()
-            if n in chosen:
-                continue
-            ent = self.entity(n)
-            if ent is None:
-                continue
-            if n not in want:
-                ent = _as_declaration(ent)
-            elif isinstance(ent, Function) and n in declare:
-                ent = _as_declaration(ent)
-            elif isinstance(ent, Function) and n in stub and not ent.is_declaration:
-                ent = _stubbed(ent)
-            chosen[n] = ent
-            if n in USED_LISTS:
-                continue
-            refs = ent.refs()
-            for r in refs:
-                if r not in chosen and (r in self.functions or r in self.globals):
-                    pending.append(r)
-        # 2. keep module order (sorting the part, not walking the whole module)
-        position = self._positions()
-        for n in sorted(chosen, key=position.__getitem__):
-            ent = chosen[n]
-            if isinstance(ent, Function):
-                out.functions[n] = ent
-                continue
-            if n in USED_LISTS:
-                ent = _filter_used(ent, {k for k, v in chosen.items() if not v.is_declaration})
+        for n in names:
+            ent = functions.get(n)
+            if ent is not None:
+                if n in declare:
+                    ent = _as_declaration(ent)
+                elif n in stub and ent.body is not None:
+                    ent = _stubbed(ent)
+            else:
+                ent = globals_.get(n)
                 if ent is None:
                     continue
-            out.globals[n] = ent
+            chosen[n] = ent
+        for n, ent in list(chosen.items()) if not closed else ():
+            if n in USED_LISTS:
+                continue
+            for r in ent.refs():
+                if r not in chosen:
+                    dep = functions.get(r) or globals_.get(r)
+                    if dep is not None:
+                        chosen[r] = _as_declaration(dep)
+        # 2. keep module order (sorting the part, not walking the whole module)
+        order = sorted(chosen, key=self._positions().__getitem__)
+        out.functions = {n: chosen[n] for n in order if n in functions}
+        for n in order:
+            if n in globals_:
+                ent = chosen[n]
+                if n in USED_LISTS:
+                    ent = _filter_used(ent, {k for k, v in chosen.items() if not v.is_declaration})
+                    if ent is None:
+                        continue
+                out.globals[n] = ent
         self._copy_support(out)
         return out
 
@@ -672,59 +719,49 @@ class Module:
 
     def _copy_support(self, out: "Module") -> None:
         """Copy the comdats, types, attribute groups and metadata that the
-        entities of ``out`` use."""
-        texts = [g.line for g in out.globals.values()] + [f.header for f in out.functions.values()]
-        bodies = [f.body for f in out.functions.values() if f.body is not None]
+        entities of ``out`` use (one scan of their joined text for each kind)."""
+        texts = [g.line for g in out.globals.values()]
+        for f in out.functions.values():
+            texts.append(f.header)
+            if f.body is not None:
+                texts.append(f.body)
+        blob = "\n".join(texts)
         # comdats
-        for ent in list(out.globals.values()) + list(out.functions.values()):
-            if ent.is_declaration:
-                continue
-            head = ent.line if isinstance(ent, Global) else ent.tail
-            m = re.search(r'\bcomdat(?:\((\$' + _NAME + r')\))?', head)
-            if m:
-                key = m.group(1) or "$" + quote_name(ent.name)
-                if key in self.comdats:
-                    out.comdats[key] = self.comdats[key]
+        if self.comdats and "comdat" in blob:
+            for ent in list(out.globals.values()) + list(out.functions.values()):
+                if ent.is_declaration:
+                    continue
+                head = ent.line if isinstance(ent, Global) else ent.header
+                if " comdat" in head:
+                    m = _COMDAT.search(head if isinstance(ent, Global) or '"' not in head else ent.tail)
+                    if m:
+                        key = m.group(1) or "$" + quote_name(ent.name)
+                        if key in self.comdats:
+                            out.comdats[key] = self.comdats[key]
         # attribute groups
-        groups: set[int] = set()
-        for t in texts:
-            groups.update(int(n) for n in _ATTR_REF.findall(t))
-        for b in bodies:
-            if "#" in b:
-                groups.update(int(n) for n in _ATTR_REF.findall(b))
-        for n in sorted(groups):
-            if n in self.attribute_groups:
-                out.attribute_groups[n] = self.attribute_groups[n]
+        groups = {int(n) for n in set(_ATTR_REF.findall(blob))}
+        out.attribute_groups = {n: self.attribute_groups[n] for n in sorted(groups) if n in self.attribute_groups}
         # types (transitively)
         if self.types:
-            rx = self._types_rx()
-            used: set[str] = set()
-            for t in texts + bodies:
-                if "%" in t:
-                    used.update(rx.findall(t))
+            used = set(_LOCAL_OR_TYPE.findall(blob)) & self.types.keys()
             work = list(used)
             while work:
-                t = work.pop()
-                for u in rx.findall(self.types[t].split(" = ", 1)[1]):
-                    if u not in used:
+                for u in _LOCAL_OR_TYPE.findall(self.types[work.pop()].split(" = ", 1)[1]):
+                    if u in self.types and u not in used:
                         used.add(u)
                         work.append(u)
-            for k, line in self.types.items():
-                if k in used:
-                    out.types[k] = line
+            out.types = {k: line for k, line in self.types.items() if k in used}
         # metadata: named metadata always, plus every node reachable
         out.named_metadata = dict(self.named_metadata)
-        nodes: set[int] = set()
-        for t in list(out.named_metadata.values()) + texts + bodies:
-            if "!" in t:
-                nodes.update(int(n) for n in _MD_REF.findall(t))
+        nodes = {int(n) for n in set(_MD_REF.findall(blob))}
+        for line in out.named_metadata.values():
+            nodes.update(int(n) for n in _MD_REF.findall(line))
         work = list(nodes)
         while work:
-            n = work.pop()
-            line = self.metadata.get(n)
+            line = self.metadata.get(work.pop())
             if line is None:
                 continue
-            for m in _MD_REF.findall(line.split(" = ", 1)[1]):
+            for m in _MD_REF.findall(line, line.index(" = ")):
                 m = int(m)
                 if m not in nodes:
                     nodes.add(m)
@@ -806,8 +843,11 @@ class Module:
         return removed
 
     def add_metadata_node(self, operands: list[str]) -> str:
-        """Add ``!{ops}`` (reusing an identical node added earlier) and return ``!N``."""
+        """Add ``!{ops}`` (reusing an identical uniqued node, as LLVM does) and return ``!N``."""
         body = "!{" + ", ".join(operands) + "}"
+        if not self._new_md:        # index the module's own nodes once
+            self._new_md = {line[line.index(" = ") + 3:]: n for n, line in self.metadata.items()
+                            if " = !{" in line}
         n = self._new_md.get(body)
         if n is None:
             n = max(self.metadata, default=-1) + 1
@@ -850,31 +890,47 @@ class Module:
             self._new_attrs[text] = n
         return n
 
+    def replace_attribute_group(self, n: int, attrs: dict[str, str | None]) -> None:
+        """Give attribute group ``#n`` new contents: every user of the group
+        (functions and call sites) gets them."""
+        self.attribute_groups[n] = _render_attributes(attrs)
+        self._with = {}
+
     def set_function_attributes(self, name: str, attrs: dict[str, str | None]) -> None:
         """Replace all function attributes of ``name`` (one attribute group)."""
+        self._set_attribute_group(name, self._attribute_group(attrs) if attrs else None)
+
+    def _set_attribute_group(self, name: str, group: int | None) -> None:
         fn = self.functions[name]
-        h = fn.header
-        m = _FN_NAME.search(h)
-        close = _close_paren(h, m.end() - 1)
-        tail = _ATTR_REF.sub("", h[close + 1:]).replace("  ", " ")
-        if attrs:
-            group = f" #{self._attribute_group(attrs)}"
-            # canonical position: after unnamed_addr/addrspace, before section/comdat/metadata
-            mm = re.match(r'((?: (?:local_)?unnamed_addr)?(?: addrspace\(\d+\))?)', tail)
-            tail = tail[:mm.end()] + group + tail[mm.end():]
-        self.functions[name] = Function(name, h[:close + 1] + tail, fn.body)
+        h, tail, old = fn.header, fn.tail, fn.attribute_groups
+        head = h[:len(h) - len(tail)]
+        if len(old) == 1 and group is not None:
+            tail = (tail + " ").replace(f" #{old[0]} ", f" #{group} ", 1)[:-1]
+        else:
+            tail = _ATTR_REF.sub("", tail).replace("  ", " ")
+            if group is not None:
+                # canonical position: after unnamed_addr/addrspace, before section/comdat/metadata
+                mm = _GROUP_PLACE.match(tail)
+                tail = tail[:mm.end()] + f" #{group}" + tail[mm.end():]
+        self.functions[name] = Function(name, head + tail, fn.body)
         self._with = {}
 
     def update_function_attributes(self, name: str, add: dict[str, str | None] | None = None,
                                    remove: Iterable[str] = ()) -> None:
-        """Add and remove function attributes (no-op when nothing changes)."""
-        before = self.function_attributes(name)
-        attrs = dict(before)
-        for k in remove:
-            attrs.pop(k, None)
-        attrs.update(add or {})
-        if attrs != before:
-            self.set_function_attributes(name, attrs)
+        """Add and remove function attributes (no-op when nothing changes).  The
+        same change to the same groups is worked out once per module."""
+        groups = self.functions[name].attribute_groups
+        key = (tuple(groups), tuple((add or {}).items()), tuple(remove))
+        target = self._updates.get(key, False)
+        if target is False:
+            before = self._attributes(groups)
+            attrs = dict(before)
+            for k in remove:
+                attrs.pop(k, None)
+            attrs.update(add or {})
+            target = self._updates[key] = () if attrs == before else (self._attribute_group(attrs) if attrs else None)
+        if target != ():
+            self._set_attribute_group(name, target)
 
 
 USED_LISTS = ("llvm.used", "llvm.compiler.used")
@@ -924,8 +980,18 @@ def _as_declaration(ent):
     tail = re.sub(r' (?:personality|prefix|prologue) \S+ \S+', "", tail)
     tail = _MD_ATTACH.sub("", tail)        # like Function::deleteBody, which clears metadata
     tail = tail[:-1].rstrip() if tail.endswith("{") else tail.rstrip()
-    header = " ".join(["declare"] + words + [h[m.start():m.end() - 1] + ent.params + tail])
+    header = " ".join(["declare"] + words + [h[m.start():m.end() - 1] + _unnamed(ent.params) + tail])
     return Function(ent.name, header, None)
+
+
+_PARAM_NAME = re.compile(r' %' + _NAME + r'\Z')
+
+
+def _unnamed(params: str) -> str:
+    """A parameter list without parameter names, as LLVM prints a declaration's."""
+    if "%" not in params:
+        return params
+    return "(" + ", ".join(_PARAM_NAME.sub("", p) for p in split_operands(params[1:-1])) + ")"
 
 
 def _stubbed(fn: Function) -> Function:
@@ -952,30 +1018,98 @@ def _filter_used(g: Global, keep: set[str]) -> Global | None:
 
 
 @contextlib.contextmanager
-def gc_paused():
+def gc_paused(freeze: bool = False):
     """Pause Python's cyclic garbage collector while large acyclic structures are
-    built (tens of thousands of entities): its full collections would otherwise
-    rescan them again and again.  Nothing here creates reference cycles."""
+    built (tens of thousands of entities): its collections would otherwise
+    rescan them again and again.  Nothing here creates reference cycles, so
+    reference counting frees it all.
+
+    ``freeze``: for a whole short-lived process (the CLI): what exists at the
+    end is moved out of the collector's reach, so that neither the next
+    collection nor the interpreter's final one walks it (clang's
+    ``-disable-free`` is the same idea)."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if freeze:
+            gc.freeze()
         if was:
             gc.enable()
 
 
+def _parsed_and_verified(text: str, name: str) -> tuple[llvm.ModuleRef | None, str | None]:
+    """(LLVM's module, None), or (None, LLVM's complaint).  Work handed to
+    another thread returns its failure as text: an exception kept there would
+    tie its frames, and the modules in them, into reference cycles, and the
+    collector may then dispose of an LLVM context before its module."""
+    try:
+        ref = llvm.parse_assembly(text, context=llvm.create_context())
+        ref.verify()
+    except RuntimeError as err:
+        return None, str(err)
+    ref.name = name
+    return ref, None
+
+
+def _complaint(ref: llvm.ModuleRef) -> str | None:
+    """LLVM's verifier on ``ref``: None, or its complaint (see above)."""
+    try:
+        ref.verify()
+    except RuntimeError as err:
+        return str(err)
+    return None
+
+
+class _Done:
+    """A call made at once, for when LLVM works on the calling thread only."""
+
+    def __init__(self, value):
+        self._value = value
+
+    def result(self):
+        return self._value
+
+
+def _in_background(fn, *args):
+    """Run an LLVM call on the one verifier thread (llvmlite serialises LLVM's
+    calls, so one is all that can work at a time); with
+    ``MINISYCL_VERIFY_THREADS=1``, right here.  Returns something with ``result()``."""
+    if knobs.verify_threads() == 1:
+        return _Done(fn(*args))
+    return _verifier().submit(fn, *args)
+
+
+@functools.lru_cache(maxsize=None)
+def _verifier():
+    from concurrent.futures import ThreadPoolExecutor
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="minisycl-verify")
+
+
+if hasattr(os, "register_at_fork"):        # a forked child has no thread: it makes its own
+    os.register_at_fork(after_in_child=_verifier.cache_clear)
+
 
 def _verified(parse, data, name: str) -> tuple[Module, llvm.ModuleRef]:
     """``parse`` (LLVM's text or bitcode reader) and verify; our view of LLVM's
-    canonical printing and LLVM's module.  Bad IR raises ``IRError`` naming ``name``."""
+    canonical printing and LLVM's module.  Bad IR raises ``IRError`` naming ``name``.
+    LLVM's verifier runs on a second thread while Python cuts the printing into
+    entities; nothing is returned, and no other error is raised, before it passed."""
     try:
         ref = parse(data, context=llvm.create_context())
-        ref.verify()
     except RuntimeError as err:
         raise IRError(f"{name}: {_first_line(err)}") from None
-    with gc_paused():
-        mod = Module.parse(str(ref), name)
+    text = str(ref)
+    check = _in_background(_complaint, ref)
+    try:
+        with gc_paused():
+            mod = Module.parse(text, name)
+    finally:
+        problem = check.result()
+        if problem is not None:
+            ref.close()     # not left to a collector that may dispose of its context first
+            raise IRError(f"{name}: {_first_line(problem)}")
     return mod, ref
 
 
@@ -1006,14 +1140,14 @@ def load(path: str) -> Module:
 
 
 def render(modules: list[Module], bitcode: bool = False) -> list:
-    """Verify every module with LLVM, then return LLVM's canonical printing (or
-    bitcode) of each: callers write nothing unless all of them are valid.
-    (llvmlite serialises its calls with one lock, so threads would not help.)"""
-    refs = [m.verify() for m in modules]
-    return [r.as_bitcode() if bitcode else str(r) for r in refs]
+    """Verify every module with LLVM, then return its bitcode or the very text
+    LLVM verified: callers write nothing unless all of them are valid."""
+    texts = [m.text() for m in modules]
+    refs = [m.verify(t) for m, t in zip(modules, texts)]
+    return [r.as_bitcode() for r in refs] if bitcode else texts
 
 
-def _first_line(err: Exception) -> str:
+def _first_line(err: Exception | str) -> str:
     """LLVM's parse errors are several lines (message, source line, caret); keep
     the ``<string>:L:C: error: ...`` line without the fake file name."""
     lines = [ln for ln in str(err).splitlines() if ln.strip()]

@@ -54,6 +54,9 @@ class PassContext:
     diagnostics: DiagnosticSink = field(default_factory=DiagnosticSink)
     #: set by split-if-device: the host half of a single-source module
     host_module: Module | None = None
+    #: set by a caller that will write the host half: split-if-device then
+    #: starts its verification at once, beside the passes that follow
+    verify_host_soon: bool = False
     #: set by analyze-virtual-functions: kernel -> virtual-function sets of the vtables it uses
     created_sets: dict[str, list[str]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..frontend.aspects import Aspect
-from .callgraph import find_path, sccs
+from .callgraph import CallGraph, find_path, sccs
 from .ir import Module, quote_name, unquote_name
 from .manager import PassResult
 from .srcloc import call_loc, function_loc
@@ -102,38 +102,45 @@ class TypeAspects:
         return out
 
 
-def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects) -> dict[str, set[int]]:
-    """Step 3: the aspects each function uses by itself."""
+def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
+                   ) -> tuple[dict[str, set[int]], list[str]]:
+    """Step 3: the aspects each function uses by itself, and the functions that
+    declare aspects (``!sycl_declared_aspects`` or ``"sycl-device-has"``)."""
     atomic64 = table.get("atomic64")
-    global_cache: dict[str, set[int]] = {}
     device_has = module.functions_with("sycl-device-has")
-    out = {}
+    typed_globals = {}
+    for name, g in module.globals.items():
+        if not g.is_alias:
+            aspects = types.of_text(g.value_type)
+            if aspects:
+                typed_globals[name] = aspects
+    out, declaring = {}, []
     for name, fn in module.functions.items():
         md = fn.metadata
-        used = set(module.metadata_ints(md.get(USED)))
+        used = set(module.metadata_ints(md[USED])) if USED in md else set()
         if DECLARED in md or name in device_has:
             used |= declared_aspects(module, name, device_has)
-        if fn.body is None:
+            declaring.append(name)
+        body = fn.body
+        if body is None:
             out[name] = used
             continue
         used |= types.of_text(fn.header)
-        used |= types.of_text(fn.body)
-        for r in fn.refs():
-            g = module.globals.get(r)
-            if g is not None and not g.is_alias:
-                if r not in global_cache:
-                    global_cache[r] = types.of_text(g.value_type)
-                used |= global_cache[r]
-        if atomic64 is not None and ("atomic" in fn.body or "cmpxchg" in fn.body):
-            for m in _ATOMIC_TYPE.finditer(fn.body):
+        used |= types.of_text(body)
+        if typed_globals:
+            for r in fn.refs():
+                if r in typed_globals:
+                    used |= typed_globals[r]
+        if atomic64 is not None and ("atomic" in body or "cmpxchg" in body):
+            for m in _ATOMIC_TYPE.finditer(body):
                 if next(t for t in m.groups() if t) in ("i64", "double"):
                     used.add(atomic64)
                     break
-        if "!sycl_used_aspects" in fn.body:
-            for ref in _INSTR_USED.findall(fn.body):
+        if "!sycl_used_aspects" in body:
+            for ref in _INSTR_USED.findall(body):
                 used.update(module.metadata_ints(ref))
         out[name] = used
-    return out
+    return out, declaring
 
 
 def declared_aspects(module: Module, name: str, device_has: dict | None = None) -> set[int]:
@@ -146,62 +153,81 @@ def declared_aspects(module: Module, name: str, device_has: dict | None = None) 
     return out
 
 
-def aspect_graph(module: Module) -> dict[str, list[str]]:
-    """Direct calls plus "calls-indirectly" → every function of the named sets."""
+def aspect_graph(module: Module, calls: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The call graph ``calls`` plus "calls-indirectly" → every function of the named sets."""
     funcs = module.functions
+    calls_sets = module.functions_with("calls-indirectly")
+    if not calls_sets:
+        return calls
     by_set: dict[str, list[str]] = {}
     for name, s in module.functions_with("indirectly-callable").items():
         if not funcs[name].is_declaration:
             by_set.setdefault(s, []).append(name)
-    calls_sets = {name: [x for x in (c or "").split(",") if x]
-                  for name, c in module.functions_with("calls-indirectly").items()}
-    edges = {}
-    for name, fn in funcs.items():
-        succ = [c for c in fn.calls() if c in funcs]
-        for s in calls_sets.get(name, ()):
+    edges = dict(calls)
+    for name, c in calls_sets.items():
+        succ = list(calls[name])
+        for s in (c or "").split(","):
             succ.extend(by_set.get(s, ()))
         edges[name] = succ
     return edges
 
 
-def propagate_aspects(module: Module, diags=None, exclude: set[str] = frozenset(), validate: bool = True) -> bool:
-    """Steps 1-6; returns whether the module changed."""
-    table = aspect_table(module)
-    names = {v: k for k, v in table.items()}
-    direct = direct_aspects(module, table, TypeAspects(module, table))
-    edges = aspect_graph(module)
+def used_aspects(edges: dict[str, list[str]], direct: dict[str, set[int]]) -> dict[str, set[int]]:
+    """Step 4: each function's aspects with those of everything it reaches.
+    The sets may be shared between functions; they are not to be changed."""
     total: dict[str, set[int]] = {}
     for comp in sccs(edges):
+        if len(comp) == 1:
+            n = comp[0]
+            acc = direct[n]
+            for s in edges[n]:
+                if s != n and total[s] and not total[s] <= acc:
+                    acc = acc | total[s]
+            total[n] = acc
+            continue
         acc = set()
+        members = set(comp)
         for n in comp:
             acc |= direct[n]
             for s in edges[n]:
-                if s not in comp:
+                if s not in members:
                     acc |= total[s]
         for n in comp:
             total[n] = acc
+    return total
+
+
+def propagate_aspects(module: Module, diags=None, exclude: set[str] = frozenset(), validate: bool = True,
+                      calls: dict[str, list[str]] | None = None) -> bool:
+    """Steps 1-6; returns whether the module changed.  ``calls``: the module's
+    call graph, when the caller has it already."""
+    table = aspect_table(module)
+    names = {v: k for k, v in table.items()}
+    direct, declaring = direct_aspects(module, table, TypeAspects(module, table))
+    edges = aspect_graph(module, calls if calls is not None else CallGraph.of(module).edges)
+    total = used_aspects(edges, direct)
     dropped = {table[a] for a in exclude if a in table}
     changed = False
-    for name in list(module.functions):
-        aspects = sorted(total[name] - dropped)
-        fn = module.functions[name]
-        current = fn.metadata.get(USED)
-        want = [f"i32 {a}" for a in aspects]
-        if not aspects:
+    for name in module.functions:
+        aspects = total[name]
+        if not aspects or (dropped and not aspects - dropped):
             continue
+        want = [f"i32 {a}" for a in sorted(aspects - dropped)]
+        current = module.functions[name].metadata.get(USED)
         if current is not None and module.metadata_operands(current) == want:
             continue
         module.set_function_metadata(name, USED, want)
         changed = True
     if validate and diags is not None:
-        _warn_undeclared(module, edges, direct, total, names, diags)
+        _warn_undeclared(module, declaring, edges, direct, total, names, diags)
     return changed
 
 
-def _warn_undeclared(module, edges, direct, total, names, diags):
+def _warn_undeclared(module, declaring, edges, direct, total, names, diags):
     device_has = module.functions_with("sycl-device-has")
-    for name, fn in module.functions.items():
-        if fn.is_declaration or (DECLARED not in fn.metadata and name not in device_has):
+    for name in declaring:
+        fn = module.functions[name]
+        if fn.is_declaration:
             continue
         declared = declared_aspects(module, name, device_has)
         for a in sorted(total[name] - declared):
@@ -229,5 +255,5 @@ class PropagateAspects:
 
     def run(self, module: Module, am) -> PassResult:
         exclude = {a.strip() for a in self.exclude_aspects.split(",") if a.strip()}
-        changed = propagate_aspects(module, am.ctx.diagnostics, exclude, self.validate)
+        changed = propagate_aspects(module, am.ctx.diagnostics, exclude, self.validate, am.get("callgraph").edges)
         return PassResult.preserving("callgraph") if changed else PassResult.ALL

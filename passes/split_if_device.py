@@ -42,44 +42,66 @@ SYCL_BUILTIN = re.compile(r'_Z\d+__(?:spirv|sycl|esimd)_|__builtin_')
 _HOST_ROOT_LISTS = ("llvm.global_ctors", "llvm.global_dtors")
 
 
-def device_roots(module: Module) -> list[str]:
+def entry_points(module: Module) -> tuple[list[str], list[str]]:
+    """(device roots, host roots) of step 1, in module order."""
     virtual = module.functions_with("indirectly-callable")
     external = module.functions_with("sycl-module-id")
-    roots = [name for name, fn in module.functions.items()
-             if not fn.is_declaration and (fn.is_kernel or name in virtual
-                                           or (name in external and not SYCL_BUILTIN.match(name)))]
-    return roots + [n for n in module.globals_with("sycl-device-global-size") if not module.globals[n].is_declaration]
+    device, host = [], []
+    for name, fn in module.functions.items():
+        if fn.body is None:
+            continue
+        if fn.is_kernel:
+            device.append(name)
+            continue
+        if (virtual or external) and (name in virtual or (name in external and not SYCL_BUILTIN.match(name))):
+            device.append(name)
+        if fn.linkage not in DISCARDABLE_LINKAGES:
+            host.append(name)
+    device += [n for n in module.globals_with("sycl-device-global-size") if not module.globals[n].is_declaration]
+    host += [g for g in _HOST_ROOT_LISTS if g in module.globals]
+    return device, host
 
 
-def host_roots(module: Module) -> list[str]:
-    roots = [name for name, fn in module.functions.items()
-             if not fn.is_declaration and not fn.is_kernel and fn.linkage not in DISCARDABLE_LINKAGES]
-    return roots + [g for g in _HOST_ROOT_LISTS if g in module.globals]
+def device_roots(module: Module) -> list[str]:
+    return entry_points(module)[0]
 
 
 def helpers(module: Module, marker: str) -> list[str]:
     return list(module.functions_with(marker))
 
 
-def split(module: Module) -> tuple[Module, Module]:
-    """(device module, host module) of a single-source module."""
+def split(module: Module, roots: tuple[list[str], list[str]] | None = None) -> tuple[Module, Module]:
+    """(device module, host module) of a single-source module; ``roots``: its
+    ``entry_points``, when the caller has them already."""
     on_host, on_device = helpers(module, ON_HOST), helpers(module, ON_DEVICE)
     used = [g for g in USED_LISTS if g in module.globals]
+    dev_roots, host_roots = roots or entry_points(module)
     halves = []
-    for roots, opaque, suffix in ((device_roots(module), on_host, ""), (host_roots(module), on_device, ".host")):
+    for roots, opaque, suffix in ((dev_roots, on_host, ""), (host_roots, on_device, ".host")):
         names = module.closure(roots, opaque=opaque)
         reached = set(names)
-        half = module.extract(names + used, stub=[h for h in opaque if h in reached], name=module.name + suffix)
-        for h in on_host + on_device:
-            if h in half.functions:
-                half.update_function_attributes(h, remove=["noinline"])
+        half = module.extract(names + used, stub=[h for h in opaque if h in reached], name=module.name + suffix,
+                              closed=True)
+        _drop_noinline(half)
         halves.append(half)
     return halves[0], halves[1]
 
 
-def check_device_code(device: Module, roots: list[str], diags) -> None:
-    """Host-only calls and recursion in the device call tree."""
-    graph = CallGraph.of(device).edges
+def _drop_noinline(module: Module) -> None:
+    """Remove ``noinline`` from the helpers.  Every function whose attribute
+    group has a helper marker is a helper, so the groups are edited, not the
+    functions (the groups are the module's own copies)."""
+    for n in sorted(set(module.attribute_index(ON_HOST)) | set(module.attribute_index(ON_DEVICE))):
+        attrs = module.attributes_of_group(n)
+        if "noinline" in attrs:
+            del attrs["noinline"]
+            module.replace_attribute_group(n, attrs)
+
+
+def check_device_code(device: Module, roots: list[str], diags, graph: dict[str, list[str]] | None = None) -> None:
+    """Host-only calls and recursion in the device call tree (``graph``: its
+    call graph, when the caller has it already)."""
+    graph = graph if graph is not None else CallGraph.of(device).edges
     host_only = device.functions_with(HOST_ONLY)
 
     def where(loc):
@@ -113,9 +135,13 @@ class SplitIfDevice:
     name = "split-if-device"
 
     def run(self, module: Module, am) -> PassResult:
-        roots = device_roots(module)
-        device, host = split(module)
-        check_device_code(device, [r for r in roots if r in device.functions], am.ctx.diagnostics)
+        roots = entry_points(module)
+        device, host = split(module, roots)
         module.replace_with(device)
         am.ctx.host_module = host
-        return PassResult.NONE
+        if am.ctx.verify_host_soon:
+            host.verify_soon()
+        am.invalidate(PassResult.NONE)
+        check_device_code(module, [r for r in roots[0] if r in module.functions], am.ctx.diagnostics,
+                          am.get("callgraph").edges)
+        return PassResult.preserving("callgraph")

@@ -4,7 +4,7 @@ import llvmlite.binding as llvm
 import pytest
 
 from minisycl.frontend import compile_source
-from minisycl.passes.ir import IRError, Module, parse_text, split_operands
+from minisycl.passes.ir import IRError, Module, parse_text, render, split_operands
 
 SRC = """
 class Shape { float s; virtual float area() [[indirectly_callable]] { return s; } };
@@ -127,3 +127,41 @@ def test_bad_input_is_one_line_error():
         parse_text("define void @f() {\n  nonsense\n}\n", "bad.ll")
     assert str(err.value).startswith("bad.ll: 2:3: error:")
     assert "\n" not in str(err.value)
+
+
+def test_written_text_is_llvms_printing():
+    # what render() writes is the text LLVM verified; unedited, it is LLVM's
+    # own printing without its comment lines
+    m = module()
+    printed = [ln for ln in str(m.verify()).splitlines() if not ln.startswith(";")]
+    assert render([m])[0].splitlines() == printed
+    # a declaration made by an edit prints as LLVM prints one: no parameter names
+    part = module("define void @f(ptr %p, i32 %n) {\n  ret void\n}\n"
+                  "define void @g(ptr %q) {\n  call void @f(ptr %q, i32 1)\n  ret void\n}\n").extract(["g"])
+    assert "declare void @f(ptr, i32)" in render([part])[0]
+
+
+def test_added_metadata_reuses_an_identical_node():
+    m = module()
+    assert m.add_metadata_node(["i32 6"]) == "!1"       # !1 = !{i32 6} is already there
+    assert m.add_metadata_node(["i32 7"]) not in ("!0", "!1")
+
+
+def test_verify_soon_result_is_used_only_for_the_text_it_checked():
+    m = module()
+    m.verify_soon()
+    assert m.verify().get_function("kern") is not None
+    m.verify_soon()
+    del m.functions["_Z3foov"]          # kern now calls an undefined function
+    with pytest.raises(RuntimeError):
+        m.verify()
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_bad_input_is_reported_with_either_thread_setting(monkeypatch, threads):
+    monkeypatch.setenv("MINISYCL_VERIFY_THREADS", threads)
+    bad = "define i32 @f() {\n  %a = add i32 %b, 1\n  %b = add i32 %a, 1\n  ret i32 %a\n}\n"  # only the verifier objects
+    with pytest.raises(IRError) as err:
+        parse_text(bad, "bad.ll")
+    assert str(err.value).startswith("bad.ll: ") and "\n" not in str(err.value)
+    assert module().text() == module().text()
