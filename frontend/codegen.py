@@ -23,7 +23,6 @@ from llvmlite import ir
 import llvmlite.ir.types as _ir_types
 
 from . import ast as A
-from . import types as T
 from .aspects import Aspect, HALF_CLASS, TYPES_THAT_USE_ASPECTS
 from .ir_attributes import Function, GlobalVariable, IndirectCallee, string_attributes
 from .layout import DATALAYOUT, ND_ITEM_FIELDS, TRIPLE, sizeof

@@ -26,7 +26,6 @@ import functools
 import gc
 import os
 import re
-from collections import deque
 from typing import Iterable
 
 import llvmlite.binding as llvm
@@ -366,10 +365,7 @@ class Global:
 def _split_type(text: str) -> tuple[str, str]:
     """Split one LLVM type off the front of ``text``: ``("{ i32, ptr }", " zeroinitializer, align 8")``."""
     if text[:1] in "{[<":
-        pairs = {"{": "}", "[": "]", "<": ">"}
-        depth, opener = 0, text[0]
-        if text.startswith("<{"):
-            opener = "<"
+        depth = 0
         for i, ch in enumerate(text):
             if ch in "{[<":
                 depth += 1
@@ -894,7 +890,7 @@ class Module:
         """Give attribute group ``#n`` new contents: every user of the group
         (functions and call sites) gets them."""
         self.attribute_groups[n] = _render_attributes(attrs)
-        self._with = {}
+        self._with = {None: self._with[None]} if None in self._with else {}    # who uses #n is unchanged
 
     def set_function_attributes(self, name: str, attrs: dict[str, str | None]) -> None:
         """Replace all function attributes of ``name`` (one attribute group)."""

@@ -125,8 +125,12 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
         if body is None:
             out[name] = used
             continue
-        used |= types.of_text(fn.header)
-        used |= types.of_text(body)
+        if types.rx is not None:
+            used |= types.of_text(fn.header)
+            used |= types.of_text(body)
+        elif types.fp64 is not None and ("double" in body or "double" in fn.header) and \
+                (_DOUBLE.search(body) or _DOUBLE.search(fn.header)):
+            used.add(types.fp64)
         if typed_globals:
             for r in fn.refs():
                 if r in typed_globals:
@@ -181,8 +185,9 @@ def used_aspects(edges: dict[str, list[str]], direct: dict[str, set[int]]) -> di
             n = comp[0]
             acc = direct[n]
             for s in edges[n]:
-                if s != n and total[s] and not total[s] <= acc:
-                    acc = acc | total[s]
+                ts = total.get(s)       # None: n itself (a self-call)
+                if ts and not ts <= acc:
+                    acc = acc | ts
             total[n] = acc
             continue
         acc = set()

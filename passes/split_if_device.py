@@ -117,10 +117,11 @@ def check_device_code(device: Module, roots: list[str], diags, graph: dict[str, 
                     diags.error(loc, f"host-only function '{callee}' cannot be called from device code "
                                      f"(reached through {' <- '.join(reversed(chain))}); wrap the call in an "
                                      f"if_host block{where(loc)}")
-    order = {n: i for i, n in enumerate(device.functions)}
+    order = None
     for comp in sccs(graph):
         if len(comp) == 1 and comp[0] not in graph[comp[0]]:
             continue
+        order = order or {n: i for i, n in enumerate(device.functions)}
         head = min(comp, key=order.__getitem__)
         members = set(comp)
         sub = {k: [c for c in graph[k] if c in members] for k in comp}
