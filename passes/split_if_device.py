@@ -77,8 +77,8 @@ def split(module: Module, roots: tuple[list[str], list[str]] | None = None) -> t
     used = [g for g in USED_LISTS if g in module.globals]
     dev_roots, host_roots = roots or entry_points(module)
     halves = []
-    for roots, opaque, suffix in ((dev_roots, on_host, ""), (host_roots, on_device, ".host")):
-        names = module.closure(roots, opaque=opaque)
+    for starts, opaque, suffix in ((dev_roots, on_host, ""), (host_roots, on_device, ".host")):
+        names = module.closure(starts, opaque=opaque)
         reached = set(names)
         half = module.extract(names + used, stub=[h for h in opaque if h in reached], name=module.name + suffix,
                               closed=True)
