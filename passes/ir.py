@@ -234,7 +234,9 @@ class Function:
 
     @property
     def linkage(self) -> str:
-        second = self.header.split(" ", 2)[1]      # after define/declare
+        h = self.header
+        start = h.index(" ") + 1                   # the word after define/declare
+        second = h[start:h.find(" ", start)]
         return second if second in _LINKAGES else "external"
 
     @property
@@ -247,7 +249,7 @@ class Function:
     @property
     def is_kernel(self) -> bool:
         h = self.header
-        return ("_kernel " in h[:h.index("@")]) and not _KERNEL_CC.isdisjoint(self.prefix_words)
+        return h.find("_kernel ", 0, h.index("@")) >= 0 and not _KERNEL_CC.isdisjoint(self.prefix_words)
 
     @property
     def return_type(self) -> str:
