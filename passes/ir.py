@@ -26,6 +26,7 @@ import functools
 import gc
 import os
 import re
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Iterable
 
 import llvmlite.binding as llvm
@@ -403,8 +404,8 @@ class Module:
         self._new_md: dict[str, int] = {}
         self._new_attrs: dict[str, int] = {}
         self._users: dict[str, set[str]] | None = None
-        self._with: dict[str | None, dict] = {}
-        self._updates: dict[tuple, int | None | tuple] = {}
+        self._with: dict[str, dict] = {}
+        self._by_group: dict[int, list[str]] | None = None
         self._order = None
         self._early = None
 
@@ -542,9 +543,9 @@ class Module:
 
     def _functions_by_group(self) -> dict[int, list[str]]:
         """Attribute group number → the functions that use it, in module order."""
-        out = self._with.get(None)
+        out = self._by_group
         if out is None:
-            out = self._with[None] = {}
+            out = self._by_group = {}
             for name, fn in self.functions.items():
                 for n in fn.attribute_groups:
                     out.setdefault(n, []).append(name)
@@ -776,7 +777,7 @@ class Module:
 
     def _changed(self):
         self._users = None
-        self._with = {}
+        self._with, self._by_group = {}, None
         self._order = None
 
     def make_declaration(self, name: str) -> None:
@@ -892,43 +893,31 @@ class Module:
         """Give attribute group ``#n`` new contents: every user of the group
         (functions and call sites) gets them."""
         self.attribute_groups[n] = _render_attributes(attrs)
-        self._with = {None: self._with[None]} if None in self._with else {}    # who uses #n is unchanged
+        self._with = {}             # who uses #n is unchanged: _by_group stays
 
     def set_function_attributes(self, name: str, attrs: dict[str, str | None]) -> None:
         """Replace all function attributes of ``name`` (one attribute group)."""
-        self._set_attribute_group(name, self._attribute_group(attrs) if attrs else None)
-
-    def _set_attribute_group(self, name: str, group: int | None) -> None:
         fn = self.functions[name]
-        h, tail, old = fn.header, fn.tail, fn.attribute_groups
+        h, tail = fn.header, fn.tail
         head = h[:len(h) - len(tail)]
-        if len(old) == 1 and group is not None:
-            tail = (tail + " ").replace(f" #{old[0]} ", f" #{group} ", 1)[:-1]
-        else:
-            tail = _ATTR_REF.sub("", tail).replace("  ", " ")
-            if group is not None:
-                # canonical position: after unnamed_addr/addrspace, before section/comdat/metadata
-                mm = _GROUP_PLACE.match(tail)
-                tail = tail[:mm.end()] + f" #{group}" + tail[mm.end():]
+        tail = _ATTR_REF.sub("", tail).replace("  ", " ")
+        if attrs:
+            # canonical position: after unnamed_addr/addrspace, before section/comdat/metadata
+            mm = _GROUP_PLACE.match(tail)
+            tail = tail[:mm.end()] + f" #{self._attribute_group(attrs)}" + tail[mm.end():]
         self.functions[name] = Function(name, head + tail, fn.body)
-        self._with = {}
+        self._with, self._by_group = {}, None
 
     def update_function_attributes(self, name: str, add: dict[str, str | None] | None = None,
                                    remove: Iterable[str] = ()) -> None:
-        """Add and remove function attributes (no-op when nothing changes).  The
-        same change to the same groups is worked out once per module."""
-        groups = self.functions[name].attribute_groups
-        key = (tuple(groups), tuple((add or {}).items()), tuple(remove))
-        target = self._updates.get(key, False)
-        if target is False:
-            before = self._attributes(groups)
-            attrs = dict(before)
-            for k in remove:
-                attrs.pop(k, None)
-            attrs.update(add or {})
-            target = self._updates[key] = () if attrs == before else (self._attribute_group(attrs) if attrs else None)
-        if target != ():
-            self._set_attribute_group(name, target)
+        """Add and remove function attributes (no-op when nothing changes)."""
+        before = self.function_attributes(name)
+        attrs = dict(before)
+        for k in remove:
+            attrs.pop(k, None)
+        attrs.update(add or {})
+        if attrs != before:
+            self.set_function_attributes(name, attrs)
 
 
 USED_LISTS = ("llvm.used", "llvm.compiler.used")
@@ -1060,28 +1049,19 @@ def _complaint(ref: llvm.ModuleRef) -> str | None:
     return None
 
 
-class _Done:
-    """A call made at once, for when LLVM works on the calling thread only."""
-
-    def __init__(self, value):
-        self._value = value
-
-    def result(self):
-        return self._value
-
-
 def _in_background(fn, *args):
     """Run an LLVM call on the one verifier thread (llvmlite serialises LLVM's
     calls, so one is all that can work at a time); with
-    ``MINISYCL_VERIFY_THREADS=1``, right here.  Returns something with ``result()``."""
+    ``MINISYCL_VERIFY_THREADS=1``, right here.  Returns a ``Future``."""
     if knobs.verify_threads() == 1:
-        return _Done(fn(*args))
+        done = Future()
+        done.set_result(fn(*args))
+        return done
     return _verifier().submit(fn, *args)
 
 
 @functools.lru_cache(maxsize=None)
 def _verifier():
-    from concurrent.futures import ThreadPoolExecutor
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="minisycl-verify")
 
 
