@@ -2,9 +2,9 @@
 
 Stages, each a plain function (``../shared/design/architecture.md``):
 
-    parse(text, file, diags)      -> ast.Unit                 (parser.py, Lark LALR)
+    parse(text, file, diags)      -> ast.Unit                 (parser.py, Lark LALR tables)
     check(unit, diags)            -> sema.Program             (sema.py + device_rules.py)
-    emit(program, module_id)      -> llvmlite.ir.Module       (codegen.py)
+    emit(program, module_id)      -> ir_text.Module           (codegen.py; str() is IR text)
     verify(ir_module, file)       -> llvmlite.binding.ModuleRef
 
 ``compile_source`` runs them all and returns LLVM's canonical printing of the
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import llvmlite.binding as llvm
 
 from . import device_rules
+from .collector import gc_paused
 from .codegen import emit
 from .diagnostics import CompileError, Diagnostic, DiagnosticSink, SourceLoc
 from .layout import sizeof
@@ -70,6 +71,11 @@ class CompileResult:
 
 def compile_source(text: str, filename: str = "<input>.ksl") -> CompileResult:
     """Compile one source text; raises ``CompileError`` with all diagnostics on error."""
+    with gc_paused():
+        return _compile(text, filename)
+
+
+def _compile(text: str, filename: str) -> CompileResult:
     diags = DiagnosticSink({filename: text})
     timings = {}
     t0 = time.perf_counter()

@@ -1,4 +1,4 @@
-"""LLVM IR emission (llvmlite.ir) from the checked AST: one module, host and device code together.
+"""LLVM IR emission (as text, ``ir_text``) from the checked AST: one module, host and device code together.
 
 IR conventions (``../shared/design/architecture.md``, as DPC++ emits them):
 
@@ -19,56 +19,39 @@ IR conventions (``../shared/design/architecture.md``, as DPC++ emits them):
 """
 from __future__ import annotations
 
-from llvmlite import ir
-import llvmlite.ir.types as _ir_types
-
 from . import ast as A
 from .aspects import Aspect, HALF_CLASS, TYPES_THAT_USE_ASPECTS
-from .ir_attributes import Function, GlobalVariable, IndirectCallee, string_attributes
+from .ir_attributes import render
+from .ir_text import (DOUBLE, FLOAT, HALF, I1, I8, I32, I64, NULL, PTR, VOID, Builder, Function,
+                      GlobalVariable, Module, Value, array_type, const, const_aggregate, const_bytes,
+                      int_type, struct_type)
 from .layout import DATALAYOUT, ND_ITEM_FIELDS, TRIPLE, sizeof
 from .sema import Program, const_fold, flat_fields
 from .symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym
 
-I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
-PTR = ir.PointerType()
-VOIDT = ir.VoidType()
-ZERO32 = ir.Constant(I32, 0)
-ORDER = "seq_cst"
+ZERO32 = const(I32, 0)
 
 
-# LLVM (>= 17, as bundled with llvmlite) reads only opaque pointers: print every
-# pointer type as ``ptr``, whatever llvmlite tracks internally.
-_ir_types.ir_layer_typed_pointers_enabled = False
+def _i32(v: int) -> Value:
+    return const(I32, v)
 
 
-class Builder(ir.IRBuilder):
-    """IRBuilder whose pointer results are opaque ``ptr`` (llvmlite's typed-pointer
-    bookkeeping would otherwise reject stores through struct-field addresses)."""
-
-    def alloca(self, typ, size=None, name=""):
-        inst = super().alloca(typ, size, name)
-        inst.type = PTR
-        return inst
-
-    def gep(self, ptr, indices, inbounds=False, name="", source_etype=None):
-        inst = super().gep(ptr, indices, inbounds, name, source_etype)
-        inst.type = PTR
-        return inst
+def _i64(v: int) -> Value:
+    return const(I64, v)
 
 
 class _FnState:
-    __slots__ = ("fn", "sym", "builder", "allocas", "locals", "loops", "ret", "entry")
+    __slots__ = ("fn", "sym", "builder", "allocas", "locals", "loops", "entry")
 
-    def __init__(self, fn, sym):
+    def __init__(self, fn: Function, sym):
         self.fn, self.sym = fn, sym
         # Allocas go in their own entry block (so loops never grow the stack);
         # code starts in the next block, joined by ``finish``.
         self.entry = fn.append_basic_block("entry")
-        self.allocas = Builder(self.entry)
-        self.builder = Builder(fn.append_basic_block("start"))
+        self.allocas = Builder(fn, self.entry)
+        self.builder = Builder(fn, fn.append_basic_block("start"))
         self.locals: dict = {}
         self.loops: list = []
-        self.ret = None
 
     def finish(self):
         self.allocas.branch(self.fn.blocks[1])
@@ -78,15 +61,11 @@ class Emitter:
     def __init__(self, prog: Program, module_id: str):
         self.prog = prog
         self.module_id = module_id
-        self.ctx = ir.Context()
-        self.m = ir.Module(name=module_id, context=self.ctx)
-        self._empty = None      # the shared empty metadata node
-        self.m.triple = TRIPLE
-        self.m.data_layout = DATALAYOUT
+        self.m = Module(module_id, TRIPLE, DATALAYOUT)
         self.types: dict = {}
-        self.fns: dict[FuncSym, ir.Function] = {}
+        self.fns: dict[FuncSym, Function] = {}
         self.vtables: dict = {}
-        self.dgs: dict[DeviceGlobalSym, ir.GlobalVariable] = {}
+        self.dgs: dict[DeviceGlobalSym, GlobalVariable] = {}
         self.intrinsics: dict = {}
         self.strings: dict = {}
         self.st: _FnState | None = None
@@ -99,35 +78,30 @@ class Emitter:
         if t is not None:
             return t
         if ty.is_void:
-            t = VOIDT
+            t = VOID
         elif ty.is_bool:
             t = I1
         elif ty.is_int:
-            t = ir.IntType(ty.bits)
+            t = int_type(ty.bits)
         elif ty.is_float:
             if ty.bits == 16:
-                t = self.ctx.get_identified_type(HALF_CLASS)
-                if t.is_opaque:
-                    t.set_body(ir.HalfType())
+                t = self.m.identified_type(HALF_CLASS)
+                self.m.set_body(t, [HALF])
             else:
-                t = ir.FloatType() if ty.bits == 32 else ir.DoubleType()
+                t = FLOAT if ty.bits == 32 else DOUBLE
         elif ty.is_ptr:
             t = PTR
         elif ty.is_array:
-            t = ir.ArrayType(self.lltype(ty.elem), ty.count)
+            t = array_type(self.lltype(ty.elem), ty.count)
         elif ty.is_item:
-            vec = ir.ArrayType(I64, ty.dims)
-            t = self.ctx.get_identified_type(f"class.sycl::_V1::{ty.kind}.{ty.dims}")
-            if t.is_opaque:
-                t.set_body(*([vec] * (len(ND_ITEM_FIELDS) if ty.kind == "nd_item" else 1)))
+            t = self.m.identified_type(f"class.sycl::_V1::{ty.kind}.{ty.dims}")
+            vec = array_type(I64, ty.dims)
+            self.m.set_body(t, [vec] * (len(ND_ITEM_FIELDS) if ty.kind == "nd_item" else 1))
         elif ty.is_class:
-            t = self.ctx.get_identified_type(f"{'struct' if ty.keyword == 'struct' else 'class'}.{ty.name}")
-            self.types[ty] = t
-            if t.is_opaque:
-                members = []
-                for kind, payload in ty.llvm_members():
-                    members.append(PTR if kind == "vptr" else self.lltype(payload if kind == "base" else payload[1]))
-                t.set_body(*members)
+            t = self.m.identified_type(f"{'struct' if ty.keyword == 'struct' else 'class'}.{ty.name}")
+            self.types[ty] = t          # before the members: a member may point back
+            self.m.set_body(t, [PTR if kind == "vptr" else self.lltype(payload if kind == "base" else payload[1])
+                                for kind, payload in ty.llvm_members()])
             return t
         else:
             raise AssertionError(f"no LLVM type for {ty}")
@@ -135,15 +109,16 @@ class Emitter:
         return t
 
     def valtype(self, ty):
+        """Register (value) type: ``half`` itself."""
         if ty.is_float and ty.bits == 16:
-            return ir.HalfType()
+            return HALF
         return self.lltype(ty)
 
     def zero(self, ty):
-        return ir.Constant(self.lltype(ty), None)
+        return const(self.lltype(ty), None)
 
     # ------------------------------------------------------------------ module
-    def emit(self) -> ir.Module:
+    def emit(self) -> Module:
         for g in self.prog.device_globals:
             self.declare_dg(g)
         for f in self.prog.functions:
@@ -158,88 +133,84 @@ class Emitter:
         return self.m
 
     def module_metadata(self):
-        nm = self.m.add_named_metadata("sycl_aspects")
-        for a in Aspect:
-            nm.add(self.m.add_metadata([a.name, ir.Constant(I32, int(a))]))
+        m = self.m
+        m.named_metadata["sycl_aspects"] = [m.metadata([a.name, _i32(int(a))]) for a in Aspect]
         if self.prog.uses_half:
-            nm = self.m.add_named_metadata("sycl_types_that_use_aspects")
-            for name, a in TYPES_THAT_USE_ASPECTS.items():
-                nm.add(self.m.add_metadata([name, ir.Constant(I32, int(a))]))
+            m.named_metadata["sycl_types_that_use_aspects"] = [
+                m.metadata([name, _i32(int(a))]) for name, a in TYPES_THAT_USE_ASPECTS.items()]
         used = [gv for g, gv in self.dgs.items() if not g.is_extern]
         if used:
-            arr = ir.ArrayType(PTR, len(used))
-            gv = ir.GlobalVariable(self.m, arr, "llvm.compiler.used")
+            arr = array_type(PTR, len(used))
+            gv = m.add(GlobalVariable("llvm.compiler.used", arr))
             gv.linkage = "appending"
             gv.section = "llvm.metadata"
-            gv.initializer = ir.Constant(arr, used)
-
-    def fn_type(self, f: FuncSym):
-        params = [self.lltype(t) for _, t in f.params]
-        if f.cls is not None:
-            params.insert(0, PTR)
-        return ir.FunctionType(self.lltype(f.ret), params)
+            gv.initializer = const_aggregate(arr, used)
 
     def declare_fn(self, f: FuncSym):
-        fn = Function(self.m, self.fn_type(f), f.llname)
-        fn.calling_convention = "spir_kernel" if f.is_kernel else "spir_func"
-        attrs = string_attributes(fn)
+        params = [self.lltype(t) for _, t in f.params]
+        names = [n for n, _ in f.params]
+        if f.cls is not None:
+            params.insert(0, PTR)
+            names.insert(0, "this")
+        fn = self.m.add(Function(f.llname, self.lltype(f.ret), params, arg_names=names))
+        fn.cconv = "spir_kernel" if f.is_kernel else "spir_func"
+        attrs = fn.attributes
         if f.is_static:
             fn.linkage = "internal"
         elif f.cls is not None and f.defined:
             fn.linkage = "linkonce_odr"
         if f.is_kernel or f.is_external or f.set_name is not None:
-            attrs.add_string("sycl-module-id", f.module_id)
+            attrs.append(render("sycl-module-id", f.module_id))
         if f.set_name is not None:
-            attrs.add_string("indirectly-callable", f.set_name)
+            attrs.append(render("indirectly-callable", f.set_name))
         if f.calls_sets:
-            attrs.add_string("calls-indirectly", ",".join(f.calls_sets))
+            attrs.append(render("calls-indirectly", ",".join(f.calls_sets)))
         if f.is_kernel:
-            attrs.add_string("minisycl-kernel-signature", ",".join(str(t) for _, t in f.params))
+            attrs.append(render("minisycl-kernel-signature", ",".join(str(t) for _, t in f.params)))
         if f.is_host:
-            attrs.add_string("minisycl-host-only")
+            attrs.append(render("minisycl-host-only"))
         if f.device_has is not None:
-            fn.set_metadata("sycl_declared_aspects",
-                            self.m.add_metadata([ir.Constant(I32, int(a)) for a in sorted(f.device_has)]))
+            fn.metadata["sycl_declared_aspects"] = self.m.metadata([_i32(int(a)) for a in sorted(f.device_has)])
         if f.reqd_wg:
-            fn.set_metadata("reqd_work_group_size", self.m.add_metadata([ir.Constant(I32, v) for v in f.reqd_wg]))
+            fn.metadata["reqd_work_group_size"] = self.m.metadata([_i32(v) for v in f.reqd_wg])
         if f.defined and f.loc is not None:
-            self.locate(fn, f.loc)
+            fn.metadata["minisycl.loc"] = self.loc_md(f.loc)
         self.fns[f] = fn
         return fn
 
     def vtable(self, cls):
-        n = len(cls.vslots) + 2
-        arr = ir.ArrayType(PTR, n)
-        ty = ir.LiteralStructType([arr])
-        gv = ir.GlobalVariable(self.m, ty, f"_ZTV{cls.mangled}")
-        gv.global_constant = True
+        arr = array_type(PTR, len(cls.vslots) + 2)
+        ty = struct_type([arr])
+        gv = self.m.add(GlobalVariable(f"_ZTV{cls.mangled}", ty))
+        gv.constant = True
         gv.linkage = "linkonce_odr"
         gv.unnamed_addr = True
         gv.align = 8
-        null = ir.Constant(PTR, None)
-        gv.initializer = ir.Constant(ty, [ir.Constant(arr, [null, null] + [self.fns[s] for s in cls.vslots])])
-        self.vtables[cls] = gv.gep([ZERO32, ZERO32, ir.Constant(I32, 2)])
+        gv.initializer = const_aggregate(ty, [const_aggregate(arr, [NULL, NULL] + [self.fns[s] for s in cls.vslots])])
+        # the address point: past offset-to-top and RTTI, as the Itanium ABI puts it
+        self.vtables[cls] = Value(PTR, f"getelementptr inbounds ({ty.text}, ptr {gv.ref}, i32 0, i32 0, i32 2)")
 
     def declare_dg(self, g: DeviceGlobalSym):
         inner = self.lltype(g.ty)
-        ty = ir.LiteralStructType([inner] if g.image_scope else [PTR, inner])
-        gv = GlobalVariable(self.m, ty, g.llname)
+        ty = struct_type([inner] if g.image_scope else [PTR, inner])
+        gv = self.m.add(GlobalVariable(g.llname, ty))
         gv.align = 8
         if g.is_static:
             gv.linkage = "internal"
         if not g.is_extern:
             value = self.const_value(g.ty, g.init)
-            gv.initializer = ir.Constant(ty, [value] if g.image_scope else [ir.Constant(PTR, None), value])
-        gv.add_string("sycl-unique-id", g.unique_id)
-        gv.add_string("sycl-device-global-size", str(sizeof(g.ty)))
+            gv.initializer = const_aggregate(ty, [value] if g.image_scope else [NULL, value])
+        attrs = gv.attributes
+        attrs.append(render("sycl-unique-id", g.unique_id))
+        attrs.append(render("sycl-device-global-size", str(sizeof(g.ty))))
         if g.image_scope:
-            gv.add_string("sycl-device-image-scope")
+            attrs.append(render("sycl-device-image-scope"))
         if g.host_access is not None:
-            gv.add_string("sycl-host-access", str(g.host_access))
+            attrs.append(render("sycl-host-access", str(g.host_access)))
         if g.init_mode is not None:
-            gv.add_string("sycl-init-mode", str(g.init_mode))
+            attrs.append(render("sycl-init-mode", str(g.init_mode)))
         if g.implement_in_csr is not None:
-            gv.add_string("sycl-implement-in-csr", "true" if g.implement_in_csr else "false")
+            attrs.append(render("sycl-implement-in-csr", "true" if g.implement_in_csr else "false"))
         self.dgs[g] = gv
 
     def const_value(self, ty, value):
@@ -248,29 +219,28 @@ class Emitter:
         if ty.is_array:
             items = [self.const_value(ty.elem, v) for v in value] + \
                     [self.zero(ty.elem)] * (ty.count - len(value))
-            return ir.Constant(self.lltype(ty), items)
+            return const_aggregate(self.lltype(ty), items)
         if ty.is_class:
-            values = list(value)
-            return self._const_class(ty, values)
+            return self._const_class(ty, list(value))
         return self.scalar_const(ty, value)
 
     def _const_class(self, cls, values):
         members = []
         for kind, payload in cls.llvm_members():
             if kind == "vptr":
-                members.append(ir.Constant(PTR, None))
+                members.append(NULL)
             elif kind == "base":
                 members.append(self._const_class(payload, values))
             else:
                 members.append(self.const_value(payload[1], values.pop(0) if values else None))
-        return ir.Constant(self.lltype(cls), members)
+        return const_aggregate(self.lltype(cls), members)
 
     def scalar_const(self, ty, value):
         if ty.is_float and ty.bits == 16:
-            return ir.Constant(self.lltype(ty), [ir.Constant(ir.HalfType(), float(value))])
+            return const_aggregate(self.lltype(ty), [const(HALF, float(value))])
         if ty.is_float:
-            return ir.Constant(self.lltype(ty), float(value))
-        return ir.Constant(self.lltype(ty), int(value))
+            return const(self.lltype(ty), float(value))
+        return const(self.lltype(ty), int(value))
 
     # ------------------------------------------------------------------ functions
     def define_fn(self, f: FuncSym):
@@ -283,14 +253,14 @@ class Emitter:
             b.store(args.pop(0), this_slot)
             st.locals["this"] = this_slot
             if f.is_ctor:
-                self.construct_prologue(f.cls, b.load(this_slot, typ=PTR))
+                self.construct_prologue(f.cls, b.load(this_slot, PTR))
         for (pname, pty), arg in zip(f.params, args):
             slot = st.allocas.alloca(self.lltype(pty), name=f"{pname}.addr" if pname else "")
             b.store(arg, slot)
             if pname is not None:
                 st.locals[pname] = slot
         self.block(f.node.body)
-        if not b.block.is_terminated:
+        if not b.block.terminated:
             if f.ret.is_void:
                 b.ret_void()
             else:
@@ -316,21 +286,19 @@ class Emitter:
         if cls.base is not None:
             base_ctor = next((c for c in cls.base.ctors if not c.params), None)
             if base_ctor is not None:
-                base = b.gep(this, [ZERO32] + [ir.Constant(I32, cls.base_index())], inbounds=True, source_etype=self.lltype(cls))
+                base = b.gep(this, [ZERO32, _i32(cls.base_index())], self.lltype(cls))
                 b.call(self.fns[base_ctor], [base])
         if cls.polymorphic:
             self.store_vptr(cls, this)
 
     def store_vptr(self, cls, this):
-        b = self.st.builder
-        path = cls.vptr_path()
-        slot = self.member_gep(this, cls, path)
-        b.store(self.vtables[cls], slot)
+        slot = self.member_gep(this, cls, cls.vptr_path())
+        self.st.builder.store(self.vtables[cls], slot)
 
     # ------------------------------------------------------------------ statements
     def block(self, blk: A.Block):
         for s in blk.stmts:
-            if self.st.builder.block.is_terminated:
+            if self.st.builder.block.terminated:
                 # unreachable code after return/break: give it its own block
                 self.st.builder.position_at_end(self.st.fn.append_basic_block("dead"))
             self.stmt(s)
@@ -367,7 +335,7 @@ class Emitter:
             b.store(self.zero(ty), addr)
             if ty.is_array:
                 for i, item in enumerate(init.items):
-                    p = b.gep(addr, [ZERO32, ir.Constant(I64, i)], inbounds=True, source_etype=self.lltype(ty))
+                    p = b.gep(addr, [ZERO32, _i64(i)], self.lltype(ty))
                     self.init_into(p, ty.elem, item)
             elif ty.is_class:
                 for item, (fname, fty) in zip(init.items, flat_fields(ty)):
@@ -401,12 +369,12 @@ class Emitter:
         b.cbranch(cond, then_bb, else_bb)
         b.position_at_end(then_bb)
         self.stmt(s.then)
-        if not b.block.is_terminated:
+        if not b.block.terminated:
             b.branch(end_bb)
         if s.other is not None:
             b.position_at_end(else_bb)
             self.stmt(s.other)
-            if not b.block.is_terminated:
+            if not b.block.terminated:
                 b.branch(end_bb)
         b.position_at_end(end_bb)
 
@@ -428,7 +396,7 @@ class Emitter:
         st.loops.append((end_bb, step_bb))
         self.stmt(body)
         st.loops.pop()
-        if not b.block.is_terminated:
+        if not b.block.terminated:
             b.branch(step_bb)
         if step:
             b.position_at_end(step_bb)
@@ -479,13 +447,11 @@ class Emitter:
         for block, captures, on_device, kind in parts:
             lam = self.lambda_fn(block, captures, f"{outer.llname}.{kind}.{s.index}")
             side = "device" if on_device else "host"
-            helper = ir.Function(self.m, ir.FunctionType(VOIDT, [PTR]), f"{outer.llname}.call_if_on_{side}.{s.index}")
+            helper = self.m.add(Function(f"{outer.llname}.call_if_on_{side}.{s.index}", VOID, [PTR]))
             helper.linkage = "internal"
-            helper.calling_convention = "spir_func"
-            attrs = string_attributes(helper)
-            attrs.add("noinline")
-            attrs.add_string(f"sycl-call-if-on-{side}", "true")
-            hb = Builder(helper.append_basic_block("entry"))
+            helper.cconv = "spir_func"
+            helper.attributes += ["noinline", render(f"sycl-call-if-on-{side}", "true")]
+            hb = Builder(helper, helper.append_basic_block("entry"))
             hb.call(lam, [helper.args[0]])
             hb.ret_void()
             closure = self.closure(captures)
@@ -494,28 +460,28 @@ class Emitter:
     def closure(self, captures):
         """A struct of pointers to the captured variables (a ``[&]`` lambda object)."""
         st = self.st
-        ty = ir.LiteralStructType([PTR] * max(len(captures), 1))
+        ty = struct_type([PTR] * max(len(captures), 1))
         slot = st.allocas.alloca(ty, name="closure")
         for i, sym in enumerate(captures):
-            p = st.builder.gep(slot, [ZERO32, ir.Constant(I32, i)], inbounds=True, source_etype=ty)
+            p = st.builder.gep(slot, [ZERO32, _i32(i)], ty)
             st.builder.store(self.local_addr(sym), p)
         return slot
 
     def lambda_fn(self, block, captures, name):
         outer = self.st
-        fn = ir.Function(self.m, ir.FunctionType(VOIDT, [PTR]), name)
+        fn = self.m.add(Function(name, VOID, [PTR]))
         fn.linkage = "internal"
-        fn.calling_convention = "spir_func"
+        fn.cconv = "spir_func"
         st = self.st = _FnState(fn, outer.sym)
-        ty = ir.LiteralStructType([PTR] * max(len(captures), 1))
+        ty = struct_type([PTR] * max(len(captures), 1))
         for i, sym in enumerate(captures):
-            p = st.builder.gep(fn.args[0], [ZERO32, ir.Constant(I32, i)], inbounds=True, source_etype=ty)
-            addr = st.builder.load(p, typ=PTR, name=sym.name + ".ref")
+            p = st.builder.gep(fn.args[0], [ZERO32, _i32(i)], ty)
+            addr = st.builder.load(p, PTR, name=sym.name + ".ref")
             st.locals[sym] = addr
             if sym.name == "this":
                 st.locals["this"] = addr
         self.block(block)
-        if not st.builder.block.is_terminated:
+        if not st.builder.block.terminated:
             st.builder.ret_void()
         st.finish()
         self.st = outer
@@ -525,15 +491,15 @@ class Emitter:
     def load(self, addr, ty):
         b = self.st.builder
         if ty.is_float and ty.bits == 16:
-            return b.extract_value(b.load(addr, typ=self.lltype(ty)), 0)
-        return b.load(addr, typ=self.lltype(ty))
+            return b.extract_value(b.load(addr, self.lltype(ty)), 0)
+        return b.load(addr, self.lltype(ty))
 
     def store(self, value, addr, ty):
         self.st.builder.store(self.to_abi(value, ty), addr)
 
     def to_abi(self, value, ty):
         if ty.is_float and ty.bits == 16:
-            return self.st.builder.insert_value(ir.Constant(self.lltype(ty), None), value, 0)
+            return self.st.builder.insert_value(self.zero(ty), value, 0)
         return value
 
     def from_abi(self, value, ty):
@@ -542,11 +508,11 @@ class Emitter:
         return value
 
     def gep(self, ptr, indices, etype):
-        return self.st.builder.gep(ptr, indices, inbounds=True, source_etype=self.lltype(etype))
+        return self.st.builder.gep(ptr, indices, self.lltype(etype))
 
     def member_gep(self, ptr, cls, path):
         """Address of the member at struct index ``path`` inside the object at ``ptr``."""
-        return self.gep(ptr, [ZERO32] + [ir.Constant(I32, i) for i in path], cls)
+        return self.gep(ptr, [ZERO32] + [_i32(i) for i in path], cls)
 
     def addr(self, e):
         """Address of lvalue ``e``."""
@@ -582,18 +548,11 @@ class Emitter:
         gv = self.dgs[g]
         b = self.st.builder
         if g.image_scope:
-            return b.gep(gv, [ZERO32, ZERO32], inbounds=True, source_etype=gv.value_type)
-        slot = b.gep(gv, [ZERO32, ZERO32], inbounds=True, source_etype=gv.value_type)
-        ptr = b.load(slot, typ=PTR, name=g.name + ".ptr")
+            return b.gep(gv, [ZERO32, ZERO32], gv.value_type)
+        slot = b.gep(gv, [ZERO32, ZERO32], gv.value_type)
         # the runtime sets the storage pointer before any kernel runs; no kernel
         # changes it, so LLVM may hoist this load out of loops
-        ptr.set_metadata("invariant.load", self._empty_md())
-        return ptr
-
-    def _empty_md(self):
-        if self._empty is None:
-            self._empty = self.m.add_metadata([])
-        return self._empty
+        return b.load(slot, PTR, name=g.name + ".ptr", metadata=", !invariant.load " + self.m.metadata([]))
 
     # ------------------------------------------------------------------ expressions
     def value(self, e):
@@ -603,22 +562,22 @@ class Emitter:
         return getattr(self, "e_" + type(e).__name__)(e)
 
     def e_IntLit(self, e):
-        return ir.Constant(self.lltype(e.ty), e.value)
+        return const(self.lltype(e.ty), e.value)
 
     def e_CharLit(self, e):
-        return ir.Constant(I8, e.value)
+        return const(I8, e.value)
 
     def e_BoolLit(self, e):
-        return ir.Constant(I1, int(e.value))
+        return const(I1, e.value)
 
     def e_FloatLit(self, e):
-        return ir.Constant(self.valtype(e.ty), e.value)
+        return const(self.valtype(e.ty), e.value)
 
     def e_NullLit(self, e):
-        return ir.Constant(PTR, None)
+        return NULL
 
     def e_This(self, e):
-        return self.st.builder.load(self.st.locals["this"], typ=PTR, name="this")
+        return self.st.builder.load(self.st.locals["this"], PTR, name="this")
 
     def e_Name(self, e):
         sym = e.sym
@@ -628,8 +587,8 @@ class Emitter:
 
     def scalar_value(self, ty, v):
         if ty.is_float:
-            return ir.Constant(self.valtype(ty), float(v))
-        return ir.Constant(self.lltype(ty), int(v))
+            return const(self.valtype(ty), float(v))
+        return const(self.lltype(ty), int(v))
 
     def e_StrLit(self, e):
         return self.cstring(e.value)
@@ -637,18 +596,17 @@ class Emitter:
     def cstring(self, text):
         gv = self.strings.get(text)
         if gv is None:
-            data = bytearray(text.encode()) + b"\0"
-            ty = ir.ArrayType(I8, len(data))
-            gv = ir.GlobalVariable(self.m, ty, f".str.{len(self.strings)}")
-            gv.global_constant = True
+            init = const_bytes(text.encode() + b"\0")
+            gv = self.m.add(GlobalVariable(f".str.{len(self.strings)}", init.type))
+            gv.constant = True
             gv.linkage = "private"
             gv.unnamed_addr = True
-            gv.initializer = ir.Constant(ty, data)
+            gv.initializer = init
             self.strings[text] = gv
         return gv
 
     def e_SizeofType(self, e):
-        return ir.Constant(I64, e.value)
+        return _i64(e.value)
 
     e_SizeofExpr = e_SizeofType
 
@@ -662,7 +620,7 @@ class Emitter:
         b = self.st.builder
         v = self.value(e.operand)
         if e.op == "!":
-            return b.xor(v, ir.Constant(I1, 1))
+            return b.not_(v)
         if e.op == "+":
             return v
         if e.op == "-":
@@ -678,13 +636,11 @@ class Emitter:
         ty = e.ty
         old = self.load(addr, ty)
         if ty.is_ptr:
-            new = b.gep(old, [ir.Constant(I64, 1 if e.op == "++" else -1)], inbounds=True, source_etype=self.lltype(ty.pointee))
+            new = b.gep(old, [_i64(1 if e.op == "++" else -1)], self.lltype(ty.pointee))
         elif ty.is_float:
-            one = ir.Constant(self.valtype(ty), 1.0)
-            new = b.fadd(old, one) if e.op == "++" else b.fsub(old, one)
+            new = b.binop("fadd" if e.op == "++" else "fsub", old, const(self.valtype(ty), 1.0))
         else:
-            one = ir.Constant(self.lltype(ty), 1)
-            new = b.add(old, one) if e.op == "++" else b.sub(old, one)
+            new = b.binop("add" if e.op == "++" else "sub", old, const(self.lltype(ty), 1))
         self.store(new, addr, ty)
         return new if e.prefix else old
 
@@ -698,41 +654,25 @@ class Emitter:
         if kind == "cmp":
             t = e.operand_ty
             if t.is_float:
-                return b.fcmp_unordered("!=", lhs, rhs) if e.op == "!=" else b.fcmp_ordered(e.op, lhs, rhs)
-            if t.is_bool or not t.signed:
-                return b.icmp_unsigned(e.op, lhs, rhs)
-            return b.icmp_signed(e.op, lhs, rhs)
+                return b.fcmp(e.op, lhs, rhs, ordered=e.op != "!=")
+            return b.icmp(e.op, lhs, rhs, signed=t.signed and not t.is_bool)
         if kind == "ptr_cmp":
-            return b.icmp_unsigned(e.op, lhs, rhs)
+            return b.icmp(e.op, lhs, rhs, signed=False)
         if kind in ("ptr_add", "ptr_sub"):
             if kind == "ptr_sub":
                 rhs = b.neg(rhs)
-            return b.gep(lhs, [rhs], inbounds=True, source_etype=self.lltype(e.ty.pointee))
+            return b.gep(lhs, [rhs], self.lltype(e.ty.pointee))
         # ptr_diff
         size = max(sizeof(e.lhs.ty.pointee), 1)
-        diff = b.sub(b.ptrtoint(lhs, I64), b.ptrtoint(rhs, I64))
-        return b.sdiv(diff, ir.Constant(I64, size)) if size != 1 else diff
+        diff = b.binop("sub", b.cast("ptrtoint", lhs, I64), b.cast("ptrtoint", rhs, I64))
+        return b.binop("sdiv", diff, _i64(size)) if size != 1 else diff
 
     def arith(self, op, a, c, t):
         b = self.st.builder
         if t.is_float:
-            return {"+": b.fadd, "-": b.fsub, "*": b.fmul, "/": b.fdiv}[op](a, c)
-        signed = t.signed if not t.is_bool else False
-        if op == "+":
-            return b.add(a, c)
-        if op == "-":
-            return b.sub(a, c)
-        if op == "*":
-            return b.mul(a, c)
-        if op == "/":
-            return b.sdiv(a, c) if signed else b.udiv(a, c)
-        if op == "%":
-            return b.srem(a, c) if signed else b.urem(a, c)
-        if op == "<<":
-            return b.shl(a, c)
-        if op == ">>":
-            return b.ashr(a, c) if signed else b.lshr(a, c)
-        return {"&": b.and_, "|": b.or_, "^": b.xor}[op](a, c)
+            return b.binop(_FLOAT_OPS[op], a, c)
+        signed = t.signed and not t.is_bool
+        return b.binop((_SIGNED_OPS if signed else _UNSIGNED_OPS)[op], a, c)
 
     def e_Logical(self, e):
         st = self.st
@@ -750,10 +690,7 @@ class Emitter:
         rhs_end = b.block
         b.branch(end_bb)
         b.position_at_end(end_bb)
-        phi = b.phi(I1)
-        phi.add_incoming(ir.Constant(I1, 0 if e.op == "&&" else 1), start)
-        phi.add_incoming(rhs, rhs_end)
-        return phi
+        return b.phi(I1, [(const(I1, e.op != "&&"), start), (rhs, rhs_end)])
 
     def e_Assign(self, e):
         addr = self.addr(e.target)
@@ -782,10 +719,7 @@ class Emitter:
         c_end = b.block
         b.branch(end_bb)
         b.position_at_end(end_bb)
-        phi = b.phi(self.valtype(e.ty))
-        phi.add_incoming(a, a_end)
-        phi.add_incoming(c, c_end)
-        return phi
+        return b.phi(self.valtype(e.ty), [(a, a_end), (c, c_end)])
 
     def e_Cast(self, e):
         b = self.st.builder
@@ -795,11 +729,11 @@ class Emitter:
         if kind == "item":
             op = e.operand
             if op.lvalue:
-                return b.load(self.gep(self.addr(op), [ZERO32, ZERO32, ZERO32], op.ty), typ=I64)
+                return b.load(self.gep(self.addr(op), [ZERO32, ZERO32, ZERO32], op.ty), I64)
             return b.extract_value(self.value(op), [0, 0])
         if kind == "null":
             self.value(e.operand)
-            return ir.Constant(PTR, None)
+            return NULL
         if kind == "upcast":
             v = self.value(e.operand)
             path = e.operand.ty.pointee.base_path(e.ty.pointee)
@@ -807,46 +741,43 @@ class Emitter:
                 return self.member_gep(v, e.operand.ty.pointee, path)
             return v
         v = self.value(e.operand)
-        if kind in ("noop", "ptr"):
-            return v
-        if kind == "void":
+        if kind in ("noop", "ptr", "void"):
             return v
         if kind == "tobool":
-            src = e.operand.ty
-            if src.is_float:
-                return b.fcmp_unordered("!=", v, ir.Constant(self.valtype(src), 0.0))
-            if src.is_ptr:
-                return b.icmp_unsigned("!=", v, ir.Constant(PTR, None))
-            return b.icmp_unsigned("!=", v, ir.Constant(v.type, 0))
+            return self.nonzero(v, e.operand.ty)
         if kind == "int2ptr":
-            return b.inttoptr(v, PTR)
+            return b.cast("inttoptr", v, PTR)
         if kind == "ptr2int":
-            return b.ptrtoint(v, self.lltype(e.ty))
+            return b.cast("ptrtoint", v, self.lltype(e.ty))
         if kind == "conv":
             return self.convert(v, e.operand.ty, e.ty)
         raise AssertionError(f"cast kind {kind}")
 
+    def nonzero(self, v, src):
+        """``v != 0`` as an ``i1`` (C's conversion to bool)."""
+        if src.is_float:
+            return self.st.builder.fcmp("!=", v, const(v.type, 0.0), ordered=False)
+        return self.st.builder.icmp("!=", v, const(v.type, None), signed=False)
+
     def convert(self, v, src, dst):
         b = self.st.builder
         if dst.is_bool:
-            if src.is_float:
-                return b.fcmp_unordered("!=", v, ir.Constant(self.valtype(src), 0.0))
-            return b.icmp_unsigned("!=", v, ir.Constant(v.type, 0))
+            return self.nonzero(v, src)
         dt = self.valtype(dst)
         if src.is_float and dst.is_float:
             if src.bits == dst.bits:
                 return v
-            return b.fpext(v, dt) if dst.bits > src.bits else b.fptrunc(v, dt)
+            return b.cast("fpext" if dst.bits > src.bits else "fptrunc", v, dt)
         if src.is_float:
-            return b.fptosi(v, dt) if dst.signed else b.fptoui(v, dt)
-        signed = src.signed if not src.is_bool else False
+            return b.cast("fptosi" if dst.signed else "fptoui", v, dt)
+        signed = src.signed and not src.is_bool
         if dst.is_float:
-            return b.sitofp(v, dt) if signed else b.uitofp(v, dt)
+            return b.cast("sitofp" if signed else "uitofp", v, dt)
         if src.bits == dst.bits:
             return v
         if dst.bits < src.bits:
-            return b.trunc(v, dt)
-        return b.sext(v, dt) if signed else b.zext(v, dt)
+            return b.cast("trunc", v, dt)
+        return b.cast("sext" if signed else "zext", v, dt)
 
     def e_New(self, e):
         b = self.st.builder
@@ -874,28 +805,29 @@ class Emitter:
             return self.item_query(e)
         f = e.target
         args = [self.to_abi(self.value(a), t) for a, (_, t) in zip(e.args, f.params)]
+        at = self.at(e.loc)
         if kind == "func":
-            r = b.call(self.fns[f], args)
+            r = b.call(self.fns[f], args, suffix=at)
         else:
             this = self.value(e.this_arg)
             if kind == "method":
-                r = b.call(self.fns[f], [this] + args)
+                r = b.call(self.fns[f], [this] + args, suffix=at)
             else:
                 cls = f.cls
-                vptr = b.load(self.member_gep(this, cls, cls.vptr_path()), typ=PTR, name="vtable")
-                slot = b.gep(vptr, [ir.Constant(I64, cls.vslots.index(f))], inbounds=True, source_etype=PTR)
-                fptr = b.load(slot, typ=PTR, name="vfn")
-                r = b.call(IndirectCallee(fptr, self.fns[f].function_type), [this] + args, cconv="spir_func")
-                string_attributes(r).add_string("virtual-call")
-        self.locate(r, e.loc)
+                vptr = b.load(self.member_gep(this, cls, cls.vptr_path()), PTR, name="vtable")
+                slot = b.gep(vptr, [_i64(cls.vslots.index(f))], PTR)
+                fptr = b.load(slot, PTR, name="vfn")
+                r = b.call(fptr, [this] + args, ret=self.fns[f].ret, suffix=" " + render("virtual-call") + at)
         return self.from_abi(r, e.ty)
 
-    def locate(self, value, loc):
-        """Attach ``!minisycl.loc !{!"file", i32 line, i32 col}`` (clang's ``!srcloc``
-        idea) so that IR passes can report diagnostics at the source."""
-        if loc is not None:
-            value.set_metadata("minisycl.loc", self.m.add_metadata(
-                [loc.file, ir.Constant(I32, loc.line), ir.Constant(I32, loc.col)]))
+    def loc_md(self, loc) -> str:
+        """``!{!"file", i32 line, i32 col}`` (clang's ``!srcloc`` idea), so that IR
+        passes can report diagnostics at the source."""
+        return self.m.metadata([loc.file, _i32(loc.line), _i32(loc.col)])
+
+    def at(self, loc) -> str:
+        """The ``!minisycl.loc`` attachment of an instruction made for ``loc``."""
+        return ", !minisycl.loc " + self.loc_md(loc) if loc is not None else ""
 
     def item_query(self, e):
         b = self.st.builder
@@ -905,25 +837,25 @@ class Emitter:
         name = e.target
 
         def field(idx, d):
-            return b.load(self.gep(addr, [ZERO32, ir.Constant(I32, idx), d], ty), typ=I64)
+            return b.load(self.gep(addr, [ZERO32, _i32(idx), d], ty), I64)
 
         if ty.kind != "nd_item":
             if name == "size":
-                total = ir.Constant(I64, 1)
+                total = _i64(1)
                 for d in range(ty.dims):
-                    total = b.mul(total, field(0, ir.Constant(I32, d)))
+                    total = b.binop("mul", total, field(0, _i32(d)))
                 return total
             return field(0, self.value(e.args[0]))
         if name in ("get_global_linear_id", "get_local_linear_id"):
             idx, rng = (0, 3) if name == "get_global_linear_id" else (1, 4)
-            lin = ir.Constant(I64, 0)
+            lin = _i64(0)
             for d in range(ty.dims):
-                dd = ir.Constant(I32, d)
-                lin = b.add(b.mul(lin, field(rng, dd)), field(idx, dd))
+                dd = _i32(d)
+                lin = b.binop("add", b.binop("mul", lin, field(rng, dd)), field(idx, dd))
             return lin
         d = self.value(e.args[0])
         if name == "get_group_range":
-            return b.udiv(field(3, d), field(4, d))
+            return b.binop("udiv", field(3, d), field(4, d))
         idx = {"get_global_id": 0, "get_id": 0, "get_local_id": 1, "get_group": 2,
                "get_global_range": 3, "get_range": 3, "get_local_range": 4}[name]
         return field(idx, d)
@@ -931,10 +863,7 @@ class Emitter:
     def intrinsic(self, name, ret, params):
         fn = self.intrinsics.get(name)
         if fn is None:
-            fn = self.m.globals.get(name)
-            if fn is None:
-                fn = ir.Function(self.m, ir.FunctionType(ret, params), name)
-            self.intrinsics[name] = fn
+            fn = self.intrinsics[name] = self.m.add(Function(name, ret, params))
         return fn
 
     def builtin(self, e):
@@ -944,26 +873,23 @@ class Emitter:
             return self.print_call(e)
         args = [self.value(a) for a in e.args]
         ty = e.ty
-        if name in ("sqrt", "exp", "log", "sin", "cos", "fabs", "floor", "ceil", "exp2", "log2", "log10", "tan", "round", "trunc"):
-            t = self.valtype(ty)
+        t = self.valtype(ty)
+        if name in _UNARY_MATH:
             return b.call(self.intrinsic(f"llvm.{name}.{_suffix(ty)}", t, [t]), args)
         if name == "pow":
-            t = self.valtype(ty)
             return b.call(self.intrinsic(f"llvm.pow.{_suffix(ty)}", t, [t, t]), args)
         if name in ("min", "max"):
-            t = self.valtype(ty)
             if ty.is_float:
                 op = "minnum" if name == "min" else "maxnum"
             else:
                 op = ("s" if ty.signed and not ty.is_bool else "u") + name
             return b.call(self.intrinsic(f"llvm.{op}.{_suffix(ty)}", t, [t, t]), args)
         if name == "abs":
-            t = self.valtype(ty)
             if ty.is_float:
                 return b.call(self.intrinsic(f"llvm.fabs.{_suffix(ty)}", t, [t]), args)
             if not ty.signed:
                 return args[0]
-            return b.call(self.intrinsic(f"llvm.abs.{_suffix(ty)}", t, [t, I1]), [args[0], ir.Constant(I1, 0)])
+            return b.call(self.intrinsic(f"llvm.abs.{_suffix(ty)}", t, [t, I1]), [args[0], const(I1, 0)])
         return self.atomic(e, name, args)
 
     def atomic(self, e, name, args):
@@ -972,21 +898,21 @@ class Emitter:
         ptr = args[0]
         align = sizeof(vt)
         if name == "atomic_load":
-            return b.load_atomic(ptr, ORDER, align, typ=self.lltype(vt))
+            return b.load_atomic(ptr, self.lltype(vt), align)
         if name == "atomic_store":
-            b.store_atomic(args[1], ptr, ORDER, align)
+            b.store_atomic(args[1], ptr, align)
             return None
         if name == "atomic_compare_exchange":
             exp_ptr = args[1]
             desired = args[2]
-            expected = b.load(exp_ptr, typ=self.lltype(vt))
+            expected = b.load(exp_ptr, self.lltype(vt))
             if vt.is_float:
-                it = ir.IntType(vt.bits)
-                expected, desired = b.bitcast(expected, it), b.bitcast(desired, it)
-            pair = b.cmpxchg(ptr, expected, desired, ORDER, ORDER)
+                it = int_type(vt.bits)
+                expected, desired = b.cast("bitcast", expected, it), b.cast("bitcast", desired, it)
+            pair = b.cmpxchg(ptr, expected, desired)
             old, ok = b.extract_value(pair, 0), b.extract_value(pair, 1)
             if vt.is_float:
-                old = b.bitcast(old, self.lltype(vt))
+                old = b.cast("bitcast", old, self.lltype(vt))
             b.store(old, exp_ptr)
             return ok
         op = name[len("atomic_fetch_"):] if name != "atomic_exchange" else "xchg"
@@ -994,7 +920,7 @@ class Emitter:
             op = {"add": "fadd", "sub": "fsub", "min": "fmin", "max": "fmax", "xchg": "xchg"}[op]
         elif op in ("min", "max") and not vt.signed:
             op = "u" + op
-        return b.atomic_rmw(op, ptr, args[1], ORDER)
+        return b.atomic_rmw(op, ptr, args[1])
 
     def print_call(self, e):
         b = self.st.builder
@@ -1010,21 +936,29 @@ class Emitter:
             elif t.is_float:
                 fmt.append("%g")
                 if t.bits != 64:
-                    v = b.fpext(v, ir.DoubleType())
+                    v = b.cast("fpext", v, DOUBLE)
             elif t.is_bool:
                 fmt.append("%d")
-                v = b.zext(v, I32)
+                v = b.cast("zext", v, I32)
             else:
                 fmt.append("%lld" if t.signed else "%llu")
                 if t.bits < 64:
-                    v = b.sext(v, I64) if t.signed else b.zext(v, I64)
+                    v = b.cast("sext" if t.signed else "zext", v, I64)
             values.append(v)
         printf = self.m.globals.get("printf")
         if printf is None:
-            printf = ir.Function(self.m, ir.FunctionType(I32, [PTR], var_arg=True), "printf")
-            string_attributes(printf).add_string("minisycl-host-only")
-        self.locate(b.call(printf, [self.cstring(" ".join(fmt) + "\n")] + values), e.loc)
+            printf = self.m.add(Function("printf", I32, [PTR], var_arg=True))
+            printf.attributes.append(render("minisycl-host-only"))
+        b.call(printf, [self.cstring(" ".join(fmt) + "\n")] + values, suffix=self.at(e.loc))
         return None
+
+
+_UNARY_MATH = frozenset(("sqrt", "exp", "log", "sin", "cos", "fabs", "floor", "ceil", "exp2", "log2",
+                         "log10", "tan", "round", "trunc"))
+_FLOAT_OPS = {"+": "fadd", "-": "fsub", "*": "fmul", "/": "fdiv"}
+_SIGNED_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "sdiv", "%": "srem", "<<": "shl", ">>": "ashr",
+               "&": "and", "|": "or", "^": "xor"}
+_UNSIGNED_OPS = dict(_SIGNED_OPS, **{"/": "udiv", "%": "urem", ">>": "lshr"})
 
 
 def _suffix(ty):
@@ -1033,8 +967,8 @@ def _suffix(ty):
     return f"i{ty.bits}"
 
 
-def emit(prog: Program, module_id: str) -> ir.Module:
-    """The llvmlite.ir module for one checked translation unit."""
+def emit(prog: Program, module_id: str) -> Module:
+    """The IR module (``ir_text.Module``; ``str()`` is its text) of one checked translation unit."""
     return Emitter(prog, module_id).emit()
 
 

@@ -7,10 +7,11 @@ clang, LLVM and xDSL print them.  Every stage reports user errors through a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class SourceLoc:
+class SourceLoc(NamedTuple):
+    """Where in which source a diagnostic points (a tuple: one is made per AST node)."""
     file: str
     line: int
     col: int

@@ -17,6 +17,7 @@ import tempfile
 import click
 
 from . import knobs
+from .collector import gc_paused
 
 INTERNAL_ERROR = 3
 
@@ -56,8 +57,7 @@ def main():
 
 def entry() -> None:
     """The ``minisycl`` console script: ``main`` with the cyclic garbage
-    collector paused for the whole command (see ``passes.ir.gc_paused``)."""
-    from ..passes.ir import gc_paused
+    collector paused for the whole command (see ``collector.gc_paused``)."""
     with gc_paused(freeze=True):
         main()
 

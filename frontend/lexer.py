@@ -1,6 +1,6 @@
 """Tokenizer for ``.ksl`` sources, and the split into top-level declarations.
 
-One compiled regular expression turns the whole file into Lark ``Token``s (much
+One compiled regular expression turns the whole file into tokens (much
 faster than Lark's own lexer, and it lets us apply C's "typedef-name" rule: an
 identifier that names a class seen so far is a ``TYPE_NAME`` token, which is
 what makes ``Foo* p;`` a declaration and ``a * b;`` an expression).
@@ -10,8 +10,6 @@ report an error in one declaration and go on with the next.
 from __future__ import annotations
 
 import re
-
-from lark import Token
 
 from .diagnostics import DiagnosticSink, SourceLoc
 
@@ -57,18 +55,27 @@ SPELLING.update(SPELLING_EXTRA)
 SPELLING.update({"ASSIGN_OP": "assignment operator", "INCDEC": "'++'", "RELOP": "comparison",
                  "EQOP": "'=='", "SHIFTOP": "shift operator"})
 
+#: One token: ``(terminal, text, line, column)``; plain tuples, as the parser
+#: driver reads thousands of them per millisecond.
+Token = tuple
+
+# Each match takes the blanks in front of a token with it, so that the loop
+# below runs once per token (and once per line end), not once per gap.
 _TOKEN_RE = re.compile(r"""
-    (?P<ws>[ \t\r\f\v]+)
-  | (?P<nl>\n)
-  | (?P<lcomment>//[^\n]*)
-  | (?P<bcomment>/\*(?:[^*]|\*(?!/))*\*/)
-  | (?P<FLOAT>(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?[fFhH]?|\d+[eE][+-]?\d+[fFhH]?)
-  | (?P<INT>(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)?)
-  | (?P<CHAR>'(?:\\.|[^\\'\n])')
-  | (?P<STRING>"(?:\\.|[^\\"\n])*")
-  | (?P<NAME>[A-Za-z_][A-Za-z_0-9]*)
-  | (?P<PUNCT><<=|>>=|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||\+=|-=|\*=|/=|%=|&=|\|=|\^=|::|[-+*/%<>=!~&|^?:;,.()\[\]{}])
-  | (?P<bad>/\*|.)
+    [ \t\r\f\v]*
+    (?:
+      (?P<nl>\n)
+    | (?P<lcomment>//[^\n]*)
+    | (?P<bcomment>/\*(?:[^*]|\*(?!/))*\*/)
+    | (?P<FLOAT>(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?[fFhH]?|\d+[eE][+-]?\d+[fFhH]?)
+    | (?P<INT>(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)?)
+    | (?P<CHAR>'(?:\\.|[^\\'\n])')
+    | (?P<STRING>"(?:\\.|[^\\"\n])*")
+    | (?P<NAME>[A-Za-z_][A-Za-z_0-9]*)
+    | (?P<PUNCT><<=|>>=|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||\+=|-=|\*=|/=|%=|&=|\|=|\^=|::|[-+*/%<>=!~&|^?:;,.()\[\]{}])
+    | (?P<bad>/\*|.)
+    | (?P<eof>$)
+    )
 """, re.VERBOSE)
 
 
@@ -79,45 +86,50 @@ def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
     type_names: set[str] = set()
     line, line_start = 1, 0
     after_class = False
+    last_end = -1           # where the previous token ended (for `[[`)
     keywords, punct = KEYWORDS, PUNCT
     for m in _TOKEN_RE.finditer(text):
         kind = m.lastgroup
-        if kind == "ws" or kind == "lcomment":
-            continue
         if kind == "nl":
             line += 1
             line_start = m.end()
             continue
-        value = m.group()
-        pos = m.start()
-        if kind == "bcomment":
-            n = value.count("\n")
-            if n:
-                line += n
-                line_start = pos + value.rfind("\n") + 1
-            continue
-        col = pos - line_start + 1
         if kind == "NAME":
+            value = m.group(kind)
             kind = keywords.get(value, "NAME")
             if kind == "NAME" and (after_class or value in type_names):
                 kind = "TYPE_NAME"
                 type_names.add(value)
             after_class = kind == "CLASS"
         elif kind == "PUNCT":
+            value = m.group(kind)
             kind = punct[value]
             after_class = False
             # `[[` opens a property list (never valid in an expression).
-            if kind == "_LSQB" and tokens and tokens[-1].type == "_LSQB" and tokens[-1].end_pos == pos:
-                tokens[-1].type = "_PROPS"
+            if kind == "_LSQB" and tokens and tokens[-1][0] == "_LSQB" and last_end == m.end() - 1:
+                tokens[-1] = ("_PROPS",) + tokens[-1][1:]
+        elif kind == "lcomment" or kind == "eof":
+            continue
+        elif kind == "bcomment":
+            value = m.group(kind)
+            n = value.count("\n")
+            if n:
+                line += n
+                line_start = m.start(kind) + value.rfind("\n") + 1
+            continue
         elif kind == "bad":
+            value = m.group(kind)
+            col = m.start(kind) - line_start + 1
             what = "unterminated comment" if value == "/*" else f"unexpected character {value!r}"
             diags.error(SourceLoc(filename, line, col), what)
             if value == "/*":
                 break
             continue
         else:
+            value = m.group(kind)
             after_class = False
-        append(Token(kind, value, pos, line, col, line, col + len(value), pos + len(value)))
+        last_end = m.end()
+        append((kind, value, line, last_end - len(value) - line_start + 1))
     return tokens
 
 
@@ -133,7 +145,7 @@ def split_top_level(tokens: list[Token]) -> list[list[Token]]:
     n = len(tokens)
     i = 0
     while i < n:
-        t = tokens[i].type
+        t = tokens[i][0]
         if t == "_LBRACE":
             depth += 1
         elif t == "RBRACE":
@@ -141,7 +153,7 @@ def split_top_level(tokens: list[Token]) -> list[list[Token]]:
             if depth <= 0:
                 depth = 0
                 # `= {...};` initialisers and `class X {...};` keep their semicolon.
-                if i + 1 < n and tokens[i + 1].type == "_SEMI":
+                if i + 1 < n and tokens[i + 1][0] == "_SEMI":
                     i += 1
                 chunks.append(tokens[start:i + 1])
                 start = i + 1

@@ -1,7 +1,8 @@
 """Source text → AST, with Lark's LALR(1) parser.
 
-The tokens come from ``lexer.py``; the AST is built by an embedded transformer
-while Lark reduces (no intermediate parse tree).  Each top-level declaration is
+The tokens come from ``lexer.py``; Lark turns the grammar into LALR(1) tables,
+and ``_run`` walks them, building AST nodes as it reduces (no intermediate
+parse tree).  Each top-level declaration is
 parsed on its own, so a syntax error in one is reported and the next is still
 parsed: several errors per run.
 """
@@ -10,13 +11,12 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from lark import Lark, Transformer, Token
-from lark.exceptions import UnexpectedInput, UnexpectedToken
+from lark import Lark
 from lark.lexer import Lexer
 
 from . import ast as A
 from .diagnostics import DiagnosticSink, SourceLoc
-from .lexer import SPELLING, split_top_level, tokenize
+from .lexer import SPELLING, Token, split_top_level, tokenize
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"',
             "a": "\a", "b": "\b", "f": "\f", "v": "\v", "?": "?"}
@@ -45,13 +45,13 @@ class _TokenList(Lexer):
         return iter(data)
 
 
-class _Builder(Transformer):
+class _Builder:
     """Builds AST nodes as Lark reduces each rule; ``file`` is set per source file."""
 
     file = "<input>"
 
     def _loc(self, tok: Token) -> SourceLoc:
-        return SourceLoc(self.file, tok.line, tok.column, len(tok.value) or 1)
+        return SourceLoc(self.file, tok[2], tok[3], len(tok[1]) or 1)
 
     # top level
     def start(self, c):
@@ -67,19 +67,19 @@ class _Builder(Transformer):
         return list(c)
 
     def prim_type(self, c):
-        return A.TypeSpec(self._loc(c[0]), "prim", words=tuple(t.value for t in c))
+        return A.TypeSpec(self._loc(c[0]), "prim", words=tuple(t[1] for t in c))
 
     def named_type(self, c):
-        return A.TypeSpec(self._loc(c[0]), "named", name=c[0].value)
+        return A.TypeSpec(self._loc(c[0]), "named", name=c[0][1])
 
     def item_type(self, c):
-        return A.TypeSpec(self._loc(c[0]), "item", name=c[0].value, dims=_int_value(c[2].value)[0])
+        return A.TypeSpec(self._loc(c[0]), "item", name=c[0][1], dims=_int_value(c[2][1])[0])
 
     def dg_type(self, c):
         return A.TypeSpec(self._loc(c[0]), "dg", inner=c[2], inner_dims=c[3])
 
     def type(self, c):
-        const = c[0].type == "CONST" if isinstance(c[0], Token) else False
+        const = type(c[0]) is tuple and c[0][0] == "CONST"
         spec = c[1] if const else c[0]
         spec.const = const
         spec.ptr = len(c) - (2 if const else 1)
@@ -87,9 +87,9 @@ class _Builder(Transformer):
 
     def class_def(self, c):
         kind, name = c[0], c[1]
-        base = c[2] if len(c) > 2 and isinstance(c[2], Token) and c[2].type == "TYPE_NAME" else None
+        base = c[2] if len(c) > 2 and type(c[2]) is tuple and c[2][0] == "TYPE_NAME" else None
         members = [m for m in c[3 if base else 2:-1] if m is not None]
-        return A.ClassDef(self._loc(name), kind.value, name.value, base, members)
+        return A.ClassDef(self._loc(name), kind[1], name[1], base, members)
 
     def base_clause(self, c):
         return c[-1]
@@ -97,23 +97,23 @@ class _Builder(Transformer):
     def ctor(self, c):
         specs, name, params = c[0], c[1], c[2]
         props = c[3] if len(c) == 5 else []
-        return A.FuncDef(self._loc(name), specs, None, name.value, params, None, props, c[-1], is_ctor=True)
+        return A.FuncDef(self._loc(name), specs, None, name[1], params, None, props, c[-1], is_ctor=True)
 
     def function(self, c):
         specs, ret, name, params = c[0], c[1], c[2], c[3]
         override = None
         props = []
         for x in c[4:-1]:
-            if isinstance(x, Token):
+            if type(x) is tuple:
                 override = self._loc(x)
             else:
                 props = x
-        return A.FuncDef(self._loc(name), specs, ret, name.value, params, override, props, c[-1])
+        return A.FuncDef(self._loc(name), specs, ret, name[1], params, override, props, c[-1])
 
     def kernel(self, c):
         specs, kw, name, params = c[0], c[1], c[2], c[3]
         props = c[4] if len(c) == 6 else []
-        fd = A.FuncDef(self._loc(name), specs + [kw], None, name.value, params, None, props, c[-1], is_kernel=True)
+        fd = A.FuncDef(self._loc(name), specs + [kw], None, name[1], params, None, props, c[-1], is_kernel=True)
         return fd
 
     def no_body(self, c):
@@ -124,7 +124,7 @@ class _Builder(Transformer):
 
     def param(self, c):
         if len(c) == 3:
-            return A.Param(self._loc(c[1]), c[0], c[1].value, c[2])
+            return A.Param(self._loc(c[1]), c[0], c[1][1], c[2])
         return A.Param(c[0].loc, c[0], None, c[1])
 
     def var_decl(self, c):
@@ -141,7 +141,7 @@ class _Builder(Transformer):
                 props = x
             else:
                 init = x
-        return A.Declarator(self._loc(name), name.value, dims, props, init)
+        return A.Declarator(self._loc(name), name[1], dims, props, init)
 
     def dims(self, c):
         return list(c)
@@ -153,16 +153,11 @@ class _Builder(Transformer):
         return list(c)
 
     def prop(self, c):
-        args = []
-        for t in c[1:]:
-            if isinstance(t, tuple):
-                args.append(t)
-            else:
-                args.append((t.type, t.value, self._loc(t)))
-        return A.Prop(self._loc(c[0]), c[0].value, args, len(c) > 1)
+        args = [(t[0], t[1], self._loc(t)) for t in c[1:]]
+        return A.Prop(self._loc(c[0]), c[0][1], args, len(c) > 1)
 
     def neg_int(self, c):
-        return ("INT", "-" + c[1].value, self._loc(c[0]))
+        return ("INT", "-" + c[1][1], c[0][2], c[0][3])
 
     # statements
     def block(self, c):
@@ -205,7 +200,7 @@ class _Builder(Transformer):
         return A.Return(self._loc(c[0]), c[1])
 
     def if_device(self, c):
-        return A.IfDevice(self._loc(c[0]), c[0].type == "IF_DEVICE", c[1], c[2])
+        return A.IfDevice(self._loc(c[0]), c[0][0] == "IF_DEVICE", c[1], c[2])
 
     def empty_stmt(self, c):
         return A.Empty(None)
@@ -214,22 +209,22 @@ class _Builder(Transformer):
     def assign(self, c):
         if len(c) == 2:
             return A.Assign(c[0].loc, None, c[0], c[1])
-        return A.Assign(self._loc(c[1]), c[1].value[:-1], c[0], c[2])
+        return A.Assign(self._loc(c[1]), c[1][1][:-1], c[0], c[2])
 
     def ternary(self, c):
         return A.Ternary(c[0].loc, c[0], c[1], c[2])
 
     def logical(self, c):
-        return A.Logical(self._loc(c[1]), c[1].value, c[0], c[2])
+        return A.Logical(self._loc(c[1]), c[1][1], c[0], c[2])
 
     def binop(self, c):
-        return A.Binary(self._loc(c[1]), c[1].value, c[0], c[2])
+        return A.Binary(self._loc(c[1]), c[1][1], c[0], c[2])
 
     def cast(self, c):
         return A.Cast(c[0].loc, c[0], c[1])
 
     def unop(self, c):
-        return A.Unary(self._loc(c[0]), c[0].value, c[1])
+        return A.Unary(self._loc(c[0]), c[0][1], c[1])
 
     def deref(self, c):
         return A.Deref(self._loc(c[0]), c[1])
@@ -238,10 +233,10 @@ class _Builder(Transformer):
         return A.AddrOf(self._loc(c[0]), c[1])
 
     def preincdec(self, c):
-        return A.IncDec(self._loc(c[0]), c[0].value, c[1], True)
+        return A.IncDec(self._loc(c[0]), c[0][1], c[1], True)
 
     def postincdec(self, c):
-        return A.IncDec(self._loc(c[1]), c[1].value, c[0], False)
+        return A.IncDec(self._loc(c[1]), c[1][1], c[0], False)
 
     def sizeof_type(self, c):
         return A.SizeofType(self._loc(c[0]), c[1], c[2])
@@ -250,7 +245,7 @@ class _Builder(Transformer):
         return A.SizeofExpr(self._loc(c[0]), c[1])
 
     def new_expr(self, c):
-        return A.New(self._loc(c[0]), c[1], c[2], c[3])
+        return A.New(self._loc(c[0]), c[1], c[2][1], c[3])
 
     def index(self, c):
         return A.Index(c[0].loc, c[0], c[1])
@@ -259,29 +254,29 @@ class _Builder(Transformer):
         return A.Call(c[0].loc, c[0], c[1])
 
     def member(self, c):
-        return A.Member(self._loc(c[2]), c[0], c[2].value, c[1].type == "ARROW")
+        return A.Member(self._loc(c[2]), c[0], c[2][1], c[1][0] == "ARROW")
 
     def args(self, c):
         return list(c)
 
     def int_lit(self, c):
-        value, _ = _int_value(c[0].value)
-        return A.IntLit(self._loc(c[0]), value, c[0].value)
+        value, _ = _int_value(c[0][1])
+        return A.IntLit(self._loc(c[0]), value, c[0][1])
 
     def float_lit(self, c):
-        text = c[0].value
+        text = c[0][1]
         suffix = text[-1].lower() if text[-1] in "fFhH" else ""
         return A.FloatLit(self._loc(c[0]), float(text.rstrip("fFhH")), suffix)
 
     def char_lit(self, c):
-        body = unescape(c[0].value[1:-1])
+        body = unescape(c[0][1][1:-1])
         return A.CharLit(self._loc(c[0]), ord(body[0]) if body else 0)
 
     def str_lit(self, c):
-        return A.StrLit(self._loc(c[0]), "".join(unescape(t.value[1:-1]) for t in c))
+        return A.StrLit(self._loc(c[0]), "".join(unescape(t[1][1:-1]) for t in c))
 
     def bool_lit(self, c):
-        return A.BoolLit(self._loc(c[0]), c[0].value == "true")
+        return A.BoolLit(self._loc(c[0]), c[0][1] == "true")
 
     def null_lit(self, c):
         return A.NullLit(self._loc(c[0]))
@@ -290,10 +285,10 @@ class _Builder(Transformer):
         return A.This(self._loc(c[0]))
 
     def name(self, c):
-        return A.Name(self._loc(c[0]), c[0].value)
+        return A.Name(self._loc(c[0]), c[0][1])
 
     def scoped(self, c):
-        return A.Scoped(self._loc(c[1]), c[0].value, c[1].value)
+        return A.Scoped(self._loc(c[1]), c[0][1], c[1][1])
 
 
 def _int_value(text: str) -> tuple[int, str]:
@@ -312,23 +307,163 @@ def _int_value(text: str) -> tuple[int, str]:
     return int(body), suffix
 
 
+class _Tables:
+    """Lark's LALR(1) tables for ``grammar.lark``, recast for ``_run``.
+
+    ``actions[state][terminal or rule name]`` is an ``int`` (shift or goto to
+    that state) or a ``_Reduce``.  Lark builds the automaton; the loop that
+    walks it is ours, because Lark's general one (tokens as ``str`` objects,
+    a callback wrapper chain per reduction) is most of the front end's time.
+    Its tree-building rules are kept exactly: tokens named ``_X`` are dropped,
+    ``?rule`` with one child is that child, ``__rule`` (Lark's repetitions) is
+    spliced into its parent, and a missing ``[optional]`` is ``None``.
+    """
+
+    def __init__(self, lark: Lark, builder: "_Builder"):
+        table = lark.parser.parser.parser.parse_table
+        self.start = table.start_states["start"]
+        #: (state below, top state, terminal) -> top state after the run of
+        #: ``?rule: other`` reductions there (``a`` is ``expr``... ``primary``: ten
+        #: of them), filled in as met
+        self.unit_chains: dict[tuple, int] = {}
+        self.end = table.end_states["start"]
+        reduces: dict = {}
+        self.actions = [None] * (max(table.states) + 1)
+        for state, row in table.states.items():
+            self.actions[state] = {   # plain str keys: Lark's are str subclasses, slow to compare
+                str(name): (arg if action.name == "Shift" else
+                       reduces.get(arg) or reduces.setdefault(arg, _Reduce(arg, builder)))
+                for name, (action, arg) in row.items()}
+
+    def expected(self, state: int) -> set[str]:
+        """The terminals ``state`` has an action for (rule names are lower case)."""
+        return {name for name in self.actions[state] if name.isupper()}
+
+
+class _Reduce:
+    """How one grammar rule turns the values it pops into the value it pushes."""
+
+    __slots__ = ("origin", "size", "unit", "plain", "steps", "trailing", "expand1", "build")
+
+    def __init__(self, rule, builder: "_Builder"):
+        self.origin = str(rule.origin.name)
+        self.size = len(rule.expansion)
+        nones = [0] * (self.size + 1)
+        if rule.options.empty_indices:   # placeholders: Lark's encoding, decoded as Lark does
+            marks = "".join(str(int(b)) for b in rule.options.empty_indices)
+            nones = [len(ones) for ones in marks.split("0")]
+        self.steps, pending = [], 0
+        for i, sym in enumerate(rule.expansion):
+            pending += nones[i]
+            if not (sym.is_term and sym.filter_out):
+                self.steps.append((i, not sym.is_term and sym.name.startswith("_"), pending))
+                pending = 0
+        self.trailing = pending + nones[self.size]
+        self.expand1 = rule.options.expand1 and not rule.alias
+        name = rule.alias or rule.origin.name
+        self.build = None if name.startswith("__") else getattr(builder, name, None)
+        if self.build is None and not name.startswith("__") and not self.expand1:
+            raise AssertionError(f"parser: no AST builder for grammar rule '{name}'")
+        simple = not self.trailing and all(not expand and not pending for _, expand, pending in self.steps)
+        #: the value passes through unchanged (``?rule: other``): only the state changes
+        self.unit = self.expand1 and self.size == 1 and len(self.steps) == 1 and simple
+        #: every popped value is a child, in order
+        self.plain = simple and len(self.steps) == self.size
+
+    def children(self, popped: list) -> list:
+        if self.plain:
+            return popped
+        out: list = []
+        for i, expand, pending in self.steps:
+            if pending:
+                out.extend([None] * pending)
+            if expand:
+                out.extend(popped[i])
+            else:
+                out.append(popped[i])
+        if self.trailing:
+            out.extend([None] * self.trailing)
+        return out
+
+    def apply(self, popped: list):
+        children = self.children(popped)
+        if self.expand1 and len(children) == 1:
+            return children[0]
+        if self.build is None:          # a ``__`` repetition: its children, spliced by the parent
+            return children
+        return self.build(children)
+
+
+class _SyntaxError(Exception):
+    def __init__(self, token: Token, expected: set[str]):
+        self.token, self.expected = token, expected
+
+
+def _run(tables: _Tables, tokens: list[Token], end: Token):
+    """The value of the ``start`` rule over ``tokens``; raises ``_SyntaxError``."""
+    actions, chains = tables.actions, tables.unit_chains
+    states = [tables.start]
+    values: list = []
+    push_state, push_value = states.append, values.append
+    for tok in tokens:
+        kind = tok[0]
+        while True:
+            act = actions[states[-1]].get(kind)
+            if type(act) is int:                     # shift
+                push_state(act)
+                push_value(tok)
+                break
+            if act is None:
+                raise _SyntaxError(tok, tables.expected(states[-1]))
+            if act.unit:                             # ?rule: other -- goto only
+                below = states[-2]
+                key = (below, states[-1], kind)
+                top = chains.get(key)
+                if top is None:                      # follow the chain once, then remember it
+                    top = actions[below][act.origin]
+                    nxt = actions[top].get(kind)
+                    while type(nxt) is _Reduce and nxt.unit:
+                        top = actions[below][nxt.origin]
+                        nxt = actions[top].get(kind)
+                    chains[key] = top
+                states[-1] = top
+                continue
+            n = act.size
+            if n:
+                popped = values[-n:]
+                del values[-n:], states[-n:]
+                push_value(act.apply(popped))
+            else:
+                push_value(act.apply([]))
+            push_state(actions[states[-1]][act.origin])
+    while True:
+        act = actions[states[-1]].get("$END")
+        if act is None:
+            raise _SyntaxError(end, tables.expected(states[-1]))
+        n = act.size
+        popped = values[-n:] if n else []
+        if n:
+            del values[-n:], states[-n:]
+        value = act.apply(popped)
+        state = actions[states[-1]][act.origin]
+        if state == tables.end:
+            return value
+        push_value(value)
+        push_state(state)
+
+
 @functools.lru_cache(maxsize=None)
-def _lark() -> tuple[Lark, _Builder]:
+def _tables() -> tuple[_Tables, "_Builder"]:
     builder = _Builder()
     grammar = (Path(__file__).parent / "grammar.lark").read_text()
-    return Lark(grammar, parser="lalr", lexer=_TokenList, transformer=builder,
-                maybe_placeholders=True), builder
+    lark = Lark(grammar, parser="lalr", lexer=_TokenList, maybe_placeholders=True)
+    return _Tables(lark, builder), builder
 
 
-def _describe(tok: Token) -> str:
-    if tok.type == "$END":
-        return "end of input"
-    return f"'{tok.value}'"
-
-
-def _syntax_message(err: UnexpectedToken) -> str:
+def _syntax_message(err: _SyntaxError) -> str:
     expected = {e for e in err.expected if not e.startswith("__")}
-    got = _describe(err.token)
+    tok = err.token
+    got = "end of input" if tok[0] == "$END" else f"'{tok[1]}'"
     for term, text in (("_SEMI", "';'"), ("_RPAR", "')'"), ("_RSQB", "']'"), ("RBRACE", "'}'")):
         if term in expected:
             return f"expected {text} before {got}"
@@ -341,22 +476,16 @@ def _syntax_message(err: UnexpectedToken) -> str:
 def parse(text: str, filename: str, diags: DiagnosticSink) -> A.Unit:
     """Parse one source file; syntax errors are reported to ``diags``."""
     diags.sources.setdefault(filename, text)
-    parser, builder = _lark()
+    tables, builder = _tables()
     builder.file = filename
     tokens = tokenize(text, filename, diags)
     items: list = []
     for chunk in split_top_level(tokens):
+        last = chunk[-1]
+        end = ("$END", "", last[2], last[3] + len(last[1]))
         try:
-            items.extend(parser.parse(chunk))
-        except UnexpectedToken as err:
+            items.extend(_run(tables, chunk, end))
+        except _SyntaxError as err:
             tok = err.token
-            if tok.type == "$END" or tok.line is None:
-                last = chunk[-1]
-                loc = SourceLoc(filename, last.line, last.column + len(last.value))
-            else:
-                loc = SourceLoc(filename, tok.line, tok.column, len(tok.value) or 1)
-            diags.error(loc, _syntax_message(err))
-        except UnexpectedInput as err:  # pragma: no cover - other Lark errors
-            diags.error(SourceLoc(filename, getattr(err, "line", 1) or 1, getattr(err, "column", 1) or 1),
-                        "syntax error")
+            diags.error(SourceLoc(filename, tok[2], tok[3], len(tok[1]) or 1), _syntax_message(err))
     return A.Unit(filename, items)

@@ -237,10 +237,10 @@ class Checker:
         self.classes[node.name] = cls
         node.sym = cls
         if node.base is not None:
-            base = self.classes.get(node.base.value)
-            loc = SourceLoc(self.file, node.base.line, node.base.column, len(node.base.value))
+            base = self.classes.get(node.base[1])
+            loc = self.tok_loc(node.base)
             if base is None:
-                self.error(loc, f"unknown base class '{node.base.value}'")
+                self.error(loc, f"unknown base class '{node.base[1]}'")
             elif base is cls or not base.complete:
                 self.error(loc, f"base class '{base.name}' is incomplete")
             else:
@@ -249,11 +249,11 @@ class Checker:
         fields_ll = 0
         for m in node.members:
             if isinstance(m, A.VarDecl):
-                if any(s.value == "static" for s in m.specs):
+                if any(s[1] == "static" for s in m.specs):
                     self.declare_global(m, cls)
                     continue
                 for s in m.specs:
-                    self.error(SourceLoc(self.file, s.line, s.column, len(s.value)), f"'{s.value}' is not allowed on a field")
+                    self.error(self.tok_loc(s), f"'{s[1]}' is not allowed on a field")
                 if m.type.kind == "dg":
                     self.error(m.type.loc, "device_global can only be a static class member, not a non-static member")
                     continue
@@ -310,7 +310,7 @@ class Checker:
         return [(m, s) for m, s in methods if m.body is not None]
 
     def declare_function(self, node: A.FuncDef, cls: ClassType | None) -> FuncSym | None:
-        specs = {s.value: s for s in node.specs}
+        specs = {s[1]: s for s in node.specs}
         loc = node.loc
         if node.is_kernel and cls is not None:
             self.error(loc, "kernels must be declared at file scope")
@@ -429,7 +429,8 @@ class Checker:
         return sym
 
     def tok_loc(self, tok):
-        return SourceLoc(self.file, tok.line, tok.column, len(tok.value))
+        """Where a token (``lexer.Token``) of this file is."""
+        return SourceLoc(self.file, tok[2], tok[3], len(tok[1]))
 
     # properties ----------------------------------------------------------
     def check_props(self, props, kind, entity):
@@ -533,7 +534,7 @@ class Checker:
                 self.error(p.args[0][2], "implement_in_csr takes true or false")
 
     def declare_global(self, node: A.VarDecl, cls: ClassType | None):
-        specs = {s.value: s for s in node.specs}
+        specs = {s[1]: s for s in node.specs}
         is_dg = node.type.kind == "dg"
         for bad in ("virtual", "host", "inline"):
             if bad in specs:

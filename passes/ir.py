@@ -21,9 +21,7 @@ is proportional to the part, not to the whole module.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import os
 import re
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -32,6 +30,7 @@ from typing import Iterable
 import llvmlite.binding as llvm
 
 from ..frontend import knobs
+from ..frontend.collector import gc_paused
 from ..frontend.diagnostics import UserError
 
 __all__ = ["IRError", "Module", "Function", "Global", "load", "parse_text", "quote_name",
@@ -1002,28 +1001,6 @@ def _filter_used(g: Global, keep: set[str]) -> Global | None:
 
 
 # --- loading ---------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def gc_paused(freeze: bool = False):
-    """Pause Python's cyclic garbage collector while large acyclic structures are
-    built (tens of thousands of entities): its collections would otherwise
-    rescan them again and again.  Nothing here creates reference cycles, so
-    reference counting frees it all.
-
-    ``freeze``: for a whole short-lived process (the CLI): what exists at the
-    end is moved out of the collector's reach, so that neither the next
-    collection nor the interpreter's final one walks it (clang's
-    ``-disable-free`` is the same idea)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if freeze:
-            gc.freeze()
-        if was:
-            gc.enable()
 
 
 def _parsed_and_verified(text: str, name: str) -> tuple[llvm.ModuleRef | None, str | None]:
