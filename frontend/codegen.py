@@ -779,6 +779,11 @@ class Emitter:
             return b.cast("trunc", v, dt)
         return b.cast("sext" if signed else "zext", v, dt)
 
+    def e_Member(self, e):
+        """A field of a class rvalue (``f().x``): the object is spilled to a
+        temporary and the field loaded, as clang materialises it."""
+        return self.load(self.addr(e), e.ty)
+
     def e_New(self, e):
         b = self.st.builder
         place = self.value(e.place)

@@ -23,8 +23,9 @@ def verify_each() -> bool:
 
 
 def cache_dir() -> str | None:
-    """MINISYCL_CACHE_DIR: where the runtime keeps compiled programs between
-    processes ("off" disables the disk cache); default ~/.cache/minisycl."""
+    """MINISYCL_CACHE_DIR: where compiled programs (runtime) and the analysed
+    grammar (front end) are kept between processes ("off" disables the disk
+    cache); default ~/.cache/minisycl."""
     value = os.environ.get("MINISYCL_CACHE_DIR")
     if value == "off":
         return None

@@ -9,12 +9,14 @@ parsed: several errors per run.
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 
 from lark import Lark
 from lark.lexer import Lexer
 
 from . import ast as A
+from . import knobs
 from .diagnostics import DiagnosticSink, SourceLoc
 from .lexer import SPELLING, Token, split_top_level, tokenize
 
@@ -456,7 +458,16 @@ def _run(tables: _Tables, tokens: list[Token], end: Token):
 def _tables() -> tuple[_Tables, "_Builder"]:
     builder = _Builder()
     grammar = (Path(__file__).parent / "grammar.lark").read_text()
-    lark = Lark(grammar, parser="lalr", lexer=_TokenList, maybe_placeholders=True)
+    # Lark keeps the analysed grammar in our cache folder (keyed by the grammar's
+    # hash, checked on load): a short compile is then not mostly table building.
+    folder = knobs.cache_dir()
+    cache = os.path.join(folder, "grammar.lark-cache") if folder else False
+    if cache:
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError:
+            cache = False
+    lark = Lark(grammar, parser="lalr", lexer=_TokenList, maybe_placeholders=True, cache=cache)
     return _Tables(lark, builder), builder
 
 

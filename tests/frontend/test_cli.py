@@ -71,3 +71,29 @@ def test_help_on_every_command():
     for args in ([], ["compile"]):
         r = CliRunner().invoke(main, args + ["--help"])
         assert r.exit_code == 0 and "Usage" in r.output
+
+
+def test_grammar_tables_cached_and_a_bad_cache_is_rebuilt(tmp_path):
+    """A fresh process keeps Lark's analysed grammar in the cache folder and
+    reuses it; a damaged cache file is rebuilt, never an error."""
+    import os
+    import subprocess
+    import sys
+    src = tmp_path / "a.ksl"
+    src.write_text(SRC)
+    cache = tmp_path / "cache"
+    env = dict(os.environ, MINISYCL_CACHE_DIR=str(cache))
+    cmd = [sys.executable, "-c", "from minisycl.frontend.driver import entry; entry()", "compile", str(src), "-o"]
+    outs = []
+    for i, damage in enumerate((None, None, "truncate", "garbage")):
+        saved = cache / "grammar.lark-cache"
+        if damage == "truncate":            # as a concurrent writer may leave it
+            saved.write_bytes(saved.read_bytes()[:5000])
+        elif damage == "garbage":
+            saved.write_bytes(b"\x80\x04junk")
+        out = tmp_path / f"{i}.ll"
+        proc = subprocess.run(cmd + [str(out)], env=env, capture_output=True, text=True)
+        assert proc.returncode == 0 and not proc.stderr, proc.stderr
+        assert (cache / "grammar.lark-cache").stat().st_size > 10_000
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1] == outs[2] == outs[3]
