@@ -86,7 +86,7 @@ class Emitter:
         elif ty.is_float:
             if ty.bits == 16:
                 t = self.m.identified_type(HALF_CLASS)
-                self.m.set_body(t, [HALF])
+                t.set_body([HALF])
             else:
                 t = FLOAT if ty.bits == 32 else DOUBLE
         elif ty.is_ptr:
@@ -96,11 +96,11 @@ class Emitter:
         elif ty.is_item:
             t = self.m.identified_type(f"class.sycl::_V1::{ty.kind}.{ty.dims}")
             vec = array_type(I64, ty.dims)
-            self.m.set_body(t, [vec] * (len(ND_ITEM_FIELDS) if ty.kind == "nd_item" else 1))
+            t.set_body([vec] * (len(ND_ITEM_FIELDS) if ty.kind == "nd_item" else 1))
         elif ty.is_class:
             t = self.m.identified_type(f"{'struct' if ty.keyword == 'struct' else 'class'}.{ty.name}")
             self.types[ty] = t          # before the members: a member may point back
-            self.m.set_body(t, [PTR if kind == "vptr" else self.lltype(payload if kind == "base" else payload[1])
+            t.set_body([PTR if kind == "vptr" else self.lltype(payload if kind == "base" else payload[1])
                                 for kind, payload in ty.llvm_members()])
             return t
         else:

@@ -43,6 +43,10 @@ class Type:
         k = self.kind
         return "0" if k == "int" else "0.0" if k == "float" else "null" if k == "ptr" else "zeroinitializer"
 
+    def set_body(self, elems) -> None:
+        """The members of an identified struct."""
+        self.elems = tuple(elems)
+
     def element(self, index: int) -> "Type":
         return self.elems[0] if self.kind == "array" else self.elems[index]
 
@@ -380,10 +384,6 @@ class Module:
         if t is None:
             t = self.types[name] = Type("%" + (name if _BARE_NAME.match(name) else quote(name)), "struct")
         return t
-
-    @staticmethod
-    def set_body(ty: Type, elems) -> None:
-        ty.elems = tuple(elems)
 
     def add(self, g):
         """Register a ``Function`` or ``GlobalVariable`` (names are unique per module)."""

@@ -2,9 +2,8 @@
 
 The tokens come from ``lexer.py``; Lark turns the grammar into LALR(1) tables,
 and ``_run`` walks them, building AST nodes as it reduces (no intermediate
-parse tree).  Each top-level declaration is
-parsed on its own, so a syntax error in one is reported and the next is still
-parsed: several errors per run.
+parse tree).  Each top-level declaration is parsed on its own, so a syntax
+error in one is reported and the next is still parsed: several errors per run.
 """
 from __future__ import annotations
 
@@ -48,7 +47,8 @@ class _TokenList(Lexer):
 
 
 class _Builder:
-    """Builds AST nodes as Lark reduces each rule; ``file`` is set per source file."""
+    """One method per grammar rule (or alias): the AST node for the rule's
+    children, called as ``_run`` reduces it; ``file`` is set per source file."""
 
     file = "<input>"
 
