@@ -339,13 +339,13 @@ class Empty(Stmt):
 # ---- top level ------------------------------------------------------------
 class FuncDef(Node):
     __slots__ = ("specs", "ret", "name", "params", "override", "props", "body", "is_kernel",
-                 "is_ctor", "cls", "sym", "end")
+                 "is_ctor", "cls", "end")
 
     def __init__(self, loc, specs, ret, name, params, override, props, body,
                  is_kernel=False, is_ctor=False):
         self.loc, self.specs, self.ret, self.name, self.params = loc, specs, ret, name, params
         self.override, self.props, self.body = override, props, body
-        self.is_kernel, self.is_ctor, self.cls, self.sym = is_kernel, is_ctor, None, None
+        self.is_kernel, self.is_ctor, self.cls = is_kernel, is_ctor, None
 
 
 class Param(Node):
@@ -356,10 +356,10 @@ class Param(Node):
 
 
 class ClassDef(Node):
-    __slots__ = ("kind", "name", "base", "members", "sym")
+    __slots__ = ("kind", "name", "base", "members")
 
     def __init__(self, loc, kind, name, base, members):
-        self.loc, self.kind, self.name, self.base, self.members, self.sym = loc, kind, name, base, members, None
+        self.loc, self.kind, self.name, self.base, self.members = loc, kind, name, base, members
 
 
 class Unit(Node):

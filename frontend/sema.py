@@ -50,10 +50,10 @@ class _Scope(dict):
 
 class _Boundary:
     """A function body or an if_device/if_host block: the unit that captures outer locals."""
-    __slots__ = ("captures", "loops", "node", "kind")
+    __slots__ = ("captures", "loops", "kind")
 
-    def __init__(self, kind, node=None):
-        self.kind, self.node, self.captures, self.loops = kind, node, [], 0
+    def __init__(self, kind):
+        self.kind, self.captures, self.loops = kind, [], 0
 
 
 def const_fold(e: A.Expr):
@@ -235,7 +235,6 @@ class Checker:
             return []
         cls = ClassType(node.name, node.kind, node.loc)
         self.classes[node.name] = cls
-        node.sym = cls
         if node.base is not None:
             base = self.classes.get(node.base[1])
             loc = self.tok_loc(node.base)
@@ -382,7 +381,6 @@ class Checker:
         if node.is_kernel and params and params[0][1].is_item:
             sym.launch = "nd_range" if params[0][1].kind == "nd_item" else "range"
         self.apply_function_props(node, sym)
-        node.sym = sym
         if cls is not None:
             if node.is_ctor:
                 if any(len(c.params) == len(params) for c in cls.ctors):
@@ -417,7 +415,6 @@ class Checker:
                     prev.defined, prev.node, prev.loc = True, node, loc
                     prev.params = params
                     prev.device_has = sym.device_has if sym.device_has is not None else prev.device_has
-                node.sym = prev
                 return prev
             self.error(loc, f"redefinition of '{node.name}'", [self.d.note(prev.loc, "previous definition is here")])
             return None
@@ -643,7 +640,7 @@ class Checker:
     def check_body(self, node: A.FuncDef, sym: FuncSym):
         self.fn = sym
         self.region = None
-        body_bound = _Boundary("function", node)
+        body_bound = _Boundary("function")
         self.bounds = [body_bound]
         self.scopes = [_Scope()]
         self.scopes[0].boundary = body_bound
