@@ -45,6 +45,13 @@ kernel k_{i}(id<1> i, float* a, float* b, int n) {{
 """
 
 
+def generate_long(statements: int) -> str:
+    """One kernel whose body is ``statements`` lines: long repetitions (a block's
+    statement list) must cost linear time, not quadratic."""
+    body = "".join(f"  if (n > {i}) acc = acc + a[{i % 64}] * {i}.0f;\n" for i in range(statements))
+    return f"kernel long_body(float* a, int n) {{\n  float acc = 0.0f;\n{body}  a[0] = acc;\n}}\n"
+
+
 def generate(kernels: int) -> str:
     return "device_global<int> counter;\n" + "".join(KERNEL.format(i=i) for i in range(kernels))
 
@@ -96,6 +103,15 @@ def main():
     for stage in ("parse", "check", "emit", "verify"):
         t = timings.get(stage, 0.0)
         print(f"  {stage:7s} {t:6.2f} s  {100 * t / total:5.1f}%  ({lines / t:,.0f} lines/s)" if t else f"  {stage}: -")
+    long_src = generate_long(20_000)
+    long_lines = long_src.count("\n")
+    long_best = float("inf")
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        r = compile_source(long_src, "long.ksl")
+        long_best = min(long_best, time.perf_counter() - t0)
+        del r
+    print(f"one kernel of {long_lines:,} lines: {long_best:.2f} s = {long_lines / long_best:,.0f} lines/s")
     ours, theirs = lalr_loops(src, args.repeat)
     print(f"LALR loop alone, same tokens: ours (building the AST) {ours:.2f} s; "
           f"Lark's own (parse tree only) {theirs:.2f} s = {theirs / ours:.1f}x ours")

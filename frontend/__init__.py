@@ -12,6 +12,8 @@ verified module.  User errors raise ``CompileError`` carrying every diagnostic.
 """
 from __future__ import annotations
 
+import contextlib
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -20,7 +22,7 @@ import llvmlite.binding as llvm
 from . import device_rules
 from .collector import gc_paused
 from .codegen import emit
-from .diagnostics import CompileError, Diagnostic, DiagnosticSink, SourceLoc
+from .diagnostics import CompileError, Diagnostic, DiagnosticSink, NestingTooDeep, SourceLoc
 from .layout import sizeof
 from .parser import parse
 from .sema import Checker, Program
@@ -69,9 +71,26 @@ class CompileResult:
         return self.module.as_bitcode()
 
 
+#: Python frames the checker and emitter may nest: each level of a source's
+#: nesting costs a few, so about 20,000 levels compile (Python 3.11+ keeps
+#: Python-to-Python calls off the C stack, so this is safe); deeper bodies get
+#: a ``too_deep`` error, not a crash.
+RECURSION_LIMIT = 100_000
+
+
+@contextlib.contextmanager
+def _deep_recursion():
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
 def compile_source(text: str, filename: str = "<input>.ksl") -> CompileResult:
     """Compile one source text; raises ``CompileError`` with all diagnostics on error."""
-    with gc_paused():
+    with gc_paused(), _deep_recursion():
         return _compile(text, filename)
 
 
@@ -86,7 +105,11 @@ def _compile(text: str, filename: str) -> CompileResult:
     t2 = time.perf_counter()
     timings["check"] = t2 - t1
     diags.raise_if_errors()
-    module = emit(prog, filename)
+    try:
+        module = emit(prog, filename)
+    except NestingTooDeep as err:
+        diags.error(err.loc, str(err))
+        diags.raise_if_errors()
     t3 = time.perf_counter()
     timings["emit"] = t3 - t2
     ref = verify(module, filename)

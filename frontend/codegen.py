@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from . import ast as A
 from .aspects import Aspect, HALF_CLASS, TYPES_THAT_USE_ASPECTS
+from .diagnostics import NestingTooDeep
 from .ir_attributes import render
 from .ir_text import (DOUBLE, FLOAT, HALF, I1, I8, I32, I64, NULL, PTR, VOID, Builder, Function,
                       GlobalVariable, Module, Value, array_type, const, const_aggregate, const_bytes,
@@ -128,7 +129,10 @@ class Emitter:
                 self.vtable(cls)
         for f in self.prog.functions:
             if f.defined and f.node is not None and f.node.body is not None:
-                self.define_fn(f)
+                try:
+                    self.define_fn(f)
+                except RecursionError:
+                    raise NestingTooDeep(f.loc, f.name) from None
         self.module_metadata()
         return self.m
 

@@ -44,6 +44,20 @@ class Diagnostic:
         return "\n".join(out)
 
 
+def too_deep(name: str) -> str:
+    """The error for a declaration nested deeper than the checker and emitter,
+    which recurse once per level, can follow (clang has such limits too)."""
+    return f"'{name}' nests expressions or statements too deeply to compile"
+
+
+class NestingTooDeep(Exception):
+    """A function body the emitter could not walk: ``too_deep`` at ``loc``."""
+
+    def __init__(self, loc: SourceLoc, function: str):
+        super().__init__(too_deep(function))
+        self.loc = loc
+
+
 class UserError(Exception):
     """A bad input that is not source code (IR, a pipeline, a bundle...): the CLI
     prints ``minisycl: error: <message>`` and exits with status 1."""

@@ -380,7 +380,10 @@ class _Reduce:
             if pending:
                 out.extend([None] * pending)
             if expand:
-                out.extend(popped[i])
+                if out:
+                    out.extend(popped[i])
+                else:                   # grow a repetition's own list: linear, not quadratic
+                    out = popped[i]
             else:
                 out.append(popped[i])
         if self.trailing:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from . import ast as A
 from . import types as T
 from .aspects import Aspect, lookup as lookup_aspect
-from .diagnostics import DiagnosticSink, SourceLoc
+from .diagnostics import DiagnosticSink, SourceLoc, too_deep
 from .symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym, set_symbol
 from .types import BOOL, DOUBLE, FLOAT, HALF, INT, LONG, VOID, ArrayType, ClassType, ItemType, PointerType
 
@@ -148,16 +148,25 @@ class Checker:
         bodies = []
         for item in self.unit.items:
             if isinstance(item, A.ClassDef):
-                bodies.extend(self.declare_class(item))
+                bodies.extend(self.guarded(item.loc, item.name, self.declare_class, item) or [])
             elif isinstance(item, A.FuncDef):
-                sym = self.declare_function(item, None)
+                sym = self.guarded(item.loc, item.name, self.declare_function, item, None)
                 if sym is not None and item.body is not None:
                     bodies.append((item, sym))
             elif isinstance(item, A.VarDecl):
-                self.declare_global(item, None)
+                self.guarded(item.loc, item.decls[0].name, self.declare_global, item, None)
         for node, sym in bodies:
-            self.check_body(node, sym)
+            self.guarded(node.loc, sym.name, self.check_body, node, sym)
         return self.prog
+
+    def guarded(self, loc, name, work, *args):
+        """``work(*args)``, or the too-deep error at ``loc`` when the construct
+        nests deeper than the checker's recursion can follow."""
+        try:
+            return work(*args)
+        except RecursionError:
+            self.error(loc, too_deep(name))
+            return None
 
     def error(self, loc, msg, notes=None):
         self.d.error(loc, msg, notes)
