@@ -66,7 +66,7 @@ def const_fold(e: A.Expr):
         return int(e.value)
     if isinstance(e, (A.SizeofType, A.SizeofExpr)):
         return e.value
-    if isinstance(e, A.Name) and isinstance(e.sym, ConstSym):
+    if isinstance(e, A.Name) and isinstance(e.sym, (ConstSym, LocalSym)):
         return e.sym.value
     if isinstance(e, A.Cast) and e.ty is not None and e.ty.is_arith:
         v = const_fold(e.operand)
@@ -718,6 +718,8 @@ class Checker:
             elif s.type.const:
                 self.error(dcl.loc, f"const variable '{dcl.name}' needs an initialiser")
             local = LocalSym(dcl.name, ty, s.type.const and not s.type.ptr, self.bounds[-1], False, dcl.loc)
+            if local.const and (ty.is_int or ty.is_bool) and isinstance(dcl.init, A.Expr):
+                local.value = const_fold(dcl.init)
             dcl.sym = local
             self.scopes[-1][dcl.name] = local
         return s

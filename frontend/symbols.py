@@ -52,10 +52,13 @@ class FuncSym:
 
 
 class LocalSym:
-    __slots__ = ("name", "ty", "const", "boundary", "is_param", "loc")
+    """A parameter or local variable; ``value``: the constant a ``const`` integer
+    local was initialised with, usable in constant expressions as in C++."""
+    __slots__ = ("name", "ty", "const", "boundary", "is_param", "loc", "value")
 
     def __init__(self, name, ty: Type, const, boundary, is_param, loc):
         self.name, self.ty, self.const, self.boundary, self.is_param, self.loc = name, ty, const, boundary, is_param, loc
+        self.value = None
 
 
 class DeviceGlobalSym:

@@ -53,6 +53,13 @@ struct Pair { int a; int b[2]; };
 Pair pair(int x) { Pair p; p.a = x; p.b[1] = x * 3; return p; }
 int members_of_values(int x) { return pair(x).a + pair(x + 1).b[1]; }   // fields of returned objects
 
+int local_const_array() {   // a const local is a constant expression, as in C++
+  const int n = 2 + 1;
+  int a[n * 2];
+  for (int i = 0; i < n * 2; i++) a[i] = i;
+  return a[n * 2 - 1] * 100 + (int)sizeof(a);
+}
+
 int fib(int n) { int a = 0; int b = 1; for (int i = 0; i < n; i++) { int t = a + b; a = b; b = t; } return a; }
 
 float clamp01(float x) {
@@ -117,6 +124,7 @@ def test_c_semantics(engine):
 def test_host_functions(engine):
     assert fn(engine, "fib", ctypes.c_int, ctypes.c_int)(10) == 55
     assert fn(engine, "members_of_values", ctypes.c_int, ctypes.c_int)(4) == 4 + 15
+    assert fn(engine, "local_const_array", ctypes.c_int)() == 5 * 100 + 24
     clamp = fn(engine, "clamp01", ctypes.c_float, ctypes.c_float)
     # Unsplit module: both branches run (device clamps, host clamps too).
     assert [clamp(v) for v in (-1.0, 0.25, 3.0)] == [0.0, 0.25, 1.0]
