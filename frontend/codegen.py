@@ -623,13 +623,11 @@ class Emitter:
     def e_Unary(self, e):
         b = self.st.builder
         v = self.value(e.operand)
-        if e.op == "!":
-            return b.not_(v)
         if e.op == "+":
             return v
         if e.op == "-":
             return b.fneg(v) if e.ty.is_float else b.neg(v)
-        return b.not_(v)
+        return b.not_(v)                # `!` on an i1, `~` on an integer: both flip every bit
 
     def e_AddrOf(self, e):
         return self.addr(e.operand)
