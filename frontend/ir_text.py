@@ -231,7 +231,7 @@ class Builder:
         self._lines.append(f"  {text}\n")
 
     def _terminate(self, text: str) -> None:
-        self._lines.append(f"  {text}\n")
+        self._do(text)
         self.block.terminated = True
 
     # memory

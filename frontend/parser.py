@@ -8,6 +8,7 @@ error in one is reported and the next is still parsed: several errors per run.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 from pathlib import Path
 
@@ -405,12 +406,12 @@ class _SyntaxError(Exception):
 
 
 def _run(tables: _Tables, tokens: list[Token], end: Token):
-    """The value of the ``start`` rule over ``tokens``; raises ``_SyntaxError``."""
-    actions, chains = tables.actions, tables.unit_chains
+    """The value of the ``start`` rule over ``tokens`` then ``end``; raises ``_SyntaxError``."""
+    actions, chains, accept = tables.actions, tables.unit_chains, tables.end
     states = [tables.start]
     values: list = []
     push_state, push_value = states.append, values.append
-    for tok in tokens:
+    for tok in itertools.chain(tokens, (end,)):
         kind = tok[0]
         while True:
             act = actions[states[-1]].get(kind)
@@ -437,24 +438,15 @@ def _run(tables: _Tables, tokens: list[Token], end: Token):
             if n:
                 popped = values[-n:]
                 del values[-n:], states[-n:]
-                push_value(act.apply(popped))
+                value = act.apply(popped)
             else:
-                push_value(act.apply([]))
-            push_state(actions[states[-1]][act.origin])
-    while True:
-        act = actions[states[-1]].get("$END")
-        if act is None:
-            raise _SyntaxError(end, tables.expected(states[-1]))
-        n = act.size
-        popped = values[-n:] if n else []
-        if n:
-            del values[-n:], states[-n:]
-        value = act.apply(popped)
-        state = actions[states[-1]][act.origin]
-        if state == tables.end:
-            return value
-        push_value(value)
-        push_state(state)
+                value = act.apply([])
+            state = actions[states[-1]][act.origin]
+            if state == accept:                      # `start` reduced before the end: done
+                return value
+            push_value(value)
+            push_state(state)
+    raise AssertionError("parser: input ended without reaching the accepting state")
 
 
 @functools.lru_cache(maxsize=None)
