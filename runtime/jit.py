@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import llvmlite.binding as llvm
 
 from ..frontend import knobs
-from ..passes.ir import Module, _split_type, split_operands
+from ..passes.ir import Module, split_type, split_operands
 from .atomics import accumulators, private_copy, private_name
 from .errors import errc, exception
 
@@ -75,7 +75,7 @@ class KernelShape:
 
 def kernel_shape(module: Module, name: str) -> KernelShape:
     fn = module.functions[name]
-    types = [_split_type(op)[0] for op in split_operands(fn.params[1:-1])]
+    types = [split_type(op)[0] for op in split_operands(fn.params[1:-1])]
     first = types[0] if types else ""
     for kind in ("nd_item", "id"):
         prefix = f'%"class.sycl::_V1::{kind}.'

@@ -266,7 +266,7 @@ class _HostProgram:
 
     def __init__(self, bitcode: bytes):
         import llvmlite.binding as llvm
-        from ..passes.ir import Module, _split_type, split_operands
+        from ..passes.ir import Module, split_type, split_operands
         from .jit import _target_machine, keep_context, new_machine
         machine = _target_machine()
         context = llvm.create_context()
@@ -277,7 +277,7 @@ class _HostProgram:
         self.engine = llvm.create_mcjit_compiler(mod, new_machine())
         keep_context(self, context)
         self.engine.finalize_object()
-        self._split, self._ops = _split_type, split_operands
+        self._split, self._ops = split_type, split_operands
         self._fns = {}
 
     def __del__(self):

@@ -22,23 +22,13 @@ is proportional to the part, not to the whole module.
 from __future__ import annotations
 
 import functools
-import os
 import re
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Iterable
 
-import llvmlite.binding as llvm
+from .bridge import IRError, in_background, parse_and_verify
 
-from ..frontend import knobs
-from ..frontend.collector import gc_paused
-from ..frontend.diagnostics import UserError
-
-__all__ = ["IRError", "Module", "Function", "Global", "load", "parse_text", "quote_name",
-           "split_operands", "parse_attribute_group", "gc_paused", "render", "Excluding", "USED_LISTS"]
-
-
-class IRError(UserError):
-    """The input is not valid LLVM IR (or cannot be read); the message is one line."""
+__all__ = ["Module", "Function", "Global", "quote_name", "unquote_name", "split_operands",
+           "parse_attribute_group", "split_type", "Excluding", "USED_LISTS", "DISCARDABLE_LINKAGES", "INDIRECT_CALL_ATTRS"]
 
 
 # --- lexical helpers ---------------------------------------------------------------
@@ -339,7 +329,7 @@ class Global:
         """(value type, what follows it) for a variable."""
         rest = self.line.split(" = ", 1)[1]
         m = re.search(r'\b(?:global|constant) ', rest)
-        return _split_type(rest[m.end():])
+        return split_type(rest[m.end():])
 
     @property
     def value_type(self) -> str:
@@ -364,7 +354,7 @@ class Global:
         return []
 
 
-def _split_type(text: str) -> tuple[str, str]:
+def split_type(text: str) -> tuple[str, str]:
     """Split one LLVM type off the front of ``text``: ``("{ i32, ptr }", " zeroinitializer, align 8")``."""
     if text[:1] in "{[<":
         depth = 0
@@ -468,7 +458,7 @@ class Module:
 
     __str__ = text
 
-    def verify(self, text: str | None = None) -> llvm.ModuleRef:
+    def verify(self, text: str | None = None):
         """Hand the module to LLVM: parse and verify in a fresh context
         (``text``: ``self.text()``, when the caller has it already).
 
@@ -478,7 +468,7 @@ class Module:
         early, self._early = self._early, None
         text = self.text() if text is None else text
         ref, problem = early[1].result() if early is not None and early[0] == text else \
-            _parsed_and_verified(text, self.name)
+            parse_and_verify(text, self.name)
         if problem is not None:
             raise RuntimeError(problem)
         return ref
@@ -488,7 +478,7 @@ class Module:
         LLVM works (llvmlite lets go of the GIL) while Python goes on; a later
         ``verify`` of the unchanged module takes that result."""
         text = self.text()
-        self._early = (text, _in_background(_parsed_and_verified, text, self.name))
+        self._early = (text, in_background(parse_and_verify, text, self.name))
 
     def replace_with(self, other: "Module") -> None:
         """Become ``other`` (a pass that rebuilds the module still edits it in place)."""
@@ -950,7 +940,7 @@ def _as_declaration(ent):
         m = re.search(r'\b(global|constant) ', rest)
         pre = rest[:m.start()].split()
         pre = [w for w in pre if w not in _LINKAGES]
-        ty, after = _split_type(rest[m.end():])
+        ty, after = split_type(rest[m.end():])
         tail = []
         for part in split_operands(after.split(",", 1)[1]) if "," in after else []:
             if part.startswith(("align ", "section ")):
@@ -1000,114 +990,3 @@ def _filter_used(g: Global, keep: set[str]) -> Global | None:
     return Global(g.name, line)
 
 
-# --- loading ---------------------------------------------------------------------
-
-
-def _parsed_and_verified(text: str, name: str) -> tuple[llvm.ModuleRef | None, str | None]:
-    """(LLVM's module, None), or (None, LLVM's complaint).  Work handed to
-    another thread returns its failure as text: an exception kept there would
-    tie its frames, and the modules in them, into reference cycles, and the
-    collector may then dispose of an LLVM context before its module."""
-    try:
-        ref = llvm.parse_assembly(text, context=llvm.create_context())
-        ref.verify()
-    except RuntimeError as err:
-        return None, str(err)
-    ref.name = name
-    return ref, None
-
-
-def _complaint(ref: llvm.ModuleRef) -> str | None:
-    """LLVM's verifier on ``ref``: None, or its complaint (see above)."""
-    try:
-        ref.verify()
-    except RuntimeError as err:
-        return str(err)
-    return None
-
-
-def _in_background(fn, *args):
-    """Run an LLVM call on the one verifier thread (llvmlite serialises LLVM's
-    calls, so one is all that can work at a time); with
-    ``MINISYCL_VERIFY_THREADS=1``, right here.  Returns a ``Future``."""
-    if knobs.verify_threads() == 1:
-        done = Future()
-        done.set_result(fn(*args))
-        return done
-    return _verifier().submit(fn, *args)
-
-
-@functools.lru_cache(maxsize=None)
-def _verifier():
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="minisycl-verify")
-
-
-if hasattr(os, "register_at_fork"):        # a forked child has no thread: it makes its own
-    os.register_at_fork(after_in_child=_verifier.cache_clear)
-
-
-def _verified(parse, data, name: str) -> tuple[Module, llvm.ModuleRef]:
-    """``parse`` (LLVM's text or bitcode reader) and verify; our view of LLVM's
-    canonical printing and LLVM's module.  Bad IR raises ``IRError`` naming ``name``.
-    LLVM's verifier runs on a second thread while Python cuts the printing into
-    entities; nothing is returned, and no other error is raised, before it passed."""
-    try:
-        ref = parse(data, context=llvm.create_context())
-    except RuntimeError as err:
-        raise IRError(f"{name}: {_first_line(err)}") from None
-    text = str(ref)
-    check = _in_background(_complaint, ref)
-    try:
-        with gc_paused():
-            mod = Module.parse(text, name)
-    finally:
-        problem = check.result()
-        if problem is not None:
-            ref.close()     # not left to a collector that may dispose of its context first
-            raise IRError(f"{name}: {_first_line(problem)}")
-    return mod, ref
-
-
-def parse_text(text: str, name: str = "<input>") -> tuple[Module, llvm.ModuleRef]:
-    """Parse and verify IR text with LLVM (see ``_verified``)."""
-    return _verified(llvm.parse_assembly, text, name)
-
-
-def load(path: str) -> Module:
-    """Read a ``.ll`` or ``.bc`` file (``-`` is standard input), verify it with
-    LLVM and return it as a ``Module``."""
-    import sys
-    try:
-        if path == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as fh:
-                data = fh.read()
-    except OSError as err:
-        raise IRError(f"{path}: {err.strerror or err}") from None
-    if data[:4] == b"BC\xc0\xde" or data[:4] == b"\xde\xc0\x17\x0b":
-        return _verified(llvm.parse_bitcode, data, path)[0]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise IRError(f"{path}: not LLVM IR text or bitcode") from None
-    return parse_text(text, path)[0]
-
-
-def render(modules: list[Module], bitcode: bool = False) -> list:
-    """Verify every module with LLVM, then return its bitcode or the very text
-    LLVM verified: callers write nothing unless all of them are valid."""
-    texts = [m.text() for m in modules]
-    refs = [m.verify(t) for m, t in zip(modules, texts)]
-    return [r.as_bitcode() for r in refs] if bitcode else texts
-
-
-def _first_line(err: Exception | str) -> str:
-    """LLVM's parse errors are several lines (message, source line, caret); keep
-    the ``<string>:L:C: error: ...`` line without the fake file name."""
-    lines = [ln for ln in str(err).splitlines() if ln.strip()]
-    for ln in lines:
-        m = re.match(r'<string>:(\d+):(\d+): error: (.*)', ln)
-        if m:
-            return f"{m.group(1)}:{m.group(2)}: error: {m.group(3)}"
-    return "invalid module: " + " ".join(lines[:2])

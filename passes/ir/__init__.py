@@ -1,0 +1,22 @@
+"""The IR layer: the one way every stage reads, edits and writes LLVM IR.
+
+* ``bridge``  — the only code that calls ``llvmlite.binding`` for modules
+  (parse text or bitcode, verify, print, bitcode out).
+* ``module``  — a module as its top-level entities on LLVM's canonical
+  printing, with the facts passes ask for and whole-entity edits.
+* ``loading`` — ``load`` / ``parse_text`` / ``render``: files and text in,
+  verified text or bitcode out.
+
+Why text and not LLVM's in-memory module: extracting one device image then
+costs in proportion to the image, where cloning a module per image costs the
+whole module each time (``bench/bench_postlink.py`` shows both).
+"""
+from .bridge import IRError
+from .loading import load, parse_text, render
+from .module import (DISCARDABLE_LINKAGES, INDIRECT_CALL_ATTRS, USED_LISTS, Excluding, Function, Global, Module,
+                     parse_attribute_group, quote_name, split_operands, split_type, unquote_name)
+from ...frontend.collector import gc_paused
+
+__all__ = ["IRError", "Module", "Function", "Global", "load", "parse_text", "render", "quote_name", "unquote_name",
+           "split_operands", "split_type", "parse_attribute_group", "gc_paused", "Excluding", "USED_LISTS",
+           "DISCARDABLE_LINKAGES", "INDIRECT_CALL_ATTRS"]
