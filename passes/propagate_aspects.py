@@ -30,22 +30,38 @@ Tests: ``tests/lit/passes/propagate-aspects/``.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import ClassVar
 
 from ..frontend.aspects import Aspect
 from .callgraph import CallGraph, find_path, sccs
-from .ir import Module, quote_name, unquote_name
+from .ir import Module, metadata_attachments, quote_name, tokens, unquote_name
+from .ir.lexer import has_word, skip_type, type_refs
 from .manager import PassResult
 from .srcloc import call_loc, function_loc
 
 USED, DECLARED = "sycl_used_aspects", "sycl_declared_aspects"
-_DOUBLE = re.compile(r'(?<![-\w.$@%"])double(?![-\w.$])')
-_ATOMIC_TYPE = re.compile(
-    r'atomicrmw (?:volatile )?\w+ ptr[^,]*, (\S+)|cmpxchg (?:weak )?(?:volatile )?ptr[^,]*, (\S+)'
-    r'|load atomic (?:volatile )?(\S+),|store atomic (?:volatile )?(\S+) ')
-_INSTR_USED = re.compile(r'!sycl_used_aspects (!\d+)')
+
+
+def atomic_value_types(body: str) -> list[str]:
+    """The value types of the atomic instructions in a body (``atomicrmw``,
+    ``cmpxchg``, ``load atomic``, ``store atomic``), read from their tokens."""
+    out = []
+    for line in body.split("\n"):
+        if "atomic" not in line and "cmpxchg" not in line:
+            continue
+        toks = tokens(line)
+        kw = [t[0] for t in toks]
+        for i, w in enumerate(kw):
+            if w in ("atomicrmw", "cmpxchg"):
+                j = kw.index(",", i)            # after the pointer operand
+                out.append(line[toks[j + 1][1]:toks[skip_type(toks, j + 1) - 1][2]])
+                break
+            if w == "atomic" and i > 0 and kw[i - 1] in ("load", "store"):
+                j = i + 1 + (kw[i + 1] == "volatile")
+                out.append(line[toks[j][1]:toks[skip_type(toks, j) - 1][2]])
+                break
+    return out
 
 
 def aspect_table(module: Module) -> dict[str, int]:
@@ -61,7 +77,8 @@ def aspect_table(module: Module) -> dict[str, int]:
 
 
 class TypeAspects:
-    """Aspects carried by LLVM types (step 2)."""
+    """Aspects carried by LLVM types (step 2), read from type tokens: a
+    ``double`` inside a name, a label or a string is no type."""
 
     def __init__(self, module: Module, table: dict[str, int]):
         self.fp64 = table.get("fp64")
@@ -70,35 +87,35 @@ class TypeAspects:
             if ops and ops[0].startswith('!"'):
                 tok = "%" + quote_name(unquote_name(ops[0][1:]))
                 direct.setdefault(tok, set()).update(int(o[4:]) for o in ops[1:] if o.startswith("i32 "))
-        # structs containing those types, to a fixed point
+        # structs containing those types (or double), to a fixed point
         by_type = dict(direct)
         if module.types:
-            rx = module._types_rx()
-            contents = {t: line.split(" = ", 1)[1] for t, line in module.types.items()}
+            contents = {t: line[len(t) + 3:] for t, line in module.types.items()}
+            inner = {t: [u for u in type_refs(body) if u in contents] for t, body in contents.items()}
             changed = True
             while changed:
                 changed = False
                 for t, body in contents.items():
                     have = by_type.get(t, set())
                     new = set(have)
-                    if self.fp64 is not None and _DOUBLE.search(body):
+                    if self.fp64 is not None and has_word(body, "double"):
                         new.add(self.fp64)
-                    for u in rx.findall(body):
+                    for u in inner[t]:
                         new |= by_type.get(u, set())
                     if new != have:
                         by_type[t] = new
                         changed = True
         self.by_type = {t: a for t, a in by_type.items() if a}
-        keys = sorted(self.by_type, key=len, reverse=True)
-        self.rx = re.compile("|".join(re.escape(k) + r'(?![-\w$.])' for k in keys)) if keys else None
 
     def of_text(self, text: str) -> set[int]:
         out = set()
-        if self.fp64 is not None and "double" in text and _DOUBLE.search(text):
+        if self.fp64 is not None and has_word(text, "double"):
             out.add(self.fp64)
-        if self.rx is not None and any(t in text for t in self.by_type):
-            for t in set(self.rx.findall(text)):
-                out |= self.by_type[t]
+        if self.by_type and "%" in text:
+            for t in set(type_refs(text)):
+                a = self.by_type.get(t)
+                if a:
+                    out |= a
         return out
 
 
@@ -125,24 +142,20 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
         if body is None:
             out[name] = used
             continue
-        if types.rx is not None:
-            used |= types.of_text(fn.header)
-            used |= types.of_text(body)
-        elif types.fp64 is not None and ("double" in body or "double" in fn.header) and \
-                (_DOUBLE.search(body) or _DOUBLE.search(fn.header)):
-            used.add(types.fp64)
+        used |= types.of_text(fn.header)
+        used |= types.of_text(body)
         if typed_globals:
             for r in fn.refs():
                 if r in typed_globals:
                     used |= typed_globals[r]
-        if atomic64 is not None and ("atomic" in body or "cmpxchg" in body):
-            for m in _ATOMIC_TYPE.finditer(body):
-                if next(t for t in m.groups() if t) in ("i64", "double"):
-                    used.add(atomic64)
-                    break
+        if atomic64 is not None and ("atomic" in body or "cmpxchg" in body) and \
+                any(t in ("i64", "double") for t in atomic_value_types(body)):
+            used.add(atomic64)
         if "!sycl_used_aspects" in body:
-            for ref in _INSTR_USED.findall(body):
-                used.update(module.metadata_ints(ref))
+            for line in body.split("\n"):
+                ref = metadata_attachments(line).get(USED) if USED in line else None
+                if ref is not None:
+                    used.update(module.metadata_ints(ref))
         out[name] = used
     return out, declaring
 

@@ -7,13 +7,16 @@ diagnostics name the functions instead.
 """
 from __future__ import annotations
 
-import re
-
 from ..frontend.diagnostics import SourceLoc
-from .ir import INDIRECT_CALL_ATTRS, Function, Module, quote_name, unquote_name
+from .ir import Function, Module, indirect_calls, quote_name, unquote_name
+from .ir import metadata_attachments
 
 KIND = "minisycl.loc"
-_LOC_ATTACH = re.compile(r'!minisycl\.loc (!\d+)')
+
+
+def _line_loc(module: Module, line: str) -> SourceLoc | None:
+    """The location attached to one instruction line."""
+    return _loc(module, metadata_attachments(line).get(KIND))
 
 
 def _loc(module: Module, ref: str | None) -> SourceLoc | None:
@@ -39,8 +42,7 @@ def call_loc(module: Module, caller: Function, callee: str) -> SourceLoc | None:
     needle = "@" + quote_name(callee) + "("
     for line in caller.body.splitlines():
         if needle in line and "call " in line:
-            m = _LOC_ATTACH.search(line)
-            return _loc(module, m.group(1)) if m else None
+            return _line_loc(module, line)
     return None
 
 
@@ -49,9 +51,7 @@ def indirect_call_locs(module: Module, caller: Function, attribute: str) -> list
     out = []
     if caller.body is None:
         return out
-    for line in caller.body.splitlines():
-        m = INDIRECT_CALL_ATTRS.search(line)
-        if m and attribute in module.attributes_of_group(int(m.group(1)[1:])):
-            lm = _LOC_ATTACH.search(line)
-            out.append(_loc(module, lm.group(1)) if lm else None)
+    for line, groups in indirect_calls(caller.body):
+        if any(attribute in module.attributes_of_group(g) for g in groups):
+            out.append(_line_loc(module, line))
     return out

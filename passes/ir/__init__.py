@@ -2,6 +2,8 @@
 
 * ``bridge``  — the only code that calls ``llvmlite.binding`` for modules
   (parse text or bitcode, verify, print, bitcode out).
+* ``lexer``   — LLVM's token grammar: quoting, types, constants, and the
+  scanners every fact about references is read with.
 * ``module``  — a module as its top-level entities on LLVM's canonical
   printing, with the facts passes ask for and whole-entity edits.
 * ``loading`` — ``load`` / ``parse_text`` / ``render``: files and text in,
@@ -13,10 +15,11 @@ whole module each time (``bench/bench_postlink.py`` shows both).
 """
 from .bridge import IRError
 from .loading import load, parse_text, render
-from .module import (DISCARDABLE_LINKAGES, INDIRECT_CALL_ATTRS, USED_LISTS, Excluding, Function, Global, Module,
-                     parse_attribute_group, quote_name, split_operands, split_type, unquote_name)
+from .lexer import quote_name, quote_string, split_operands, split_type, tokens, unquote_name
+from .module import (DISCARDABLE_LINKAGES, USED_LISTS, Excluding, Function, Global, Module, indirect_calls,
+                     metadata_attachments, parse_attribute_group)
 from ...frontend.collector import gc_paused
 
 __all__ = ["IRError", "Module", "Function", "Global", "load", "parse_text", "render", "quote_name", "unquote_name",
            "split_operands", "split_type", "parse_attribute_group", "gc_paused", "Excluding", "USED_LISTS",
-           "DISCARDABLE_LINKAGES", "INDIRECT_CALL_ATTRS"]
+           "DISCARDABLE_LINKAGES", "indirect_calls", "metadata_attachments", "quote_string", "tokens"]

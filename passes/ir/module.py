@@ -26,94 +26,54 @@ import re
 from typing import Iterable
 
 from .bridge import IRError, in_background, parse_and_verify
+from .lexer import (attribute_refs, closing, global_refs, metadata_refs, quote_name, quote_string, skip_constant,
+                    skip_type, split_operands, split_type, tokens, type_refs, unquote_name)
 
 __all__ = ["Module", "Function", "Global", "quote_name", "unquote_name", "split_operands",
-           "parse_attribute_group", "split_type", "Excluding", "USED_LISTS", "DISCARDABLE_LINKAGES", "INDIRECT_CALL_ATTRS"]
+           "parse_attribute_group", "split_type", "Excluding", "USED_LISTS", "DISCARDABLE_LINKAGES", "indirect_calls", "metadata_attachments"]
 
 
 # --- lexical helpers ---------------------------------------------------------------
 
-_NAME = r'(?:"[^"]*"|[-\w$.]+)'
-_ENTITY = re.compile(r'^(?:(define [^\n@]*@(' + _NAME + r')\([^\n]*)\n((?:[^}\n][^\n]*\n|\n)*\}\n)'
-                     r'|(declare [^\n@]*@(' + _NAME + r')\([^\n]*)\n|([^\s;\n][^\n]*)\n)', re.M)
-_REF = re.compile(r'@(' + _NAME + ')')
-_STRING_CONST = re.compile(r'c"[^"]*"')
-INDIRECT_CALL_ATTRS = re.compile(r'\b(?:call|invoke) [^\n]*?%' + _NAME + r'\([^\n]*\) (#\d+)')
-_FN_NAME = re.compile(r'@(' + _NAME + r')\(')
-_MD_ATTACH = re.compile(r'!([A-Za-z_.$][-\w.$]*) (!\d+)')
-_MD_REF = re.compile(r'!(\d+)')
-_COMDAT = re.compile(r'\bcomdat(?:\((\$' + _NAME + r')\))?')
-_LOCAL_OR_TYPE = re.compile(r'%(?:"[^"]*"|[-\w$.]+)')
-_ATTR_REF = re.compile(r'#(\d+)')
-_ATTR_TOKEN = re.compile(r'"[^"]*"(?:="[^"]*")?|[A-Za-z_][\w.]*(?:\([^)]*\))?(?:=\d+)?')
 _LINKAGES = frozenset("private internal available_externally linkonce weak common appending extern_weak "
                       "linkonce_odr weak_odr external".split())
 DISCARDABLE_LINKAGES = frozenset("private internal available_externally linkonce linkonce_odr".split())
 _CALLING_CONVS = frozenset("ccc fastcc coldcc spir_func spir_kernel amdgpu_kernel ptx_kernel ptx_device "
                            "x86_stdcallcc x86_fastcallcc swiftcc tailcc".split())
 _KERNEL_CC = frozenset(("spir_kernel", "amdgpu_kernel", "ptx_kernel"))
-_GROUP_PLACE = re.compile(r'((?: (?:local_)?unnamed_addr)?(?: addrspace\(\d+\))?)')
-_PLAIN_NAME = re.compile(r'[-a-zA-Z$._][-\w$.]*\Z')
+_VARIABLE_KINDS = frozenset(("global", "constant"))
+_SKIP = r'"[^"]*"|;[^\n]*'
+_NAME = r'(?:"[^"]*"|[-a-zA-Z$._0-9]+)'
+# The entity cutter: each top-level entity starts at the beginning of a line
+# with its first token (LLVM prints one entity per line, a function body up to
+# a line that is just "}"; nothing in a body starts a line with "}").  Before a
+# function's name only strings can hold an "@".
+_HEAD = r'(?:[^\n@"]|"[^"\n]*")*'
+_ENTITY = re.compile(r'^(?:(define ' + _HEAD + r'@(' + _NAME + r')\([^\n]*)\n((?:[^}\n][^\n]*\n|\n)*\}\n)'
+                     r'|(declare ' + _HEAD + r'@(' + _NAME + r')\([^\n]*)\n|([^\s;\n][^\n]*)\n)', re.M)
+_LINE_NAME = re.compile(r'[@%$!](?:"[^"]*"|[-a-zA-Z$._0-9\\]+) = ')
+_CALL_RX = re.compile(r'@(' + _NAME + r')\(|' + _SKIP)
+_MD_ATTACH = re.compile(r'!([-a-zA-Z$._][-a-zA-Z$._0-9\\]*) !([0-9]+)|' + _SKIP)
 
 
-def quote_name(name: str) -> str:
-    """LLVM's spelling of a global name (``foo`` or ``"a b"``), without the sigil."""
-    if _PLAIN_NAME.match(name):
-        return name
-    return '"' + "".join(ch if 32 <= ord(ch) < 127 and ch not in '"\\' else
-                         "".join(f"\\{b:02X}" for b in ch.encode()) for ch in name) + '"'
+def _line_key(line: str) -> str:
+    """The name token a top-level ``NAME = ...`` line starts with (``@"a = b"``, ``!0``)."""
+    m = _LINE_NAME.match(line)
+    if m is None:
+        raise IRError(f"cannot read the name of: {line[:80]}")
+    return m.group(0)[:-3]
 
 
-def unquote_name(token: str) -> str:
-    if not token.startswith('"'):
-        return token
-    raw = token[1:-1]
-    if "\\" not in raw:
-        return raw
-    return re.sub(rb'\\([0-9A-Fa-f]{2})', lambda m: bytes([int(m.group(1), 16)]),
-                  raw.encode("latin-1", "backslashreplace")).decode("utf-8", "replace")
+def _after_key(line: str) -> str:
+    """What follows ``NAME = `` on a top-level line."""
+    return line[len(_line_key(line)) + 3:]
 
 
-def split_operands(text: str) -> list[str]:
-    """Split ``a, {b, c}, d`` at top-level commas (brackets and strings respected)."""
-    out, depth, start, in_str = [], 0, 0, False
-    for i, ch in enumerate(text):
-        if ch == '"':
-            in_str = not in_str
-        elif in_str:
-            continue
-        elif ch in "([{<":
-            depth += 1
-        elif ch in ")]}>":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(text[start:i].strip())
-            start = i + 1
-    last = text[start:].strip()
-    if last:
-        out.append(last)
-    return out
-
-
-def _close_paren(text: str, open_at: int) -> int:
-    """Index of the parenthesis closing the one at ``open_at``."""
-    close = text.find(")", open_at)
-    if close > 0 and text.find("(", open_at + 1, close) < 0 and text.find('"', open_at, close) < 0:
-        return close                        # the common case: no nested parentheses
-    depth, in_str = 0, False
-    for i in range(open_at, len(text)):
-        ch = text[i]
-        if ch == '"':
-            in_str = not in_str
-        elif in_str:
-            continue
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-    raise IRError(f"unbalanced parentheses in: {text[:80]}")
+def metadata_attachments(text: str) -> dict[str, str]:
+    """Metadata attachments ``!kind !N`` in a header or global line: kind → ``!N``."""
+    if "!" not in text:
+        return {}
+    return {k: "!" + n for k, n in _MD_ATTACH.findall(text) if k}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -124,15 +84,29 @@ def _parse_group(text: str) -> tuple:
 def parse_attribute_group(text: str) -> dict[str, str | None]:
     """``noinline "k"="v" "flag"`` → ``{"noinline": None, "k": "v", "flag": ""}``.
 
-    Enum attributes map to ``None``; string attributes to their (unescaped) value.
+    Enum attributes map to ``None`` (with their arguments: ``uwtable(sync)``,
+    ``alignstack=16``); string attributes to their (unescaped) value.
     """
     out: dict[str, str | None] = {}
-    for tok in _ATTR_TOKEN.findall(text):
-        if tok.startswith('"'):
-            key, _, value = tok.partition("=")
-            out[unquote_name(key)] = unquote_name(value) if value else ""
-        else:
-            out[tok] = None
+    toks = tokens(text)
+    i, n = 0, len(toks)
+    while i < n:
+        tok, start, _ = toks[i]
+        if tok[0] == '"':
+            if i + 2 < n and toks[i + 1][0] == "=" and toks[i + 2][0][0] == '"':
+                out[unquote_name(tok)] = unquote_name(toks[i + 2][0])
+                i += 3
+            else:
+                out[unquote_name(tok)] = ""
+                i += 1
+            continue
+        j = i + 1
+        if j < n and toks[j][0] == "(":
+            j = closing(toks, j)
+        elif j + 1 < n and toks[j][0] == "=":
+            j += 2
+        out[text[start:toks[j - 1][2]]] = None
+        i = j
     return out
 
 
@@ -147,12 +121,51 @@ def _render_attributes(attrs: dict[str, str | None]) -> str:
         if value is None:
             parts.append(key)
         else:
-            q = '"' + quote_name(key).strip('"') + '"'
-            parts.append(q if value == "" else f'{q}="{quote_name(value).strip(chr(34))}"')
+            parts.append(quote_string(key) if value == "" else f"{quote_string(key)}={quote_string(value)}")
     return " ".join(parts)
 
 
+def _type_start(toks, end: int) -> int:
+    """Index of the first token of the type whose last token is ``toks[end]``."""
+    t = toks[end][0]
+    if t == "*":
+        return _type_start(toks, end - 1)
+    if t in (")", "}", "]", ">"):
+        depth, k = 0, end
+        while k >= 0:
+            c = toks[k][0]
+            if c in (")", "}", "]", ">"):
+                depth += 1
+            elif c in ("(", "{", "[", "<"):
+                depth -= 1
+                if depth == 0:
+                    break
+            k -= 1
+        if t == ")" and k > 0:
+            word = toks[k - 1][0]
+            if word == "addrspace":
+                return _type_start(toks, k - 2)
+            if word == "target":
+                return k - 1
+        return k
+    return end
+
+
 # --- entities --------------------------------------------------------------------
+
+
+class _Header:
+    """A function header read by its grammar (see ``Function``)."""
+
+    __slots__ = ("toks", "name_at", "ret_start", "params_end", "tail_start")
+
+    def __init__(self, header: str):
+        toks = self.toks = tokens(header)
+        at = next(i for i, t in enumerate(toks) if t[0][0] == "@")
+        self.name_at = at
+        self.ret_start = _type_start(toks, at - 1)
+        self.params_end = closing(toks, at + 1)
+        self.tail_start = toks[self.params_end - 1][2]
 
 
 class Function:
@@ -160,7 +173,8 @@ class Function:
 
     ``header`` is the ``define ...{`` / ``declare ...`` line; ``body`` the rest
     of a definition (up to and including the closing ``}``), ``None`` for a
-    declaration.  Everything else is derived from these two strings on demand.
+    declaration.  Everything else is derived from these two strings on demand,
+    through the tokens of ``lexer``.
     """
 
     __slots__ = ("name", "header", "body", "_info", "_groups", "_md", "_refs", "_calls", "_icall_attrs")
@@ -177,49 +191,40 @@ class Function:
     def text(self) -> str:
         return self.header + "\n" + (self.body or "")
 
-    def _parse_header(self):
-        """(prefix words, params, tail, attribute groups, metadata attachments)."""
+    def _parsed(self) -> _Header:
         if self._info is None:
-            h = self.header
-            at = h.index("@")           # nothing before the name has an "@"
-            opening = h.index('"', at + 2) + 1 if h[at + 1] == '"' else h.index("(", at)
-            close = _close_paren(h, opening)
-            words, params, tail = h[:at].split(), h[opening:close + 1], h[close + 1:]
-            groups = [int(n) for n in _ATTR_REF.findall(tail)] if "#" in tail else []
-            md_text = tail if self.body is not None else h[:at]
-            md = dict(_MD_ATTACH.findall(md_text)) if "!" in md_text else {}
-            self._info = (words, params, tail, groups, md)
+            self._info = _Header(self.header)
         return self._info
 
     @property
     def prefix_words(self) -> list[str]:
-        """Words before the name: ``define``/``declare``, linkage, calling convention, return type..."""
-        return self._parse_header()[0]
+        """Tokens before the return type: ``define``/``declare``, linkage, calling
+        convention, return attributes (and a declaration's metadata)."""
+        h = self._parsed()
+        return [t[0] for t in h.toks[:h.ret_start]]
 
     @property
     def params(self) -> str:
-        return self._parse_header()[1]
+        """The parameter list with its parentheses, as printed."""
+        h = self._parsed()
+        return self.header[h.toks[h.name_at + 1][1]:h.tail_start]
 
     @property
     def tail(self) -> str:
         """What follows the parameter list: attributes, comdat, metadata, ``{``."""
-        return self._parse_header()[2]
+        return self.header[self._parsed().tail_start:]
 
     @property
     def attribute_groups(self) -> list[int]:
         if self._groups is None:
-            h = self.header
-            # without quoted names, a "#" can only be a function attribute group
-            self._groups = [int(n) for n in _ATTR_REF.findall(h)] if '"' not in h else self._parse_header()[3]
+            self._groups = attribute_refs(self.header)     # in a header, "#N" is only a group
         return self._groups
 
     @property
     def metadata(self) -> dict[str, str]:
         """Function metadata attachments: kind → ``!N``."""
         if self._md is None:
-            h = self.header
-            # without quoted names, "!kind !N" can only be an attachment
-            self._md = (dict(_MD_ATTACH.findall(h)) if "!" in h else {}) if '"' not in h else self._parse_header()[4]
+            self._md = metadata_attachments(self.header)
         return self._md
 
     @property
@@ -231,146 +236,228 @@ class Function:
 
     @property
     def calling_conv(self) -> str:
-        for w in self.prefix_words:
-            if w in _CALLING_CONVS or w.startswith("cc"):
+        words = self.prefix_words
+        for i, w in enumerate(words):
+            if w in _CALLING_CONVS:
                 return w
+            if w == "cc" and i + 1 < len(words):
+                return f"cc {words[i + 1]}"
         return "ccc"
 
     @property
     def is_kernel(self) -> bool:
         h = self.header
-        return h.find("_kernel ", 0, h.index("@")) >= 0 and not _KERNEL_CC.isdisjoint(self.prefix_words)
+        return h.find("_kernel ", 0, h.find("@")) >= 0 and not _KERNEL_CC.isdisjoint(self.prefix_words)
 
     @property
     def return_type(self) -> str:
-        """The return type as printed (``void``, ``i32``, ``{ i32, ptr }`` ...)."""
-        h = self.header
-        before = h[:_FN_NAME.search(h).start()].rstrip()
-        # the last "word" before the name, unless it is a bracketed literal type
-        if before.endswith(("}", "]", ">")):
-            closer = before[-1]
-            opener = {"}": "{", "]": "[", ">": "<"}[closer]
-            depth = 0
-            for i in range(len(before) - 1, -1, -1):
-                if before[i] == closer:
-                    depth += 1
-                elif before[i] == opener:
-                    depth -= 1
-                    if depth == 0:
-                        return before[i - 1 if i > 0 and before[i - 1] == "<" else i:]
-        return before.rsplit(" ", 1)[-1]
+        """The return type as printed (``void``, ``i32``, ``ptr addrspace(4)``, ``%"T"``, ``{ i32, ptr }`` ...)."""
+        h = self._parsed()
+        return self.header[h.toks[h.ret_start][1]:h.toks[h.name_at - 1][2]]
+
+    def tail_parts(self) -> dict[str, tuple[int, int]]:
+        """Spans (in ``header``) of the tail's clauses: ``comdat``, ``section``,
+        ``partition``, ``prefix``, ``prologue``, ``personality``, ``gc``, ``align``."""
+        h = self._parsed()
+        toks, out = h.toks, {}
+        i, n = h.params_end, len(h.toks)
+        while i < n:
+            t = toks[i][0]
+            j = i + 1
+            if t == "comdat":
+                if j < n and toks[j][0] == "(":
+                    j = closing(toks, j)
+            elif t in ("section", "partition", "gc", "align"):
+                j = i + 2
+            elif t in ("prefix", "prologue", "personality"):
+                j = skip_constant(toks, skip_type(toks, i + 1))
+            elif t == "addrspace":
+                j = closing(toks, j)
+            else:
+                i = j
+                continue
+            out[t] = (toks[i][1], toks[j - 1][2])
+            i = j
+        return out
+
+    def comdat(self) -> str | None:
+        """The comdat this definition is in (``$name`` token), or None."""
+        if "comdat" not in self.header:
+            return None
+        span = self.tail_parts().get("comdat")
+        if span is None:
+            return None
+        text = self.header[span[0]:span[1]]
+        return text[7:-1] if text.endswith(")") else "$" + quote_name(self.name)
 
     def refs(self) -> list[str]:
-        """Names of the globals and functions this function mentions (ordered, unique)."""
+        """Names of the globals and functions this function mentions (ordered, unique):
+        its body, and its personality, prefix and prologue data."""
         if self._refs is None:
-            body = self.body or ""
-            names = _REF.findall(body)
-            if self.header.count("@") > 1 and "@" in self.tail:     # personality, prefix and prologue data
-                names = _REF.findall(self.tail) + names
-            self._refs = _names(names, '@"' in body or '@"' in self.header, self.name)
+            names = global_refs(self.body or "")
+            if self.header.count("@") > 1:
+                names = [n for n in global_refs(self.tail)] + names
+            self._refs = _names(names, self.name)
         return self._refs
 
     def calls(self) -> list[str]:
-        """Direct callees, in order of first call (a name followed by ``(`` is a
-        call: constant expressions never put a global right before a parenthesis)."""
+        """Direct callees, in order of first call (a global right before ``(`` is a
+        callee: constant expressions never put one there)."""
         if self._calls is None:
             body = self.body or ""
-            self._calls = _names(_FN_NAME.findall(body), '@"' in body)
+            found = _CALL_RX.findall(body) if "@" in body else []
+            self._calls = _names([unquote_name(n) if n[:1] == '"' else n for n in found if n])
         return self._calls
 
     def indirect_call_attribute_groups(self) -> list[int]:
         """Attribute groups on indirect call sites (how ``"virtual-call"`` is found)."""
         if self._icall_attrs is None:
             self._icall_attrs = [] if self.body is None or "#" not in self.body else \
-                [int(g[1:]) for g in INDIRECT_CALL_ATTRS.findall(self.body)]
+                [g for _, groups in indirect_calls(self.body) for g in groups]
         return self._icall_attrs
 
+    def blockaddress_targets(self) -> list[str]:
+        """Functions whose blocks this function takes the address of."""
+        return blockaddress_targets(self.text()) if "blockaddress" in (self.body or "") or \
+            "blockaddress" in self.header else []
 
-def _names(tokens: list[str], quoted: bool, drop: str | None = None) -> list[str]:
-    """Name tokens as unique names in order of appearance, without ``drop``."""
-    if quoted:
-        tokens = [unquote_name(t) for t in tokens]
-    if len(tokens) > 1:
-        tokens = list(dict.fromkeys(tokens))
-    if drop is not None and drop in tokens:
-        tokens.remove(drop)
-    return tokens
+
+def indirect_calls(body: str) -> list[tuple[str, list[int]]]:
+    """Indirect call and invoke sites of a body: (the instruction line, its
+    function attribute groups)."""
+    out = []
+    for line in body.split("\n"):
+        if "call" not in line or "%" not in line:
+            continue
+        toks = tokens(line)
+        words = [t[0] for t in toks]
+        if "call" not in words and "invoke" not in words and "callbr" not in words:
+            continue
+        i = next(k for k, w in enumerate(words) if w in ("call", "invoke", "callbr")) + 1
+        n = len(toks)
+        while i < n - 1 and not (words[i][0] in "%@" and words[i + 1] == "("):
+            i = closing(toks, i) if words[i] in ("(", "[", "{", "<") else i + 1
+        if i >= n - 1 or words[i][0] != "%":
+            continue
+        end = closing(toks, i + 1)
+        groups = []
+        for k in range(end, n):
+            w = words[k]
+            if w[0] == "#":
+                groups.append(int(w[1:]))
+            elif w in ("[", ",", "to"):
+                break
+        out.append((line, groups))
+    return out
+
+
+_BLOCKADDRESS = re.compile(r'blockaddress\(@(' + _NAME + r')|' + _SKIP)
+
+
+def blockaddress_targets(text: str) -> list[str]:
+    """Functions named as ``blockaddress(@f, %bb)`` in ``text``."""
+    return _names([unquote_name(n) for n in _BLOCKADDRESS.findall(text) if n])
+
+
+def _names(tokens_: list[str], drop: str | None = None) -> list[str]:
+    """Names as unique names in order of appearance, without ``drop``."""
+    if len(tokens_) > 1:
+        tokens_ = list(dict.fromkeys(tokens_))
+    if drop is not None and drop in tokens_:
+        tokens_.remove(drop)
+    return tokens_
 
 
 class Global:
     """One global variable, alias or ifunc line, as LLVM printed it."""
 
-    __slots__ = ("name", "line", "_refs")
+    __slots__ = ("name", "line", "_refs", "_head")
     kind = "global"
 
     def __init__(self, name: str, line: str):
-        self.name, self.line, self._refs = name, line, None
+        self.name, self.line, self._refs, self._head = name, line, None, None
 
     def text(self) -> str:
         return self.line + "\n"
 
-    def _words(self) -> list[str]:
-        return self.line.split(" = ", 1)[1].split(" ", 8)
+    def _parsed(self):
+        """(words before the kind, kind token, index in the line where the value
+        type starts, tokens of the rest)."""
+        if self._head is None:
+            rest_at = len(_line_key(self.line)) + 3
+            toks = tokens(self.line[rest_at:])
+            k = next(i for i, t in enumerate(toks) if t[0] in _VARIABLE_KINDS or t[0] in ("alias", "ifunc"))
+            self._head = ([t[0] for t in toks[:k]], toks[k][0], k, toks, rest_at)
+        return self._head
 
     @property
     def linkage(self) -> str:
-        w = self._words()[0]
-        return w if w in _LINKAGES else "external"
+        words = self._parsed()[0]
+        return words[0] if words and words[0] in _LINKAGES else "external"
 
     @property
     def is_declaration(self) -> bool:
-        return self.linkage in ("external", "extern_weak") and self._words()[0] in ("external", "extern_weak")
+        words, kind, k, toks, _ = self._parsed()
+        if kind not in _VARIABLE_KINDS:
+            return False
+        if not words or words[0] not in ("external", "extern_weak"):
+            return False
+        end = skip_type(toks, k + 1)
+        return end >= len(toks) or toks[end][0] in (",", "!") or toks[end][0][0] == "#"
 
     @property
     def is_alias(self) -> bool:
-        return not {"alias", "ifunc"}.isdisjoint(self._words()[:8])
+        return self._parsed()[1] in ("alias", "ifunc")
 
-    def _type_and_rest(self) -> tuple[str, str]:
-        """(value type, what follows it) for a variable."""
-        rest = self.line.split(" = ", 1)[1]
-        m = re.search(r'\b(?:global|constant) ', rest)
-        return split_type(rest[m.end():])
+    def _type_span(self) -> tuple[int, int]:
+        _, _, k, toks, at = self._parsed()
+        end = skip_type(toks, k + 1)
+        return at + toks[k + 1][1], at + toks[end - 1][2]
 
     @property
     def value_type(self) -> str:
-        return self._type_and_rest()[0]
+        s, e = self._type_span()
+        return self.line[s:e]
+
+    def initializer(self) -> tuple[int, int] | None:
+        """Span of a variable's initialiser in ``line``, or None for a declaration."""
+        if self.is_alias or self.is_declaration:
+            return None
+        _, _, k, toks, at = self._parsed()
+        start = skip_type(toks, k + 1)
+        end = skip_constant(toks, start)
+        return at + toks[start][1], at + toks[end - 1][2]
+
+    def comdat(self) -> str | None:
+        """The comdat this variable is in (``$name`` token), or None."""
+        if "comdat" not in self.line:
+            return None
+        _, _, k, toks, at = self._parsed()
+        for i in range(k, len(toks)):
+            if toks[i][0] == "comdat" and toks[i - 1][0] == ",":
+                if i + 1 < len(toks) and toks[i + 1][0] == "(":
+                    return toks[i + 2][0]
+                return "$" + quote_name(self.name)
+        return None
 
     @property
     def attribute_groups(self) -> list[int]:
-        m = re.search(r' #(\d+)$', self.line)
-        return [int(m.group(1))] if m else []
+        return attribute_refs(self.line)
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        return metadata_attachments(self.line)
 
     def refs(self) -> list[str]:
         if self._refs is None:
-            rest = self.line.split(" = ", 1)[1]
-            if 'c"' in rest:
-                rest = _STRING_CONST.sub("", rest)
-            seen = dict.fromkeys(unquote_name(t) for t in _REF.findall(rest))
-            seen.pop(self.name, None)
-            self._refs = list(seen)
+            self._refs = _names(global_refs(self.line[len(_line_key(self.line)):]), self.name)
         return self._refs
 
     def calls(self) -> list[str]:
         return []
 
-
-def split_type(text: str) -> tuple[str, str]:
-    """Split one LLVM type off the front of ``text``: ``("{ i32, ptr }", " zeroinitializer, align 8")``."""
-    if text[:1] in "{[<":
-        depth = 0
-        for i, ch in enumerate(text):
-            if ch in "{[<":
-                depth += 1
-            elif ch in "}]>":
-                depth -= 1
-                if depth == 0:
-                    return text[:i + 1], text[i + 1:]
-        raise IRError(f"unbalanced type: {text[:60]}")
-    if text.startswith('%"'):
-        end = text.index('"', 2) + 1
-        return text[:end], text[end:]
-    m = re.match(r'[^\s,]+(?: addrspace\(\d+\))?', text)
-    return m.group(0), text[m.end():]
+    def blockaddress_targets(self) -> list[str]:
+        return blockaddress_targets(self.line) if "blockaddress" in self.line else []
 
 
 # --- the module ------------------------------------------------------------------
@@ -389,7 +476,6 @@ class Module:
         self.named_metadata: dict[str, str] = {}     # name -> line
         self.metadata: dict[int, str] = {}           # N -> line
         self.name = "<module>"
-        self._type_regex = None
         self._new_md: dict[str, int] = {}
         self._new_attrs: dict[str, int] = {}
         self._users: dict[str, set[str]] | None = None
@@ -397,6 +483,7 @@ class Module:
         self._by_group: dict[int, list[str]] | None = None
         self._order = None
         self._early = None
+        self._groups_of = None
 
     # -- reading ------------------------------------------------------------------
 
@@ -422,21 +509,22 @@ class Module:
                 continue
             c0 = line[0]
             if c0 == "@":
-                gname = unquote_name(line[1:line.index(" = ")])
+                gname = unquote_name(_line_key(line)[1:])
                 globals_[gname] = Global(gname, line)
             elif c0 == "%":
-                mod.types[line[:line.index(" = ")]] = line
+                mod.types[_line_key(line)] = line
             elif c0 == "$":
-                mod.comdats[line[:line.index(" = ")]] = line
+                mod.comdats[_line_key(line)] = line
             elif c0 == "!":
-                key = line[:line.index(" = ")]
+                key = _line_key(line)
                 if key[1:].isdigit():
                     mod.metadata[int(key[1:])] = line
                 else:
                     mod.named_metadata[key[1:]] = line
             elif line.startswith("attributes #"):
-                num, _, rest = line[len("attributes #"):].partition(" = ")
-                mod.attribute_groups[int(num)] = rest.strip()[1:-1].strip()
+                toks = tokens(line[:40])            # attributes #N = { ... }
+                rest = line[toks[2][2]:]
+                mod.attribute_groups[int(toks[1][0][1:])] = rest.strip()[1:-1].strip()
             else:
                 mod.header.append(line)
         return mod
@@ -552,7 +640,7 @@ class Module:
         line = self.metadata.get(n)
         if line is None:
             return []
-        body = line.split(" = ", 1)[1]
+        body = _after_key(line)
         if body.startswith("distinct "):
             body = body[len("distinct "):]
         if not body.startswith("!{"):
@@ -599,7 +687,7 @@ class Module:
         line = self.named_metadata.get(name)
         if line is None:
             return []
-        refs = split_operands(line.split(" = ", 1)[1][2:-1])
+        refs = split_operands(_after_key(line)[2:-1])
         return [self.metadata_operands(r) for r in refs]
 
     def strong_definitions(self) -> list[str]:
@@ -621,25 +709,56 @@ class Module:
     # -- extraction ---------------------------------------------------------------
 
     def closure(self, roots: Iterable[str], opaque: Iterable[str] = ()) -> list[str]:
-        """Every function and global reachable from ``roots`` through references,
-        not looking inside the bodies of ``opaque`` functions.  Order: discovery
-        order (deterministic).  The ``llvm.used`` lists are not followed."""
+        """Every function and global reachable from ``roots`` through references
+        (calls, constants, initialisers, personality and prefix data), not
+        looking inside the bodies of ``opaque`` functions.  A definition brings
+        its whole comdat group, and a function whose blocks are addressed
+        (``blockaddress``) is followed even when opaque: both must stay defined
+        with their users, as in LLVM's GlobalDCE.  Order: discovery order
+        (deterministic).  The ``llvm.used`` lists are not followed."""
         opaque = _as_set(opaque)
         functions, globals_ = self.functions, self.globals
+        groups = self._comdat_groups()
         seen: dict[str, None] = {}
+        addressed: set[str] = set()
+        expanded: set[str] = set()
         stack = [r for r in reversed(list(roots)) if r in functions or r in globals_]
         while stack:
             name = stack.pop()
-            if name in seen:
+            if name in expanded:
                 continue
             seen[name] = None
-            if name in opaque or name in USED_LISTS:
+            if name in USED_LISTS or name in opaque and name not in addressed:
                 continue            # what an opaque body reaches is not followed
+            expanded.add(name)
             ent = functions.get(name) or globals_[name]
             refs = ent.refs()
+            if groups and not ent.is_declaration:
+                c = ent.comdat()
+                if c is not None:
+                    refs = refs + groups.get(c, [])
             if refs:
-                stack.extend(r for r in reversed(refs) if r not in seen and (r in functions or r in globals_))
+                for t in ent.blockaddress_targets():
+                    addressed.add(t)
+                    if t in seen and t not in expanded:
+                        stack.append(t)
+                stack.extend(r for r in reversed(refs) if r not in expanded and (r in functions or r in globals_))
         return list(seen)
+
+    def _comdat_groups(self) -> dict[str, list[str]]:
+        """Comdat (``$name`` token) → its member definitions, in module order
+        (one look at every header that mentions a comdat, remembered until the next edit)."""
+        if self._groups_of is None:
+            out: dict[str, list[str]] = {}
+            if self.comdats:
+                for ent in list(self.globals.values()) + list(self.functions.values()):
+                    head = ent.header if isinstance(ent, Function) else ent.line
+                    if "comdat" in head and not ent.is_declaration:
+                        c = ent.comdat()
+                        if c is not None:
+                            out.setdefault(c, []).append(ent.name)
+            self._groups_of = out
+        return self._groups_of
 
     def extract(self, names: Iterable[str], *, declare: Iterable[str] = (), stub: Iterable[str] = (),
                 name: str | None = None, closed: bool = False) -> "Module":
@@ -673,14 +792,19 @@ class Module:
                 if ent is None:
                     continue
             chosen[n] = ent
+        # a function whose blocks a kept definition addresses keeps its body
+        addressed = [t for ent in chosen.values() if not ent.is_declaration for t in ent.blockaddress_targets()]
+        for t in addressed:
+            if t in functions and (t not in chosen or chosen[t].is_declaration or t in stub):
+                chosen[t] = functions[t]
+                closed = False
         for n, ent in list(chosen.items()) if not closed else ():
             if n in USED_LISTS:
                 continue
-            for r in ent.refs():
-                if r not in chosen:
-                    dep = functions.get(r) or globals_.get(r)
-                    if dep is not None:
-                        chosen[r] = _as_declaration(dep)
+            self._declare_missing(ent.refs(), chosen)
+        # metadata the part uses, and declarations of the values it names
+        nodes = self._metadata_nodes(chosen.values())
+        self._declare_missing([r for n in nodes for r in global_refs(_after_key(self.metadata[n]))], chosen)
         # 2. keep module order (sorting the part, not walking the whole module)
         order = sorted(chosen, key=self._positions().__getitem__)
         out.functions = {n: chosen[n] for n in order if n in functions}
@@ -692,8 +816,43 @@ class Module:
                     if ent is None:
                         continue
                 out.globals[n] = ent
+        out.named_metadata = dict(self.named_metadata)
+        out.metadata = {n: self.metadata[n] for n in sorted(nodes)}
         self._copy_support(out)
         return out
+
+    def _declare_missing(self, refs: Iterable[str], chosen: dict) -> None:
+        """Add to ``chosen`` a declaration of each of ``refs`` it lacks."""
+        functions, globals_ = self.functions, self.globals
+        for r in refs:
+            if r not in chosen:
+                dep = functions.get(r) or globals_.get(r)
+                if dep is not None:
+                    chosen[r] = _as_declaration(dep)
+
+    def _metadata_nodes(self, entities) -> set[int]:
+        """Numbers of the metadata nodes reachable from ``entities`` and from the
+        named metadata (which every part keeps)."""
+        texts = []
+        for ent in entities:
+            if isinstance(ent, Global):
+                texts.append(ent.line)
+            else:
+                texts.append(ent.header)
+                if ent.body is not None:
+                    texts.append(ent.body)
+        texts.extend(self.named_metadata.values())
+        nodes = set(metadata_refs("\n".join(texts)))
+        work = list(nodes)
+        while work:
+            line = self.metadata.get(work.pop())
+            if line is None:
+                continue
+            for m in metadata_refs(_after_key(line)):
+                if m not in nodes:
+                    nodes.add(m)
+                    work.append(m)
+        return {n for n in nodes if n in self.metadata}
 
     def _positions(self) -> dict[str, int]:
         """Entity name → place in printing order (globals first), computed once."""
@@ -706,8 +865,8 @@ class Module:
         return self._order[1]
 
     def _copy_support(self, out: "Module") -> None:
-        """Copy the comdats, types, attribute groups and metadata that the
-        entities of ``out`` use (one scan of their joined text for each kind)."""
+        """Copy the comdats, types and attribute groups that the entities of
+        ``out`` use (one scan of their joined text for each kind)."""
         texts = [g.line for g in out.globals.values()]
         for f in out.functions.values():
             texts.append(f.header)
@@ -717,55 +876,29 @@ class Module:
         # comdats
         if self.comdats and "comdat" in blob:
             for ent in list(out.globals.values()) + list(out.functions.values()):
-                if ent.is_declaration:
-                    continue
-                head = ent.line if isinstance(ent, Global) else ent.header
-                if " comdat" in head:
-                    m = _COMDAT.search(head if isinstance(ent, Global) or '"' not in head else ent.tail)
-                    if m:
-                        key = m.group(1) or "$" + quote_name(ent.name)
-                        if key in self.comdats:
-                            out.comdats[key] = self.comdats[key]
+                if not ent.is_declaration:
+                    key = ent.comdat()
+                    if key is not None and key in self.comdats:
+                        out.comdats[key] = self.comdats[key]
         # attribute groups
-        groups = {int(n) for n in set(_ATTR_REF.findall(blob))}
+        groups = set(attribute_refs(blob))
         out.attribute_groups = {n: self.attribute_groups[n] for n in sorted(groups) if n in self.attribute_groups}
-        # types (transitively)
+        # types (transitively; the metadata's too: it may name typed constants)
         if self.types:
-            used = set(_LOCAL_OR_TYPE.findall(blob)) & self.types.keys()
+            md_text = "\n".join(out.metadata.values())
+            used = set(type_refs(blob) + type_refs(md_text)) & self.types.keys()
             work = list(used)
             while work:
-                for u in _LOCAL_OR_TYPE.findall(self.types[work.pop()].split(" = ", 1)[1]):
+                for u in type_refs(_after_key(self.types[work.pop()])):
                     if u in self.types and u not in used:
                         used.add(u)
                         work.append(u)
             out.types = {k: line for k, line in self.types.items() if k in used}
-        # metadata: named metadata always, plus every node reachable
-        out.named_metadata = dict(self.named_metadata)
-        nodes = {int(n) for n in set(_MD_REF.findall(blob))}
-        for line in out.named_metadata.values():
-            nodes.update(int(n) for n in _MD_REF.findall(line))
-        work = list(nodes)
-        while work:
-            line = self.metadata.get(work.pop())
-            if line is None:
-                continue
-            for m in _MD_REF.findall(line, line.index(" = ")):
-                m = int(m)
-                if m not in nodes:
-                    nodes.add(m)
-                    work.append(m)
-        out.metadata = {n: self.metadata[n] for n in sorted(nodes) if n in self.metadata}
-
-    def _types_rx(self):
-        if self._type_regex is None:
-            keys = sorted(self.types, key=len, reverse=True)
-            self._type_regex = re.compile("|".join(re.escape(k) + r'(?![-\w$.])' for k in keys))
-        return self._type_regex
 
     # -- edits (each replaces whole entities) -------------------------------------
 
     def _changed(self):
-        self._users = None
+        self._users = self._groups_of = None
         self._with, self._by_group = {}, None
         self._order = None
 
@@ -782,8 +915,8 @@ class Module:
         """Give a function or global definition another linkage (``external`` prints none)."""
         if name in self.globals:
             g = self.globals[name]
-            head, rest = g.line.split(" = ", 1)
-            words = rest.split(" ")
+            head = _line_key(g.line)
+            words = g.line[len(head) + 3:].split(" ")
             if words[0] in _LINKAGES:
                 del words[0]
             if linkage != "external":
@@ -834,8 +967,7 @@ class Module:
         """Add ``!{ops}`` (reusing an identical uniqued node, as LLVM does) and return ``!N``."""
         body = "!{" + ", ".join(operands) + "}"
         if not self._new_md:        # index the module's own nodes once
-            self._new_md = {line[line.index(" = ") + 3:]: n for n, line in self.metadata.items()
-                            if " = !{" in line}
+            self._new_md = {_after_key(line): n for n, line in self.metadata.items() if " = !{" in line}
         n = self._new_md.get(body)
         if n is None:
             n = max(self.metadata, default=-1) + 1
@@ -848,19 +980,16 @@ class Module:
         fn = self.functions[name]
         ref = None if operands is None else self.add_metadata_node(operands)
         h = fn.header
-        m = _FN_NAME.search(h)
         if fn.is_declaration:
-            pre, post = h[:m.start()], h[m.start():]
-            pre = re.sub(r' !' + re.escape(kind) + r' !\d+', "", pre)
+            new = _without_attachments(h, kind)
             if ref is not None:
-                pre = pre.replace("declare ", f"declare !{kind} {ref} ", 1)
-            new = pre + post
+                new = new.replace("declare ", f"declare !{kind} {ref} ", 1)
         else:
-            close = _close_paren(h, m.end() - 1)
-            tail = re.sub(r' !' + re.escape(kind) + r' !\d+', "", h[close + 1:])
+            at = fn._parsed().tail_start
+            tail = _without_attachments(h[at:], kind)
             if ref is not None:
                 tail = tail[:-2] + f" !{kind} {ref} {{"
-            new = h[:close + 1] + tail
+            new = h[:at] + tail
         self.functions[name] = Function(name, new, fn.body)
 
     def set_named_metadata(self, name: str, nodes: list[list[str]]) -> None:
@@ -889,11 +1018,14 @@ class Module:
         fn = self.functions[name]
         h, tail = fn.header, fn.tail
         head = h[:len(h) - len(tail)]
-        tail = _ATTR_REF.sub("", tail).replace("  ", " ")
+        tail = _ATTR_SPAN.sub(_kept, tail).replace("  ", " ")
         if attrs:
             # canonical position: after unnamed_addr/addrspace, before section/comdat/metadata
-            mm = _GROUP_PLACE.match(tail)
-            tail = tail[:mm.end()] + f" #{self._attribute_group(attrs)}" + tail[mm.end():]
+            toks, k = tokens(tail), 0
+            while k < len(toks) and toks[k][0] in ("unnamed_addr", "local_unnamed_addr", "addrspace"):
+                k = closing(toks, k + 1) if toks[k][0] == "addrspace" else k + 1
+            place = toks[k - 1][2] if k else 0
+            tail = tail[:place] + f" #{self._attribute_group(attrs)}" + tail[place:]
         self.functions[name] = Function(name, head + tail, fn.body)
         self._with, self._by_group = {}, None
 
@@ -930,44 +1062,75 @@ class Excluding:
         return name in self.base and name not in self.removed
 
 
+_ATTR_SPAN = re.compile(r' #[0-9]+|' + _SKIP)
+_ATTACH_SPAN = re.compile(r' !([-a-zA-Z$._][-a-zA-Z$._0-9\\]*) ![0-9]+|' + _SKIP)
+
+
+def _kept(m: re.Match) -> str:
+    """For a scanner's ``sub``: drop what it matched, keep the strings and comments it skipped."""
+    return m.group(0) if m.group(0)[:1] in ('"', ";") else ""
+
+
+def _without_attachments(text: str, kind: str | None = None) -> str:
+    """``text`` without its metadata attachments (of ``kind`` only, if given)."""
+    if "!" not in text:
+        return text
+    return _ATTACH_SPAN.sub(lambda m: m.group(0) if m.group(1) is None or kind is not None and m.group(1) != kind
+                            else "", text)
+
+
 def _as_declaration(ent):
     if ent.is_declaration:
         return ent
     if isinstance(ent, Global):
         if ent.is_alias:
             raise IRError(f"cannot turn alias @{ent.name} into a declaration")
-        head, rest = ent.line.split(" = ", 1)
-        m = re.search(r'\b(global|constant) ', rest)
-        pre = rest[:m.start()].split()
-        pre = [w for w in pre if w not in _LINKAGES]
-        ty, after = split_type(rest[m.end():])
+        words, kind, k, toks, at = ent._parsed()
+        line = ent.line
+        pre = line[at:at + toks[k][1]].split()
+        if pre and pre[0] in _LINKAGES:
+            del pre[0]
+        ty_end = skip_type(toks, k + 1)
+        init_end = skip_constant(toks, ty_end)
+        head = line[:at] + " ".join(["external"] + pre + [kind]) + " " + line[at + toks[k + 1][1]:at + toks[ty_end - 1][2]]
         tail = []
-        for part in split_operands(after.split(",", 1)[1]) if "," in after else []:
-            if part.startswith(("align ", "section ")):
-                tail.append(part)
-        attrs = re.search(r' (#\d+)$', ent.line)
-        line = f"{head} = external {' '.join(pre + [m.group(1)])} {ty}" + "".join(f", {p}" for p in tail) + \
-            (f" {attrs.group(1)}" if attrs else "")
-        return Global(ent.name, line)
-    h = ent.header
-    m = _FN_NAME.search(h)
-    words = [w for w in ent.prefix_words[1:] if w not in _LINKAGES or w == "extern_weak"]
-    tail = re.sub(r' comdat(?:\(\$' + _NAME + r'\))?', "", ent.tail)
-    tail = re.sub(r' (?:personality|prefix|prologue) \S+ \S+', "", tail)
-    tail = _MD_ATTACH.sub("", tail)        # like Function::deleteBody, which clears metadata
-    tail = tail[:-1].rstrip() if tail.endswith("{") else tail.rstrip()
-    header = " ".join(["declare"] + words + [h[m.start():m.end() - 1] + _unnamed(ent.params) + tail])
-    return Function(ent.name, header, None)
-
-
-_PARAM_NAME = re.compile(r' %' + _NAME + r'\Z')
+        for part in split_operands(line[at + toks[init_end][1] + 1:]) if init_end < len(toks) and \
+                toks[init_end][0] == "," else []:
+            if part.startswith(("align ", "section ", "partition ", "addrspace")):
+                tail.append(part.split(" #")[0] if not part.startswith(("section", "partition")) else part)
+        groups = attribute_refs(line[at + toks[init_end - 1][2]:])
+        text = head + "".join(f", {p}" for p in tail) + "".join(f" #{g}" for g in groups)
+        return Global(ent.name, text)
+    h = ent._parsed()
+    header = ent.header
+    toks = h.toks
+    first = 2 if len(toks) > 2 and toks[1][0] in _LINKAGES and toks[1][0] != "extern_weak" else 1
+    pre = header[toks[first][1]:toks[h.ret_start][1]] if first < h.ret_start else ""
+    tail = header[h.tail_start:]
+    parts = ent.tail_parts()
+    for key in ("comdat", "prefix", "prologue", "personality"):    # what only a body may have
+        if key in parts:
+            s_, e_ = parts[key]
+            tail = tail.replace(header[s_:e_], "", 1)
+    tail = _without_attachments(tail)           # like Function::deleteBody, which clears metadata
+    tail = tail[:-1] if tail.endswith("{") else tail
+    tail = " ".join(tail.split())
+    ret_to_name = header[toks[h.ret_start][1]:toks[h.name_at][2]]
+    text = "declare " + pre + ret_to_name + _unnamed(ent.params) + (" " + tail if tail else "")
+    return Function(ent.name, text, None)
 
 
 def _unnamed(params: str) -> str:
     """A parameter list without parameter names, as LLVM prints a declaration's."""
     if "%" not in params:
         return params
-    return "(" + ", ".join(_PARAM_NAME.sub("", p) for p in split_operands(params[1:-1])) + ")"
+    out = []
+    for p in split_operands(params[1:-1]):
+        toks = tokens(p)
+        if len(toks) > 1 and toks[-1][0][0] == "%":
+            p = p[:toks[-1][1]].rstrip()
+        out.append(p)
+    return "(" + ", ".join(out) + ")"
 
 
 def _stubbed(fn: Function) -> Function:
@@ -976,17 +1139,30 @@ def _stubbed(fn: Function) -> Function:
     ret = fn.return_type
     body = "entry:\n  ret void\n}\n" if ret == "void" else f"entry:\n  ret {ret} undef\n}}\n"
     h = fn.header
-    close = _close_paren(h, _FN_NAME.search(h).end() - 1)
-    return Function(fn.name, h[:close + 1] + _MD_ATTACH.sub("", h[close + 1:]).replace("  ", " "), body)
+    at = fn._parsed().tail_start
+    return Function(fn.name, h[:at] + _without_attachments(h[at:]).replace("  ", " "), body)
 
 
-def _filter_used(g: Global, keep: set[str]) -> Global | None:
-    members = [r for r in g.refs() if r in keep]
-    if not members:
+def _filter_used(g: Global, keep) -> Global | None:
+    """``@llvm.used`` / ``@llvm.compiler.used`` with only the members whose
+    globals are all in ``keep``, edited element by element (any element type,
+    ``addrspacecast`` members and the rest of the line as they were); None if
+    no member is left."""
+    span = g.initializer()
+    if span is None:
+        return g
+    s, e = span
+    line = g.line
+    members = split_operands(line[s + 1:e - 1])
+    kept = [m for m in members if all(r in keep for r in global_refs(m))]
+    if not kept:
         return None
-    head, rest = g.line.split(" = ", 1)
-    items = ", ".join(f"ptr @{quote_name(r)}" for r in members)
-    line = f'{head} = appending global [{len(members)} x ptr] [{items}], section "llvm.metadata"'
-    return Global(g.name, line)
+    if len(kept) == len(members):
+        return g
+    ts, te = g._type_span()
+    ty = line[ts:te]
+    toks = tokens(ty)                           # [N x T]
+    new_ty = ty[:toks[1][1]] + str(len(kept)) + ty[toks[1][2]:]
+    return Global(g.name, line[:ts] + new_ty + line[te:s] + "[" + ", ".join(kept) + "]" + line[e:])
 
 

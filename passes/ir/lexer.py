@@ -1,0 +1,245 @@
+"""The lexical grammar of LLVM's textual IR, and the readers built on it.
+
+Everything in this package that reads a header, an initialiser or a reference
+reads it through these tokens, so a name never splits at a ``" = "`` or a
+``#`` inside its quotes, and a word inside a string, a label or a quoted name
+is never taken for a type or a keyword.
+
+Tokens (LLVM's ``LLLexer``):
+
+* strings ``"..."`` and ``c"..."`` — a quote inside is always ``\\22``, so a
+  string ends at the next ``"``;
+* identifiers ``@g``, ``%l``, ``$c`` — plain (``[-a-zA-Z$._][-a-zA-Z$._0-9]*``),
+  numbered (``@0``) or quoted (``@"a b"``);
+* metadata ``!name``, ``!0``, ``!"str"`` and a bare ``!`` (before ``{``);
+* attribute-group references ``#0``;
+* labels and field names ``name:`` / ``"quoted":``;
+* numbers (decimal, ``1.0e+00``, ``0x...`` with LLVM's ``K L M H R`` prefixes);
+* keywords and types (``define``, ``i32``, ``double``, ``addrspace``) and
+  punctuation.  Comments (``;`` to the end of the line) are skipped.
+
+``tokens`` gives the whole token list of a short text (a header, a global);
+the ``*_refs`` scanners read one kind of token from long texts (function
+bodies): the same token grammar, skipping strings and comments the same way,
+at the speed of one regular-expression scan.
+"""
+from __future__ import annotations
+
+import functools
+import re
+
+__all__ = ["tokens", "quote_name", "quote_string", "unquote_name", "global_refs", "attribute_refs",
+           "metadata_refs", "type_refs", "has_word", "words", "split_type", "split_operands", "skip_type",
+           "skip_constant", "closing", "LexError"]
+
+
+class LexError(ValueError):
+    """Text that is not made of LLVM IR tokens (the callers' input was verified
+    by LLVM first, so this means a bug in an edit)."""
+
+
+_NAME = r'(?:"[^"]*"|[-a-zA-Z$._0-9]+)'
+_NUMBER = r'-?0x[0-9A-Za-z]+|[-+]?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?'
+_TOKEN = re.compile(
+    r'(?:\s+|;[^\n]*)*+'                                  # blanks and comments between tokens
+    r'(c?"[^"]*"|[@%$]' + _NAME + r'|!(?:"[^"]*"|[-a-zA-Z$._\\0-9]*)|#[0-9]+'
+    r'|(?:"[^"]*"|[-a-zA-Z$._][-a-zA-Z$._0-9]*+):'       # labels, DI field names
+    r'|' + _NUMBER + r'|[-a-zA-Z$._][-a-zA-Z$._0-9]*+|\.\.\.|\S)')
+
+
+def tokens(text: str) -> list[tuple[str, int, int]]:
+    """Every token of ``text`` as ``(token, start, end)``."""
+    out = []
+    for m in _TOKEN.finditer(text):
+        if m.start(1) >= 0:
+            out.append((m.group(1), m.start(1), m.end(1)))
+    return out
+
+
+# --- names ------------------------------------------------------------------------
+
+_PLAIN = re.compile(r'[-a-zA-Z$._][-a-zA-Z$._0-9]*\Z')
+
+
+@functools.lru_cache(maxsize=8192)      # the same file names, module ids and keys recur
+def quote_string(text: str) -> str:
+    """``"text"`` with LLVM's ``\\XX`` escapes (strings, attributes, quoted names)."""
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return '"' + text + '"'
+    out = []
+    for ch in text:
+        if ch == '"' or ch == "\\" or not (32 <= ord(ch) < 127):
+            out.extend(f"\\{b:02X}" for b in ch.encode())
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def quote_name(name: str) -> str:
+    """LLVM's spelling of a name without its sigil: ``foo`` or ``"a b"`` (the one
+    function that quotes names, for the front end's writer and the passes)."""
+    return name if _PLAIN.match(name) else quote_string(name)
+
+
+_ESCAPE = re.compile(rb'\\([0-9A-Fa-f]{2}|\\)')
+
+
+def unquote_name(token: str) -> str:
+    """The name or string a token without its sigil spells: ``foo`` → ``foo``,
+    ``"a\\20b"`` → ``a b``."""
+    if not token.startswith('"'):
+        return token
+    raw = token[1:-1]
+    if "\\" not in raw:
+        return raw
+    return _ESCAPE.sub(lambda m: b"\\" if m.group(1) == b"\\" else bytes([int(m.group(1), 16)]),
+                       raw.encode("utf-8", "surrogateescape")).decode("utf-8", "replace")
+
+
+# --- scanners over long texts -------------------------------------------------------
+# Each matches a string or a comment (and so skips it whole) or captures the
+# one token kind it reads; findall returns "" for the skipped matches.
+
+_SKIP = r'"[^"]*"|;[^\n]*'
+_GLOBAL_RX = re.compile(r'@(' + _NAME + r')|' + _SKIP)
+_ATTR_RX = re.compile(r'#([0-9]+)|' + _SKIP)
+_MD_RX = re.compile(r'!([0-9]+)\b|' + _SKIP)
+_TYPE_RX = re.compile(r'(%' + _NAME + r')|' + _SKIP)
+_WORD_RX = re.compile(r'(?<![-a-zA-Z$._0-9@%$!#\\])([a-zA-Z_][-a-zA-Z$._0-9]*+)(?!:)|' + _SKIP)
+
+
+def global_refs(text: str) -> list[str]:
+    """Names of the globals and functions ``text`` mentions (unquoted, in order,
+    repeats kept)."""
+    if "@" not in text:
+        return []
+    out = [n for n in _GLOBAL_RX.findall(text) if n]
+    if '"' in text:
+        out = [unquote_name(n) if n[0] == '"' else n for n in out]
+    return out
+
+
+def attribute_refs(text: str) -> list[int]:
+    """Attribute-group numbers ``#N`` in ``text`` (never a ``#`` inside quotes)."""
+    if "#" not in text:
+        return []
+    return [int(n) for n in _ATTR_RX.findall(text) if n]
+
+
+def metadata_refs(text: str) -> list[int]:
+    """Metadata node numbers ``!N`` in ``text``."""
+    if "!" not in text:
+        return []
+    return [int(n) for n in _MD_RX.findall(text) if n]
+
+
+def type_refs(text: str) -> list[str]:
+    """``%`` tokens (named types and locals) in ``text``, as spelled."""
+    if "%" not in text:
+        return []
+    return [t for t in _TYPE_RX.findall(text) if t]
+
+
+def words(text: str) -> list[str]:
+    """The keyword and type tokens of ``text`` (not labels, names or strings)."""
+    return [w for w in _WORD_RX.findall(text) if w]
+
+
+def has_word(text: str, word: str) -> bool:
+    """Whether ``word`` is a keyword or type token of ``text`` (``double`` as a
+    type, not inside ``%"double"``, ``double:`` or ``c"double"``)."""
+    return word in text and word in words(text)
+
+
+# --- grammar on token lists ---------------------------------------------------------
+
+_OPEN = {"(": ")", "[": "]", "{": "}", "<": ">"}
+
+
+def closing(toks, i: int) -> int:
+    """Index just past the bracket group opening at ``toks[i]``."""
+    depth = 0
+    for j in range(i, len(toks)):
+        t = toks[j][0]
+        if t in _OPEN:
+            depth += 1
+        elif t in (")", "]", "}", ">"):
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    raise LexError("unbalanced brackets in: " + " ".join(t[0] for t in toks[i:i + 12]))
+
+
+def skip_type(toks, i: int) -> int:
+    """Index just past the type starting at ``toks[i]``: ``i32``, ``ptr addrspace(1)``,
+    ``%T``, ``{ ... }``, ``<{ ... }>``, ``[N x T]``, ``<N x T>``, ``target(...)``,
+    and typed pointers ``T*``."""
+    t = toks[i][0]
+    if t in _OPEN:
+        j = closing(toks, i)
+    elif t == "target" and i + 1 < len(toks) and toks[i + 1][0] == "(":
+        j = closing(toks, i + 1)
+    else:
+        j = i + 1
+    n = len(toks)
+    while j < n:
+        t = toks[j][0]
+        if t == "addrspace" and j + 1 < n and toks[j + 1][0] == "(":
+            j = closing(toks, j + 1)
+        elif t == "*":
+            j += 1                              # a typed pointer (older LLVM)
+        else:
+            break
+    return j
+
+
+_EXPR_WORDS = frozenset(
+    "getelementptr bitcast addrspacecast ptrtoint ptrtoaddr inttoptr trunc zext sext fptrunc fpext fptoui fptosi "
+    "uitofp sitofp add sub mul shl lshr ashr and or xor icmp fcmp extractelement insertelement shufflevector "
+    "select blockaddress dso_local_equivalent no_cfi ptrauth extractvalue insertvalue".split())
+
+
+def skip_constant(toks, i: int) -> int:
+    """Index just past the constant starting at ``toks[i]`` (a literal, a global,
+    an aggregate, or a constant expression such as ``getelementptr (...)``,
+    ``blockaddress(@f, %bb)``, ``dso_local_equivalent @f``)."""
+    t = toks[i][0]
+    if t in _OPEN:
+        return closing(toks, i)
+    if t in _EXPR_WORDS:
+        j = i + 1
+        n = len(toks)
+        while j < n and toks[j][0][:1].isalpha() and toks[j][0] not in _EXPR_WORDS or \
+                j < n and toks[j][0] in ("dso_local_equivalent", "no_cfi"):
+            j += 1
+        if j < n and toks[j][0] == "(":
+            return closing(toks, j)
+        return skip_constant(toks, j) if j < n else j
+    return i + 1
+
+
+@functools.lru_cache(maxsize=4096)
+def split_type(text: str) -> tuple[str, str]:
+    """Split one type off the front of ``text``: ``("{ i32, ptr }", " zeroinitializer, align 8")``."""
+    toks = tokens(text)
+    if not toks:
+        raise LexError(f"no type in: {text[:60]}")
+    end = toks[skip_type(toks, 0) - 1][2]
+    return text[:end], text[end:]
+
+
+def split_operands(text: str) -> list[str]:
+    """Split ``a, {b, c}, d`` at top-level commas (brackets and strings respected)."""
+    out, depth, start = [], 0, 0
+    for tok, s, e in tokens(text):
+        if tok in _OPEN:
+            depth += 1
+        elif tok in (")", "]", "}", ">"):
+            depth -= 1
+        elif tok == "," and depth == 0:
+            out.append(text[start:s].strip())
+            start = e
+    last = text[start:].strip()
+    if last:
+        out.append(last)
+    return out
