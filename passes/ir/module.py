@@ -53,6 +53,7 @@ _ENTITY = re.compile(r'^(?:(define ' + _HEAD + r'@(' + _NAME + r')\([^\n]*)\n((?
                      r'|(declare ' + _HEAD + r'@(' + _NAME + r')\([^\n]*)\n|([^\s;\n][^\n]*)\n)', re.M)
 _LINE_NAME = re.compile(r'[@%$!](?:"[^"]*"|[-a-zA-Z$._0-9\\]+) = ')
 _CALL_RX = re.compile(r'@(' + _NAME + r')\(|' + _SKIP)
+_PLAIN_CALL_RX = re.compile(r'@([-a-zA-Z$._0-9]+)\(')
 _MD_ATTACH = re.compile(r'!([-a-zA-Z$._][-a-zA-Z$._0-9\\]*) !([0-9]+)|' + _SKIP)
 
 
@@ -154,18 +155,61 @@ def _type_start(toks, end: int) -> int:
 # --- entities --------------------------------------------------------------------
 
 
-class _Header:
-    """A function header read by its grammar (see ``Function``)."""
+_FIRST_GLOBAL = re.compile(r'@' + _NAME + r'|' + _SKIP)
+_PARENS = re.compile(r'[()]|' + _SKIP)
+_COMDAT_RX = re.compile(r'(?<![-a-zA-Z$._0-9@%!#])comdat(?![-a-zA-Z$._0-9])(?:\((\$' + _NAME + r')\))?|' + _SKIP)
 
-    __slots__ = ("toks", "name_at", "ret_start", "params_end", "tail_start")
+
+def _closing_paren(text: str, open_at: int) -> int:
+    """Index just past the parenthesis that closes the one at ``open_at``
+    (strings skipped whole)."""
+    close = text.find(")", open_at)
+    if close > 0 and text.find("(", open_at + 1, close) < 0 and text.find('"', open_at, close) < 0:
+        return close + 1                    # the common case: nothing nested, nothing quoted
+    depth = 0
+    for m in _PARENS.finditer(text, open_at):
+        c = m.group(0)
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    raise IRError(f"unbalanced parentheses in: {text[:80]}")
+
+
+class _Header:
+    """Where a function header's parts are (see ``Function``): the name token,
+    the end of the parameter list, and the tokens before the name."""
+
+    __slots__ = ("name_start", "name_end", "params_end", "_header", "_prefix", "_ret_start")
 
     def __init__(self, header: str):
-        toks = self.toks = tokens(header)
-        at = next(i for i, t in enumerate(toks) if t[0][0] == "@")
-        self.name_at = at
-        self.ret_start = _type_start(toks, at - 1)
-        self.params_end = closing(toks, at + 1)
-        self.tail_start = toks[self.params_end - 1][2]
+        at = header.find("@")
+        if header.find('"', 0, at) < 0 and header.find(";", 0, at) < 0:
+            end = header.find("(", at)      # a plain name ends at its parameter list
+            if header[at + 1] == '"':
+                end = header.index('"', at + 2) + 1
+            self.name_start, self.name_end = at, end
+        else:
+            m = next(m for m in _FIRST_GLOBAL.finditer(header) if m.group(0)[0] == "@")
+            self.name_start, self.name_end = m.start(), m.end()
+        self.params_end = _closing_paren(header, self.name_end)
+        self._header, self._prefix, self._ret_start = header, None, 0
+
+    @property
+    def prefix(self) -> list:
+        """The tokens before the name."""
+        if self._prefix is None:
+            self._prefix = tokens(self._header[:self.name_start])
+            self._ret_start = _type_start(self._prefix, len(self._prefix) - 1)
+        return self._prefix
+
+    @property
+    def ret_start(self) -> int:
+        """Index in ``prefix`` of the return type's first token."""
+        self.prefix
+        return self._ret_start
 
 
 class Function:
@@ -177,12 +221,13 @@ class Function:
     through the tokens of ``lexer``.
     """
 
-    __slots__ = ("name", "header", "body", "_info", "_groups", "_md", "_refs", "_calls", "_icall_attrs")
+    __slots__ = ("name", "header", "body", "_info", "_groups", "_md", "_refs", "_calls", "_icall_attrs", "_comdat")
     kind = "function"
 
     def __init__(self, name: str, header: str, body: str | None):
         self.name, self.header, self.body = name, header, body
         self._info = self._groups = self._md = self._refs = self._calls = self._icall_attrs = None
+        self._comdat = False
 
     @property
     def is_declaration(self) -> bool:
@@ -201,18 +246,18 @@ class Function:
         """Tokens before the return type: ``define``/``declare``, linkage, calling
         convention, return attributes (and a declaration's metadata)."""
         h = self._parsed()
-        return [t[0] for t in h.toks[:h.ret_start]]
+        return [t[0] for t in h.prefix[:h.ret_start]]
 
     @property
     def params(self) -> str:
         """The parameter list with its parentheses, as printed."""
         h = self._parsed()
-        return self.header[h.toks[h.name_at + 1][1]:h.tail_start]
+        return self.header[h.name_end:h.params_end]
 
     @property
     def tail(self) -> str:
         """What follows the parameter list: attributes, comdat, metadata, ``{``."""
-        return self.header[self._parsed().tail_start:]
+        return self.header[self._parsed().params_end:]
 
     @property
     def attribute_groups(self) -> list[int]:
@@ -247,20 +292,31 @@ class Function:
     @property
     def is_kernel(self) -> bool:
         h = self.header
-        return h.find("_kernel ", 0, h.find("@")) >= 0 and not _KERNEL_CC.isdisjoint(self.prefix_words)
+        at = h.find("@")
+        if h.find("_kernel ", 0, at) < 0:       # every kernel calling convention ends so
+            return False
+        if h.find('"', 0, at) < 0:              # nothing quoted before the name: words are tokens
+            return not _KERNEL_CC.isdisjoint(h[:at].split())
+        return not _KERNEL_CC.isdisjoint(self.prefix_words)
 
     @property
     def return_type(self) -> str:
         """The return type as printed (``void``, ``i32``, ``ptr addrspace(4)``, ``%"T"``, ``{ i32, ptr }`` ...)."""
+        head = self.header
+        at = head.find("@")
+        if head.find('"', 0, at) < 0:
+            last = head[:at].rsplit(None, 1)[-1]
+            if last[-1] not in ")}]>*":          # one token: i32, ptr, %T
+                return last
         h = self._parsed()
-        return self.header[h.toks[h.ret_start][1]:h.toks[h.name_at - 1][2]]
+        return self.header[h.prefix[h.ret_start][1]:h.prefix[-1][2]]
 
     def tail_parts(self) -> dict[str, tuple[int, int]]:
         """Spans (in ``header``) of the tail's clauses: ``comdat``, ``section``,
         ``partition``, ``prefix``, ``prologue``, ``personality``, ``gc``, ``align``."""
-        h = self._parsed()
-        toks, out = h.toks, {}
-        i, n = h.params_end, len(h.toks)
+        at = self._parsed().params_end
+        toks, out = tokens(self.header[at:]), {}
+        i, n = 0, len(toks)
         while i < n:
             t = toks[i][0]
             j = i + 1
@@ -276,19 +332,15 @@ class Function:
             else:
                 i = j
                 continue
-            out[t] = (toks[i][1], toks[j - 1][2])
+            out[t] = (at + toks[i][1], at + toks[j - 1][2])
             i = j
         return out
 
     def comdat(self) -> str | None:
         """The comdat this definition is in (``$name`` token), or None."""
-        if "comdat" not in self.header:
-            return None
-        span = self.tail_parts().get("comdat")
-        if span is None:
-            return None
-        text = self.header[span[0]:span[1]]
-        return text[7:-1] if text.endswith(")") else "$" + quote_name(self.name)
+        if self._comdat is False:
+            self._comdat = _comdat_of(self.header, self.name)
+        return self._comdat
 
     def refs(self) -> list[str]:
         """Names of the globals and functions this function mentions (ordered, unique):
@@ -305,8 +357,13 @@ class Function:
         callee: constant expressions never put one there)."""
         if self._calls is None:
             body = self.body or ""
-            found = _CALL_RX.findall(body) if "@" in body else []
-            self._calls = _names([unquote_name(n) if n[:1] == '"' else n for n in found if n])
+            if "@" not in body:
+                found = []
+            elif '"' not in body:                       # see lexer: nothing to skip
+                found = _PLAIN_CALL_RX.findall(body)
+            else:
+                found = [unquote_name(n) if n[:1] == '"' else n for n in _CALL_RX.findall(body) if n]
+            self._calls = _names(found)
         return self._calls
 
     def indirect_call_attribute_groups(self) -> list[int]:
@@ -320,6 +377,30 @@ class Function:
         """Functions whose blocks this function takes the address of."""
         return blockaddress_targets(self.text()) if "blockaddress" in (self.body or "") or \
             "blockaddress" in self.header else []
+
+
+def _joined(entities) -> str:
+    """The text of ``entities`` as one string, for one scan per kind of fact."""
+    texts = []
+    for ent in entities:
+        if isinstance(ent, Global):
+            texts.append(ent.line)
+        else:
+            texts.append(ent.header)
+            if ent.body is not None:
+                texts.append(ent.body)
+    return "\n".join(texts)
+
+
+def _comdat_of(text: str, name: str) -> str | None:
+    """The comdat a header or global line puts its entity in: ``comdat($c)`` →
+    ``$c``, a bare ``comdat`` → ``$<its own name>``."""
+    if "comdat" not in text:
+        return None
+    for m in _COMDAT_RX.finditer(text):
+        if m.group(0)[0] == "c":
+            return m.group(1) or "$" + quote_name(name)
+    return None
 
 
 def indirect_calls(body: str) -> list[tuple[str, list[int]]]:
@@ -430,15 +511,7 @@ class Global:
 
     def comdat(self) -> str | None:
         """The comdat this variable is in (``$name`` token), or None."""
-        if "comdat" not in self.line:
-            return None
-        _, _, k, toks, at = self._parsed()
-        for i in range(k, len(toks)):
-            if toks[i][0] == "comdat" and toks[i - 1][0] == ",":
-                if i + 1 < len(toks) and toks[i + 1][0] == "(":
-                    return toks[i + 2][0]
-                return "$" + quote_name(self.name)
-        return None
+        return _comdat_of(self.line, self.name)
 
     @property
     def attribute_groups(self) -> list[int]:
@@ -718,7 +791,7 @@ class Module:
         (deterministic).  The ``llvm.used`` lists are not followed."""
         opaque = _as_set(opaque)
         functions, globals_ = self.functions, self.globals
-        groups = self._comdat_groups()
+        partners = self._comdat_partners()
         seen: dict[str, None] = {}
         addressed: set[str] = set()
         expanded: set[str] = set()
@@ -733,10 +806,8 @@ class Module:
             expanded.add(name)
             ent = functions.get(name) or globals_[name]
             refs = ent.refs()
-            if groups and not ent.is_declaration:
-                c = ent.comdat()
-                if c is not None:
-                    refs = refs + groups.get(c, [])
+            if partners and name in partners:
+                refs = refs + partners[name]
             if refs:
                 for t in ent.blockaddress_targets():
                     addressed.add(t)
@@ -745,19 +816,21 @@ class Module:
                 stack.extend(r for r in reversed(refs) if r not in expanded and (r in functions or r in globals_))
         return list(seen)
 
-    def _comdat_groups(self) -> dict[str, list[str]]:
-        """Comdat (``$name`` token) → its member definitions, in module order
-        (one look at every header that mentions a comdat, remembered until the next edit)."""
+    def _comdat_partners(self) -> dict[str, list[str]]:
+        """Definition → the other definitions of its comdat group, for groups of
+        more than one (one look at every header that mentions a comdat,
+        remembered until the next edit)."""
         if self._groups_of is None:
-            out: dict[str, list[str]] = {}
+            groups: dict[str, list[str]] = {}
             if self.comdats:
                 for ent in list(self.globals.values()) + list(self.functions.values()):
                     head = ent.header if isinstance(ent, Function) else ent.line
                     if "comdat" in head and not ent.is_declaration:
                         c = ent.comdat()
                         if c is not None:
-                            out.setdefault(c, []).append(ent.name)
-            self._groups_of = out
+                            groups.setdefault(c, []).append(ent.name)
+            self._groups_of = {n: [m for m in members if m != n]
+                               for members in groups.values() if len(members) > 1 for n in members}
         return self._groups_of
 
     def extract(self, names: Iterable[str], *, declare: Iterable[str] = (), stub: Iterable[str] = (),
@@ -792,19 +865,26 @@ class Module:
                 if ent is None:
                     continue
             chosen[n] = ent
+        blob = _joined(chosen.values())
         # a function whose blocks a kept definition addresses keeps its body
-        addressed = [t for ent in chosen.values() if not ent.is_declaration for t in ent.blockaddress_targets()]
-        for t in addressed:
-            if t in functions and (t not in chosen or chosen[t].is_declaration or t in stub):
-                chosen[t] = functions[t]
-                closed = False
+        if "blockaddress" in blob:
+            for t in blockaddress_targets(blob):
+                if t in functions and (t not in chosen or chosen[t].is_declaration or t in stub):
+                    chosen[t] = functions[t]
+                    blob += "\n" + functions[t].body
+                    closed = False
         for n, ent in list(chosen.items()) if not closed else ():
             if n in USED_LISTS:
                 continue
             self._declare_missing(ent.refs(), chosen)
         # metadata the part uses, and declarations of the values it names
-        nodes = self._metadata_nodes(chosen.values())
+        nodes = self._metadata_nodes(blob)
+        before = len(chosen)
         self._declare_missing([r for n in nodes for r in global_refs(_after_key(self.metadata[n]))], chosen)
+        if closed and len(chosen) == before:
+            declared = ()
+        else:
+            declared = [e for e in chosen.values() if e.is_declaration]
         # 2. keep module order (sorting the part, not walking the whole module)
         order = sorted(chosen, key=self._positions().__getitem__)
         out.functions = {n: chosen[n] for n in order if n in functions}
@@ -818,7 +898,7 @@ class Module:
                 out.globals[n] = ent
         out.named_metadata = dict(self.named_metadata)
         out.metadata = {n: self.metadata[n] for n in sorted(nodes)}
-        self._copy_support(out)
+        self._copy_support(out, blob + "\n" + _joined(declared) if declared else blob)
         return out
 
     def _declare_missing(self, refs: Iterable[str], chosen: dict) -> None:
@@ -830,19 +910,12 @@ class Module:
                 if dep is not None:
                     chosen[r] = _as_declaration(dep)
 
-    def _metadata_nodes(self, entities) -> set[int]:
-        """Numbers of the metadata nodes reachable from ``entities`` and from the
-        named metadata (which every part keeps)."""
-        texts = []
-        for ent in entities:
-            if isinstance(ent, Global):
-                texts.append(ent.line)
-            else:
-                texts.append(ent.header)
-                if ent.body is not None:
-                    texts.append(ent.body)
-        texts.extend(self.named_metadata.values())
-        nodes = set(metadata_refs("\n".join(texts)))
+    def _metadata_nodes(self, blob: str) -> set[int]:
+        """Numbers of the metadata nodes reachable from the entities whose text
+        is ``blob`` and from the named metadata (which every part keeps)."""
+        nodes = set(metadata_refs(blob))
+        for line in self.named_metadata.values():
+            nodes.update(metadata_refs(line))
         work = list(nodes)
         while work:
             line = self.metadata.get(work.pop())
@@ -864,15 +937,9 @@ class Module:
             self._order = (key, pos)
         return self._order[1]
 
-    def _copy_support(self, out: "Module") -> None:
+    def _copy_support(self, out: "Module", blob: str) -> None:
         """Copy the comdats, types and attribute groups that the entities of
-        ``out`` use (one scan of their joined text for each kind)."""
-        texts = [g.line for g in out.globals.values()]
-        for f in out.functions.values():
-            texts.append(f.header)
-            if f.body is not None:
-                texts.append(f.body)
-        blob = "\n".join(texts)
+        ``out`` use (one scan of ``blob``, their joined text, for each kind)."""
         # comdats
         if self.comdats and "comdat" in blob:
             for ent in list(out.globals.values()) + list(out.functions.values()):
@@ -985,7 +1052,7 @@ class Module:
             if ref is not None:
                 new = new.replace("declare ", f"declare !{kind} {ref} ", 1)
         else:
-            at = fn._parsed().tail_start
+            at = fn._parsed().params_end
             tail = _without_attachments(h[at:], kind)
             if ref is not None:
                 tail = tail[:-2] + f" !{kind} {ref} {{"
@@ -1103,10 +1170,10 @@ def _as_declaration(ent):
         return Global(ent.name, text)
     h = ent._parsed()
     header = ent.header
-    toks = h.toks
+    toks = h.prefix
     first = 2 if len(toks) > 2 and toks[1][0] in _LINKAGES and toks[1][0] != "extern_weak" else 1
     pre = header[toks[first][1]:toks[h.ret_start][1]] if first < h.ret_start else ""
-    tail = header[h.tail_start:]
+    tail = header[h.params_end:]
     parts = ent.tail_parts()
     for key in ("comdat", "prefix", "prologue", "personality"):    # what only a body may have
         if key in parts:
@@ -1115,7 +1182,7 @@ def _as_declaration(ent):
     tail = _without_attachments(tail)           # like Function::deleteBody, which clears metadata
     tail = tail[:-1] if tail.endswith("{") else tail
     tail = " ".join(tail.split())
-    ret_to_name = header[toks[h.ret_start][1]:toks[h.name_at][2]]
+    ret_to_name = header[toks[h.ret_start][1]:h.name_end]
     text = "declare " + pre + ret_to_name + _unnamed(ent.params) + (" " + tail if tail else "")
     return Function(ent.name, text, None)
 
@@ -1139,7 +1206,7 @@ def _stubbed(fn: Function) -> Function:
     ret = fn.return_type
     body = "entry:\n  ret void\n}\n" if ret == "void" else f"entry:\n  ret {ret} undef\n}}\n"
     h = fn.header
-    at = fn._parsed().tail_start
+    at = fn._parsed().params_end
     return Function(fn.name, h[:at] + _without_attachments(h[at:]).replace("  ", " "), body)
 
 
