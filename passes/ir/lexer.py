@@ -236,6 +236,8 @@ def split_type(text: str) -> tuple[str, str]:
 
 def split_operands(text: str) -> list[str]:
     """Split ``a, {b, c}, d`` at top-level commas (brackets and strings respected)."""
+    if '"' not in text and "(" not in text and "{" not in text and "[" not in text and "<" not in text:
+        return [p.strip() for p in text.split(",") if p.strip()]      # nothing nested
     out, depth, start = [], 0, 0
     for tok, s, e in tokens(text):
         if tok in _OPEN:

@@ -26,7 +26,7 @@ import re
 from typing import Iterable
 
 from .bridge import IRError, in_background, parse_and_verify
-from .lexer import (attribute_refs, closing, global_refs, metadata_refs, quote_name, quote_string, skip_constant,
+from .lexer import (LexError, attribute_refs, closing, global_refs, metadata_refs, quote_name, quote_string, skip_constant,
                     skip_type, split_operands, split_type, tokens, type_refs, unquote_name)
 
 __all__ = ["Module", "Function", "Global", "quote_name", "unquote_name", "split_operands",
@@ -124,6 +124,15 @@ def _render_attributes(attrs: dict[str, str | None]) -> str:
         else:
             parts.append(quote_string(key) if value == "" else f"{quote_string(key)}={quote_string(value)}")
     return " ".join(parts)
+
+
+def _type_end(toks, kind_at: int) -> int:
+    """Index just past a global's value type (which follows its kind token), or
+    ``len(toks)`` when the tokens end inside it."""
+    try:
+        return skip_type(toks, kind_at + 1)
+    except (LexError, IndexError):
+        return len(toks)
 
 
 def _type_start(toks, end: int) -> int:
@@ -461,15 +470,24 @@ class Global:
     def text(self) -> str:
         return self.line + "\n"
 
-    def _parsed(self):
-        """(words before the kind, kind token, index in the line where the value
-        type starts, tokens of the rest)."""
-        if self._head is None:
+    def _parsed(self, whole: bool = False):
+        """(words before the kind, kind token, its index in the tokens, the
+        tokens after ``NAME = ``, where they start in the line).  Unless
+        ``whole``, the tokens may stop a little after the value type: a big
+        initialiser is not read to learn the linkage."""
+        head = self._head
+        if head is None or whole and not head[5]:
             rest_at = len(_line_key(self.line)) + 3
-            toks = tokens(self.line[rest_at:])
-            k = next(i for i, t in enumerate(toks) if t[0] in _VARIABLE_KINDS or t[0] in ("alias", "ifunc"))
-            self._head = ([t[0] for t in toks[:k]], toks[k][0], k, toks, rest_at)
-        return self._head
+            rest = self.line[rest_at:]
+            window = rest if whole or len(rest) <= 240 else rest[:240]
+            toks = tokens(window)
+            k = next((i for i, t in enumerate(toks) if t[0] in _VARIABLE_KINDS or t[0] in ("alias", "ifunc")), None)
+            if window is not rest and (k is None or _type_end(toks, k) >= len(toks) - 1):
+                toks = tokens(rest)
+                window = rest
+                k = next(i for i, t in enumerate(toks) if t[0] in _VARIABLE_KINDS or t[0] in ("alias", "ifunc"))
+            head = self._head = ([t[0] for t in toks[:k]], toks[k][0], k, toks, rest_at, window is rest)
+        return head
 
     @property
     def linkage(self) -> str:
@@ -478,7 +496,7 @@ class Global:
 
     @property
     def is_declaration(self) -> bool:
-        words, kind, k, toks, _ = self._parsed()
+        words, kind, k, toks, _, _ = self._parsed()
         if kind not in _VARIABLE_KINDS:
             return False
         if not words or words[0] not in ("external", "extern_weak"):
@@ -491,7 +509,7 @@ class Global:
         return self._parsed()[1] in ("alias", "ifunc")
 
     def _type_span(self) -> tuple[int, int]:
-        _, _, k, toks, at = self._parsed()
+        _, _, k, toks, at, _ = self._parsed()
         end = skip_type(toks, k + 1)
         return at + toks[k + 1][1], at + toks[end - 1][2]
 
@@ -504,7 +522,7 @@ class Global:
         """Span of a variable's initialiser in ``line``, or None for a declaration."""
         if self.is_alias or self.is_declaration:
             return None
-        _, _, k, toks, at = self._parsed()
+        _, _, k, toks, at, _ = self._parsed(whole=True)
         start = skip_type(toks, k + 1)
         end = skip_constant(toks, start)
         return at + toks[start][1], at + toks[end - 1][2]
@@ -557,6 +575,8 @@ class Module:
         self._order = None
         self._early = None
         self._groups_of = None
+        self._named_nodes: set[int] | None = None      # nodes the named metadata reaches
+        self._md_facts: dict[int, tuple] = {}           # node -> (nodes, globals) it names
 
     # -- reading ------------------------------------------------------------------
 
@@ -880,7 +900,8 @@ class Module:
         # metadata the part uses, and declarations of the values it names
         nodes = self._metadata_nodes(blob)
         before = len(chosen)
-        self._declare_missing([r for n in nodes for r in global_refs(_after_key(self.metadata[n]))], chosen)
+        facts = self._md_facts
+        self._declare_missing([r for n in nodes for r in facts[n][1]], chosen)
         if closed and len(chosen) == before:
             declared = ()
         else:
@@ -913,19 +934,29 @@ class Module:
     def _metadata_nodes(self, blob: str) -> set[int]:
         """Numbers of the metadata nodes reachable from the entities whose text
         is ``blob`` and from the named metadata (which every part keeps)."""
-        nodes = set(metadata_refs(blob))
-        for line in self.named_metadata.values():
-            nodes.update(metadata_refs(line))
-        work = list(nodes)
+        if self._named_nodes is None:
+            roots = [m for line in self.named_metadata.values() for m in metadata_refs(line)]
+            self._named_nodes = self._reachable_nodes(roots, set())
+        return self._reachable_nodes(metadata_refs(blob), set(self._named_nodes))
+
+    def _reachable_nodes(self, roots, nodes: set[int]) -> set[int]:
+        """``nodes`` with every node reachable from ``roots`` added (existing ones only)."""
+        facts, metadata = self._md_facts, self.metadata
+        work = [r for r in roots if r not in nodes]
         while work:
-            line = self.metadata.get(work.pop())
-            if line is None:
+            n = work.pop()
+            if n in nodes:
                 continue
-            for m in metadata_refs(_after_key(line)):
-                if m not in nodes:
-                    nodes.add(m)
-                    work.append(m)
-        return {n for n in nodes if n in self.metadata}
+            f = facts.get(n)
+            if f is None:
+                line = metadata.get(n)
+                if line is None:
+                    continue
+                body = _after_key(line)
+                f = facts[n] = (metadata_refs(body), global_refs(body))
+            nodes.add(n)
+            work.extend(m for m in f[0] if m not in nodes)
+        return nodes
 
     def _positions(self) -> dict[str, int]:
         """Entity name → place in printing order (globals first), computed once."""
@@ -1062,6 +1093,7 @@ class Module:
     def set_named_metadata(self, name: str, nodes: list[list[str]]) -> None:
         refs = [self.add_metadata_node(ops) for ops in nodes]
         self.named_metadata[name] = f"!{name} = !{{{', '.join(refs)}}}"
+        self._named_nodes = None
 
     def _attribute_group(self, attrs: dict[str, str | None]) -> int:
         text = _render_attributes(attrs)
@@ -1152,7 +1184,7 @@ def _as_declaration(ent):
     if isinstance(ent, Global):
         if ent.is_alias:
             raise IRError(f"cannot turn alias @{ent.name} into a declaration")
-        words, kind, k, toks, at = ent._parsed()
+        words, kind, k, toks, at, _ = ent._parsed(whole=True)
         line = ent.line
         pre = line[at:at + toks[k][1]].split()
         if pre and pre[0] in _LINKAGES:
