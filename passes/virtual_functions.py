@@ -33,7 +33,7 @@ Tests: ``tests/lit/passes/analyze-virtual-functions/``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from .callgraph import CallGraph, find_path
@@ -152,7 +152,7 @@ class AnalyzeVirtualFunctions:
     """The pass (option ``mode=design|upstream``)."""
 
     name: ClassVar[str] = "analyze-virtual-functions"
-    mode: str = "design"
+    mode: str = field(default="design", metadata={"choices": MODES})
 
     def __post_init__(self):
         if self.mode not in MODES:
