@@ -21,10 +21,24 @@ Algorithm:
      Storing a vtable is not a call: a kernel that only constructs objects gets
      nothing from their virtual functions.  Strongly connected components are
      merged, so call cycles are handled.
-  5. The result is written as a sorted ``!sycl_used_aspects !{i32 ...}`` on
-     every function that uses any aspect (``exclude-aspects`` removes some).
+  5. The result is written as ``!sycl_used_aspects !{i32 ...}`` on every
+     function that uses any aspect, as upstream builds it: the derived aspects
+     less the excluded ones (``exclude-aspects``), then the declared ones
+     (propagated the same way; never excluded), then the function's own
+     existing ones (also kept).  The order is upstream's ``SmallSet<int, 4>``
+     (``AspectSet``): insertion order up to four values, ascending from five;
+     a function inserts its own aspects by first use, then its callees' in
+     call order, as upstream's depth-first walk from the entry points does
+     (``upstream_order``).  The attachment goes where LLVM prints it
+     (``AttachmentOrder``: by metadata kind ID).
   6. With ``validate``, a function whose used aspects are not all in its
      declared list gets a warning with the call chain to the first user.
+  7. With ``fixed-targets=a,b`` (upstream's
+     ``-sycl-propagate-aspects-usage-fixed-targets``), every entry point gets
+     ``!sycl_fixed_targets`` with those aspects' numbers, in the order given
+     (names ``!sycl_aspects`` does not know are skipped, as upstream does); the
+     post-link step writes it as ``fixed_target``.  Upstream attaches an empty
+     list when the option is absent; we attach nothing then.
 
 Tests: ``tests/lit/passes/propagate-aspects/``.
 """
@@ -35,19 +49,22 @@ from typing import ClassVar
 
 from ..frontend.aspects import Aspect
 from .callgraph import CallGraph, find_path, sccs
-from .ir import Module, metadata_attachments, quote_name, tokens, unquote_name
-from .ir.lexer import has_word, skip_type, type_refs
+from .ir import Module, attachment_pairs, metadata_attachments, quote_name, tokens, unquote_name
+from .ir.lexer import has_word, skip_type, type_refs, type_ref_matches, word_matches
 from .manager import PassResult
+from .split_if_device import SYCL_BUILTIN
 from .srcloc import call_loc, function_loc
 
-USED, DECLARED = "sycl_used_aspects", "sycl_declared_aspects"
+USED, DECLARED, FIXED_TARGETS = "sycl_used_aspects", "sycl_declared_aspects", "sycl_fixed_targets"
 
 
-def atomic_value_types(body: str) -> list[str]:
-    """The value types of the atomic instructions in a body (``atomicrmw``,
-    ``cmpxchg``, ``load atomic``, ``store atomic``), read from their tokens."""
-    out = []
+def atomic_value_types(body: str) -> list[tuple[int, str]]:
+    """(position, value type) of the atomic instructions in a body
+    (``atomicrmw``, ``cmpxchg``, ``load atomic``, ``store atomic``), read from
+    their tokens."""
+    out, at = [], 0
     for line in body.split("\n"):
+        start, at = at, at + len(line) + 1
         if "atomic" not in line and "cmpxchg" not in line:
             continue
         toks = tokens(line)
@@ -55,12 +72,24 @@ def atomic_value_types(body: str) -> list[str]:
         for i, w in enumerate(kw):
             if w in ("atomicrmw", "cmpxchg"):
                 j = kw.index(",", i)            # after the pointer operand
-                out.append(line[toks[j + 1][1]:toks[skip_type(toks, j + 1) - 1][2]])
+                out.append((start + toks[i][1], line[toks[j + 1][1]:toks[skip_type(toks, j + 1) - 1][2]]))
                 break
             if w == "atomic" and i > 0 and kw[i - 1] in ("load", "store"):
                 j = i + 1 + (kw[i + 1] == "volatile")
-                out.append(line[toks[j][1]:toks[skip_type(toks, j) - 1][2]])
+                out.append((start + toks[i][1], line[toks[j][1]:toks[skip_type(toks, j) - 1][2]]))
                 break
+    return out
+
+
+def instruction_aspect_refs(body: str) -> list[tuple[int, str]]:
+    """(position, ``!N``) of the ``!sycl_used_aspects`` attachments on instructions."""
+    out, at = [], 0
+    for line in body.split("\n"):
+        start, at = at, at + len(line) + 1
+        if USED in line:
+            ref = metadata_attachments(line).get(USED)
+            if ref is not None:
+                out.append((start, ref))
     return out
 
 
@@ -108,21 +137,66 @@ class TypeAspects:
         self.by_type = {t: a for t, a in by_type.items() if a}
 
     def of_text(self, text: str) -> set[int]:
-        out = set()
-        if self.fp64 is not None and has_word(text, "double"):
-            out.add(self.fp64)
+        return {a for _, aspects in self.uses_in(text, 0) for a in aspects}
+
+    def uses_in(self, text: str, base: int) -> list[tuple[int, list[int]]]:
+        """(position, aspects) of every type token in ``text`` that carries aspects."""
+        out = []
+        if self.fp64 is not None and "double" in text:
+            out.extend((at + base, [self.fp64]) for w, at in word_matches(text) if w == "double")
         if self.by_type and "%" in text:
-            for t in set(type_refs(text)):
-                a = self.by_type.get(t)
-                if a:
-                    out |= a
+            by_type = self.by_type
+            out.extend((at + base, sorted(by_type[t])) for t, at in type_ref_matches(text) if t in by_type)
+        return out
+
+
+class AspectSet:
+    """Upstream's ``SmallSet<int, 4>``: insertion order while it holds at most
+    four values, ascending order from the fifth on (it then moves them to a
+    ``std::set``, and stays there).  Its order is the order of the operands of
+    ``!sycl_used_aspects``."""
+
+    __slots__ = ("_items", "_big")
+
+    def __init__(self, values=()):
+        self._items: dict[int, None] = {}
+        self._big = False
+        self.update(values)
+
+    def add(self, value: int) -> None:
+        if value not in self._items:
+            self._items[value] = None
+            if len(self._items) > 4:
+                self._big = True
+
+    def update(self, values) -> None:
+        for v in values:
+            self.add(v)
+
+    def __iter__(self):
+        return iter(sorted(self._items) if self._big else list(self._items))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, value) -> bool:
+        return value in self._items
+
+    def copy(self) -> "AspectSet":
+        out = AspectSet()
+        out._items, out._big = dict(self._items), self._big
         return out
 
 
 def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
-                   ) -> tuple[dict[str, set[int]], list[str]]:
-    """Step 3: the aspects each function uses by itself, and the functions that
-    declare aspects (``!sycl_declared_aspects`` or ``"sycl-device-has"``)."""
+                   ) -> tuple[dict[str, AspectSet], dict[str, AspectSet]]:
+    """Step 3: per function, the aspects it uses by itself and the aspects it
+    declares (``!sycl_declared_aspects``, then ``"sycl-device-has"``), each in
+    upstream's insertion order: used ones by first use in the function's text
+    (signature, then instructions: types, named globals' value types, 64-bit
+    atomics, instruction ``!sycl_used_aspects``), then its own
+    ``!sycl_used_aspects``.  The aspects of a struct that carries several come
+    in ascending order (upstream's order there is hash order)."""
     atomic64 = table.get("atomic64")
     device_has = module.functions_with("sycl-device-has")
     typed_globals = {}
@@ -130,34 +204,36 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
         if not g.is_alias:
             aspects = types.of_text(g.value_type)
             if aspects:
-                typed_globals[name] = aspects
-    out, declaring = {}, []
+                typed_globals[name] = sorted(aspects)
+    used_out, declared_out = {}, {}
     for name, fn in module.functions.items():
         md = fn.metadata
-        used = set(module.metadata_ints(md[USED])) if USED in md else set()
-        if DECLARED in md or name in device_has:
-            used |= declared_aspects(module, name, device_has)
-            declaring.append(name)
+        declared = AspectSet(module.metadata_ints(md[DECLARED]) if DECLARED in md else ())
+        if name in device_has:
+            declared.update(declared_aspects(module, name, device_has))
+        declared_out[name] = declared
+        used = AspectSet()
         body = fn.body
-        if body is None:
-            out[name] = used
-            continue
-        used |= types.of_text(fn.header)
-        used |= types.of_text(body)
-        if typed_globals:
-            for r in fn.refs():
-                if r in typed_globals:
-                    used |= typed_globals[r]
-        if atomic64 is not None and ("atomic" in body or "cmpxchg" in body) and \
-                any(t in ("i64", "double") for t in atomic_value_types(body)):
-            used.add(atomic64)
-        if "!sycl_used_aspects" in body:
-            for line in body.split("\n"):
-                ref = metadata_attachments(line).get(USED) if USED in line else None
-                if ref is not None:
-                    used.update(module.metadata_ints(ref))
-        out[name] = used
-    return out, declaring
+        if body is not None:
+            events = types.uses_in(fn.header, 0)
+            base = len(fn.header) + 1
+            events += types.uses_in(body, base)
+            if typed_globals:
+                for r in fn.refs():
+                    if r in typed_globals:
+                        events.append((body.find("@" + quote_name(r)) + base, typed_globals[r]))
+            if atomic64 is not None and ("atomic" in body or "cmpxchg" in body):
+                events.extend((at + base, [atomic64]) for at, ty in atomic_value_types(body)
+                              if ty in ("i64", "double"))
+            if USED in body:
+                events.extend((at + base, module.metadata_ints(ref)) for at, ref in instruction_aspect_refs(body))
+            events.sort(key=lambda e: e[0])
+            for _, aspects in events:
+                used.update(aspects)
+        if USED in md:
+            used.update(module.metadata_ints(md[USED]))
+        used_out[name] = used
+    return used_out, declared_out
 
 
 def declared_aspects(module: Module, name: str, device_has: dict | None = None) -> set[int]:
@@ -215,27 +291,89 @@ def used_aspects(edges: dict[str, list[str]], direct: dict[str, set[int]]) -> di
     return total
 
 
+def entry_points(module: Module) -> list[str]:
+    """Upstream's entry points of the aspect pass: kernels, and SYCL_EXTERNAL
+    functions (``"sycl-module-id"``) other than SPIR-V/SYCL builtins."""
+    external = module.functions_with("sycl-module-id")
+    return [n for n, f in module.functions.items() if not f.is_declaration and
+            (f.is_kernel or (n in external and not SYCL_BUILTIN.match(n)))]
+
+
+def upstream_order(edges: dict[str, list[str]], own: dict[str, AspectSet], entries: list[str]) -> dict[str, AspectSet]:
+    """The order upstream's depth-first walk gives (``propagateAspectsThroughCG``):
+    from each entry point, every callee not yet visited is walked first; a
+    function's aspects are its own, then its callees' in call order (each
+    callee's already merged).  Only the order is used: the sets come from
+    ``used_aspects``, which also gets call cycles right."""
+    order = {n: a.copy() for n, a in own.items()}
+    visited: set[str] = set()
+    for root in entries:
+        stack = [[root, list(dict.fromkeys(edges.get(root, ()))), 0, AspectSet()]]
+        while stack:
+            frame = stack[-1]
+            f, callees, i, local = frame
+            if i < len(callees):
+                c = callees[i]
+                if c not in visited:
+                    visited.add(c)
+                    stack.append([c, list(dict.fromkeys(edges.get(c, ()))), 0, AspectSet()])
+                    continue
+                local.update(order[c])
+                frame[2] = i + 1
+            else:
+                order[f].update(local)
+                stack.pop()
+    return order
+
+
+def _in_order(order: AspectSet, members: set[int]) -> list[int]:
+    """``members`` in ``order``'s order; those it lacks (call cycles) ascending after."""
+    first = [a for a in order if a in members]
+    return first + sorted(members - set(first))
+
+
 def propagate_aspects(module: Module, diags=None, exclude: set[str] = frozenset(), validate: bool = True,
-                      calls: dict[str, list[str]] | None = None) -> bool:
-    """Steps 1-6; returns whether the module changed.  ``calls``: the module's
+                      calls: dict[str, list[str]] | None = None, fixed_targets: list[str] = ()) -> bool:
+    """Steps 1-7; returns whether the module changed.  ``calls``: the module's
     call graph, when the caller has it already."""
     table = aspect_table(module)
     names = {v: k for k, v in table.items()}
-    direct, declaring = direct_aspects(module, table, TypeAspects(module, table))
+    used, declared = direct_aspects(module, table, TypeAspects(module, table))
+    direct = {n: set(used[n]) | set(declared[n]) for n in used}
+    device_has = module.functions_with("sycl-device-has")
+    declaring = [n for n in declared if DECLARED in module.functions[n].metadata or n in device_has]
     edges = aspect_graph(module, calls if calls is not None else CallGraph.of(module).edges)
     total = used_aspects(edges, direct)
+    used_total = used_aspects(edges, {n: set(a) for n, a in used.items()})
+    declared_total = used_aspects(edges, {n: set(a) for n, a in declared.items()})
+    entries = entry_points(module)
+    used_order = upstream_order(edges, used, entries)
+    declared_order = upstream_order(edges, declared, entries)
     dropped = {table[a] for a in exclude if a in table}
+    kinds = AttachmentOrder(module)
     changed = False
-    for name in module.functions:
-        aspects = total[name]
-        if not aspects or (dropped and not aspects - dropped):
+    for name in list(module.functions):
+        out = AspectSet(a for a in _in_order(used_order[name], used_total[name]) if a not in dropped)
+        out.update(_in_order(declared_order[name], declared_total[name]))
+        if not out:
             continue
-        want = [f"i32 {a}" for a in sorted(aspects - dropped)]
         current = module.functions[name].metadata.get(USED)
+        if current is not None:
+            out.update(module.metadata_ints(current))
+        want = [f"i32 {a}" for a in out]
         if current is not None and module.metadata_operands(current) == want:
             continue
         module.set_function_metadata(name, USED, want)
+        kinds.place(name)
         changed = True
+    if fixed_targets:
+        values = [f"i32 {table[t]}" for t in fixed_targets if t in table]
+        for name in entries:
+            current = module.functions[name].metadata.get(FIXED_TARGETS)
+            if current is None or module.metadata_operands(current) != values:
+                module.set_function_metadata(name, FIXED_TARGETS, values)
+                kinds.place(name)
+                changed = True
     if validate and diags is not None:
         _warn_undeclared(module, declaring, edges, direct, total, names, diags)
     return changed
@@ -265,13 +403,61 @@ def _warn_undeclared(module, declaring, edges, direct, total, names, diags):
 
 @dataclass
 class PropagateAspects:
-    """The pass (options: ``exclude-aspects=a,b``, ``validate=false``)."""
+    """The pass (options: ``exclude-aspects=a,b``, ``validate=false``,
+    ``fixed-targets=a,b``: upstream's ``-sycl-propagate-aspects-usage-fixed-targets``)."""
 
     name: ClassVar[str] = "propagate-aspects"
     exclude_aspects: str = ""
     validate: bool = True
+    fixed_targets: str = ""
 
     def run(self, module: Module, am) -> PassResult:
         exclude = {a.strip() for a in self.exclude_aspects.split(",") if a.strip()}
-        changed = propagate_aspects(module, am.ctx.diagnostics, exclude, self.validate, am.get("callgraph").edges)
+        fixed = [t.strip() for t in self.fixed_targets.split(",") if t.strip()]
+        changed = propagate_aspects(module, am.ctx.diagnostics, exclude, self.validate, am.get("callgraph").edges,
+                                    fixed)
         return PassResult.preserving("callgraph") if changed else PassResult.ALL
+
+
+# --- where LLVM prints a function's attachments --------------------------------------
+
+#: LLVM's fixed metadata kinds (``FixedMetadataKinds.def``), in kind-ID order
+FIXED_KINDS = ("dbg", "tbaa", "prof", "fpmath", "range", "tbaa.struct", "invariant.load", "alias.scope", "noalias",
+               "nontemporal", "llvm.mem.parallel_loop_access", "nonnull", "dereferenceable",
+               "dereferenceable_or_null", "make.implicit", "unpredictable", "invariant.group", "align", "llvm.loop",
+               "type", "section_prefix", "absolute_symbol", "associated", "callees", "irr_loop", "llvm.access.group",
+               "callback", "llvm.preserve.access.index", "vcall_visibility", "noundef", "annotation", "nosanitize",
+               "func_sanitize", "exclude", "memprof", "callsite", "kcfi_type", "pcsections", "DIAssignID",
+               "coro.outside.frame", "mmra", "noalias.addrspace")
+#: kinds this pass may add, in the order upstream's pass first asks its context for them
+_PASS_KINDS = (USED, DECLARED, FIXED_TARGETS)
+
+
+class AttachmentOrder:
+    """Puts a function's metadata attachments where LLVM prints them: sorted by
+    kind ID.  Fixed kinds have the lowest IDs; a context gives every other kind
+    the next ID when it first sees it, which while parsing is the order of first
+    use in the text, and for this pass's own kinds (when the input has none) the
+    order upstream's pass asks for them, after all the parsed ones.
+    ``Module.set_function_metadata`` appends; ``place`` moves the attachments."""
+
+    def __init__(self, module: Module):
+        self.module = module
+        self._rank: dict[str, int] | None = None
+
+    def rank(self, kind: str) -> int:
+        if self._rank is None:
+            rank = {k: i for i, k in enumerate(FIXED_KINDS)}
+            m = self.module
+            texts = [g.line for g in m.globals.values()]
+            texts += [f.header + "\n" + (f.body or "") for f in m.functions.values()]
+            for text in texts:
+                for k, _ in attachment_pairs(text):
+                    rank.setdefault(k, len(rank))
+            for k in _PASS_KINDS:
+                rank.setdefault(k, len(rank))
+            self._rank = rank
+        return self._rank.get(kind, len(self._rank))
+
+    def place(self, name: str) -> None:
+        self.module.order_function_attachments(name, self.rank)

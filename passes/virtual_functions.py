@@ -2,8 +2,9 @@
 
 Upstream's ``SYCLVirtualFunctionsAnalysis``, with the design's separation of
 "calls" and "creates" (``../shared/reference/postlink-formats.md`` §3.1, §8).
+Option ``mode``: ``design`` (the default, below) or ``upstream`` (at the end).
 
-Algorithm:
+Algorithm (design mode):
   1. A vtable is a global whose initialiser names an ``"indirectly-callable"``
      function; its sets are those functions' sets.
   2. For each kernel, walk its static call tree (direct calls).
@@ -15,13 +16,28 @@ Algorithm:
      step reads them for ``creates-virtual-functions-set``, and in
      ``PassContext.created_sets``.
 
+Upstream mode does what upstream's pass does instead of step 4: "creates" is
+folded into "calls".  For each ``"indirectly-callable"`` function F, in module
+order, with set S: the globals that name F (vtables), the functions whose
+instructions name one of those globals, and the kernels whose static call tree
+holds one of those functions.  Each such kernel gets S appended to its
+``"calls-indirectly"`` (created when absent; a set already listed is not
+repeated), so existing sets come first and new ones follow in discovery order.
+Differences from upstream's code, on purpose: the whole call tree counts
+(upstream misses a callee without calls of its own two or more calls deep),
+and "already listed" compares whole set names (upstream's substring test
+skips ``set-a`` when ``set-ab`` is listed).  Step 3's errors are the same in
+both modes; they look at the attributes as they were before the pass.
+
 Tests: ``tests/lit/passes/analyze-virtual-functions/``.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from .callgraph import CallGraph, find_path
+from . import PipelineError
 from .ir import Module
 from .manager import PassResult
 from .srcloc import call_loc, function_loc, indirect_call_locs
@@ -62,6 +78,23 @@ def analyze(module: Module, diags=None) -> dict[str, list[str]]:
     return created
 
 
+def _created(module: Module) -> dict[str, list[str]]:
+    """Kernel → sorted sets of the vtables its call tree names (what
+    ``PassContext.created_sets`` holds in both modes)."""
+    vtables = vtable_sets(module)
+    if not vtables:
+        return {}
+    graph = CallGraph.of(module).edges
+    out = {}
+    for name, fn in module.functions.items():
+        if fn.is_kernel and not fn.is_declaration:
+            tree = CallGraph(graph).reachable([name])
+            sets = sorted({s for f in tree for r in module.functions[f].refs() if r in vtables for s in vtables[r]})
+            if sets:
+                out[name] = sets
+    return out
+
+
 def _check_virtual_calls(module, graph, kernel, tree, diags):
     for f in tree:
         fn = module.functions[f]
@@ -77,11 +110,61 @@ def _check_virtual_calls(module, graph, kernel, tree, diags):
                         notes)
 
 
+def analyze_upstream(module: Module, diags=None) -> dict[str, list[str]]:
+    """Upstream mode (see the module docstring); returns kernel → the sets added
+    to its ``"calls-indirectly"`` (kernels that got none are absent)."""
+    set_of = module.functions_with("indirectly-callable")
+    if not set_of:
+        return {}
+    graph = CallGraph.of(module).edges
+    kernels = [n for n, f in module.functions.items() if f.is_kernel and not f.is_declaration]
+    trees = {k: set(CallGraph(graph).reachable([k])) for k in kernels}
+    if diags is not None:
+        for k in kernels:
+            if not module.function_attributes(k).get("calls-indirectly"):
+                _check_virtual_calls(module, graph, k, list(trees[k]), diags)
+    users: dict[str, list[str]] = {}         # global -> functions whose bodies name it
+    for name, fn in module.functions.items():
+        for r in fn.refs():
+            if r in module.globals:
+                users.setdefault(r, []).append(name)
+    added: dict[str, list[str]] = {}
+    for fname, vset in set_of.items():
+        vtables = [g for g, gv in module.globals.items() if fname in gv.refs()]
+        using = {u for g in vtables for u in users.get(g, ())}
+        for k in kernels:
+            if not using & trees[k]:
+                continue
+            current = module.function_attributes(k).get("calls-indirectly") or ""
+            sets = [s for s in current.split(",") if s]
+            if vset in sets:
+                continue
+            module.update_function_attributes(k, add={"calls-indirectly": ",".join(sets + [vset])})
+            added.setdefault(k, []).append(vset)
+    return added
+
+
+MODES = ("design", "upstream")
+
+
+@dataclass
 class AnalyzeVirtualFunctions:
+    """The pass (option ``mode=design|upstream``)."""
+
     name: ClassVar[str] = "analyze-virtual-functions"
+    mode: str = field(default="design", metadata={"choices": MODES})
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise PipelineError(f"pass '{self.name}': option 'mode' expects one of {', '.join(MODES)}, "
+                                f"got '{self.mode}'")
 
     def run(self, module: Module, am) -> PassResult:
         before = {k: module.functions[k].header for k in module.functions if module.functions[k].is_kernel}
-        am.ctx.created_sets = analyze(module, am.ctx.diagnostics)
+        if self.mode == "upstream":
+            analyze_upstream(module, am.ctx.diagnostics)
+            am.ctx.created_sets = _created(module)
+        else:
+            am.ctx.created_sets = analyze(module, am.ctx.diagnostics)
         changed = any(module.functions[k].header != h for k, h in before.items())
         return PassResult.preserving("callgraph") if changed else PassResult.ALL

@@ -6,6 +6,28 @@ import click
 from ..frontend.driver import run_guarded
 
 
+def _with_optional_sets(images, opts) -> None:
+    """Add the sets the ``-emit-*`` flags ask for (and the devicelib mask) to each
+    image, in upstream's set order.  A dummy image takes its real image's sets:
+    upstream computes a dummy's properties from the unmodified module."""
+    from .properties import in_upstream_order, optional_sets
+    last = None
+    for im in images:
+        extra = last if im.dummy and last is not None else optional_sets(im.module, im.entry_points, opts)
+        last = extra
+        im.properties = in_upstream_order(im.properties, extra)
+
+
+def _esimd_functions(module) -> list[str]:
+    return [n for n, f in module.functions.items() if "sycl_explicit_simd" in f.metadata]
+
+
+_IR_ONLY_CONFLICTS = (("symbols", "-symbols"), ("properties", "-properties"), ("param_info", "-emit-param-info"),
+                      ("program_metadata", "-emit-program-metadata"), ("kernel_names", "-emit-kernel-names"),
+                      ("exported", "-emit-exported-symbols"), ("imported", "-emit-imported-symbols"),
+                      ("split_esimd", "-split-esimd"))
+
+
 @click.command("post-link")
 @click.argument("input", default="-")
 @click.option("-split", "--split", "split", type=click.Choice(["kernel", "source", "auto", "none"]), default="none",
@@ -17,30 +39,105 @@ from ..frontend.driver import run_guarded
               help="Write [SYCL/device globals] and check device_image_scope.")
 @click.option("-emit-only-kernels-as-entry-points", "--emit-only-kernels-as-entry-points", "only_kernels",
               is_flag=True, help="Only kernels (and virtual functions) are entry points.")
+@click.option("-emit-param-info", "--emit-param-info", "param_info", is_flag=True,
+              help="Write [SYCL/kernel param opt]: per kernel a bit array, bit i set when argument i was removed "
+                   "(from !sycl_kernel_omit_args; we remove none, so every bit is clear otherwise).")
+@click.option("-emit-exported-symbols", "--emit-exported-symbols", "exported", is_flag=True,
+              help="Write [SYCL/exported symbols]: the image's spir_func entry points (virtual functions excepted) "
+                   "and its external device globals without device_image_scope.")
+@click.option("-emit-imported-symbols", "--emit-imported-symbols", "imported", is_flag=True,
+              help="Write [SYCL/imported symbols]: SYCL_EXTERNAL functions the image declares but does not define.")
+@click.option("-emit-kernel-names", "--emit-kernel-names", "kernel_names", is_flag=True,
+              help="Write [SYCL/kernel names]: the image's kernels.")
+@click.option("-emit-program-metadata", "--emit-program-metadata", "program_metadata", is_flag=True,
+              help="Write [SYCL/program metadata]: <kernel>@reqd_work_group_size, @reqd_sub_group_size, "
+                   "@work_group_num_dim, @max_work_group_size and <unique id>@global_id_mapping.")
+@click.option("-allow-device-image-dependencies", "--allow-device-image-dependencies", "allow_deps", is_flag=True,
+              help="Images may depend on each other: with -emit-imported-symbols, declared external "
+                   "device_global variables are listed as imported too.")
+@click.option("-ir-output-only", "--ir-output-only", "ir_only", is_flag=True,
+              help="Write the one processed module to the -o file (no table, no split; -split=auto or none).")
+@click.option("-spec-const", "--spec-const", "spec_const",
+              type=click.Choice(["rt", "native", "default", "emulation"]), default=None,
+              help="Accepted for upstream's command lines; minisycl has no specialization constants, "
+                   "so it changes nothing.")
+@click.option("-split-esimd", "--split-esimd", "split_esimd", is_flag=True,
+              help="Accepted for upstream's command lines; minisycl has no ESIMD (an input with ESIMD kernels, "
+                   "!sycl_explicit_simd, is an error with or without it).")
+@click.option("-lower-esimd", "--lower-esimd", "lower_esimd", is_flag=True,
+              help="Accepted for upstream's command lines; no ESIMD here (see -split-esimd).")
+@click.option("-O0", "o0", is_flag=True, help="Accepted, as -O1, -O2, -O3, -Os and -Oz: upstream uses them only "
+              "to optimise ESIMD code, which minisycl does not have. optLevel in [SYCL/misc properties] comes from "
+              "the entry points' \"sycl-optlevel\" attribute, as upstream's does, not from these flags.")
+@click.option("-O1", "o1", is_flag=True, hidden=True)
+@click.option("-O2", "o2", is_flag=True, hidden=True)
+@click.option("-O3", "o3", is_flag=True, hidden=True)
+@click.option("-Os", "os_", is_flag=True, hidden=True)
+@click.option("-Oz", "oz", is_flag=True, hidden=True)
 @click.option("-o", "outputs", multiple=True, required=True, metavar="[TARGET,]FILE.table",
               help="Output table; with TARGET, an AOT build for that device config.")
 @click.option("-out-dir", "--out-dir", "out_dir", default=None, help="Directory for the images (default: the table's).")
 @click.option("--vf-keys", type=click.Choice(["design", "upstream"]), default="design", show_default=True,
               help="Virtual-function property keys: the design's calls-/creates-virtual-functions-set, "
                    "or upstream's uses-virtual-functions-set.")
-def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, only_kernels, outputs, out_dir, vf_keys):
+def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, only_kernels, param_info, exported,
+                  imported, kernel_names, program_metadata, allow_deps, ir_only, spec_const, split_esimd,
+                  lower_esimd, outputs, out_dir, vf_keys, **_opt_level):
     """Split a device module (.ll/.bc; '-' for stdin) into device images and write
     sycl-post-link's file table, images, .prop and .sym files."""
     def body():
+        from ..frontend.diagnostics import UserError
         from ..passes.ir import load
         from . import split_module, write_outputs
         from .device_config import load_target
+        from .properties import EmitOptions
+        opts = EmitOptions(param_info=param_info, exported_symbols=exported, kernel_names=kernel_names,
+                           imported_symbols=imported, program_metadata=program_metadata, allow_dependencies=allow_deps)
+        if ir_only:
+            flags = {"symbols": symbols, "properties": properties, "param_info": param_info,
+                     "program_metadata": program_metadata, "kernel_names": kernel_names, "exported": exported,
+                     "imported": imported, "split_esimd": split_esimd}
+            for key, flag in _IR_ONLY_CONFLICTS:
+                if flags[key]:
+                    raise UserError(f"{flag} can't be used with -ir-output-only")
+            if split not in ("auto", "none"):
+                raise UserError(f"-split={split} can't be used with -ir-output-only")
         plan = []
         for out in outputs:
             target, _, table = out.rpartition(",")
             plan.append((load_target(target) if target else None, table))   # unknown targets fail first
+        if ir_only:
+            _write_ir_only(load(input), plan[0][1], text_ir, only_kernels, device_globals)
+            return
         for target, table in plan:
             module = load(input)
+            esimd = _esimd_functions(module)
+            if esimd:
+                raise UserError(f"'{esimd[0]}' is an ESIMD function (!sycl_explicit_simd): "
+                                f"minisycl has no ESIMD support")
             images = split_module(module, mode=split, only_kernels=only_kernels, device_globals=device_globals,
                                   target=target, vf_keys=vf_keys)
+            _with_optional_sets(images, opts)
             write_outputs(images, table, out_dir=out_dir, text_ir=text_ir, properties=properties, symbols=symbols,
                           target=target.name if target else None)
     run_guarded(body)
+
+
+def _write_ir_only(module, path: str, text_ir: bool, only_kernels: bool, device_globals: bool) -> None:
+    """``-ir-output-only``: the module cleaned up as one image (what is not reached
+    from an entry point goes) to ``path``; an input that must be split into more
+    than one image (virtual-function sets are outlined) is upstream's error."""
+    from ..frontend.diagnostics import UserError
+    from ..frontend.driver import write_output
+    from ..passes.ir import render
+    from . import split_module
+    esimd = _esimd_functions(module)
+    if esimd:
+        raise UserError(f"'{esimd[0]}' is an ESIMD function (!sycl_explicit_simd): minisycl has no ESIMD support")
+    images = split_module(module, mode="none", only_kernels=only_kernels, device_globals=device_globals)
+    if len(images) > 1:
+        raise UserError("some modules had to be split, '-ir-output-only' can't be used")
+    write_output(path, render([images[0].module], bitcode=not text_ir)[0])
 
 
 @click.command("build")

@@ -7,12 +7,22 @@ Order of the sets (insertion order, as upstream): ``SYCL/device requirements``
 IR: ``!sycl_used_aspects`` / ``!sycl_declared_aspects``, ``!reqd_work_group_size``,
 ``!intel_reqd_sub_group_size``, ``!work_group_num_dim``, ``!sycl_fixed_targets``,
 the device-global attributes and the virtual-function attributes.
+
+``optional_sets`` adds the sets upstream writes on request (``-emit-param-info``,
+``-emit-exported-symbols``, ``-emit-kernel-names``, ``-emit-imported-symbols``,
+``-emit-program-metadata``) and ``SYCL/devicelib req mask``, and
+``in_upstream_order`` puts all sets in upstream's order (``SET_ORDER``).  The
+mask: the SYCLLowerIR copy of upstream writes it for every image, the newest
+copy never; we write it when it is not zero, so an image that uses a device
+library says which (upstream's ``mask.ll``) and the others stay as they were.
 """
 from __future__ import annotations
 
+import re
 import struct
+from dataclasses import dataclass
 
-from ..passes.ir import Module
+from ..passes.ir import Module, split_operands
 from ..passes.virtual_functions import CREATES
 from .propertyset import PropertySets, byte_array, string_value, u32_array, u64_array
 
@@ -126,3 +136,226 @@ def compute_properties(module: Module, entries: list[str], *, split: str = "none
         for key, value in virtual_function_properties(module, vf_keys).items():
             props.add(VIRTUAL_FUNCTIONS, key, value)
     return props
+
+
+# --- the sets upstream writes on request (sycl-post-link's -emit-* flags) -------------
+
+DEVICELIB_REQ_MASK = "SYCL/devicelib req mask"
+KERNEL_PARAM_OPT = "SYCL/kernel param opt"
+EXPORTED_SYMBOLS = "SYCL/exported symbols"
+KERNEL_NAMES = "SYCL/kernel names"
+IMPORTED_SYMBOLS = "SYCL/imported symbols"
+PROGRAM_METADATA = "SYCL/program metadata"
+
+#: the order ``computeModuleProperties`` adds its sets in (postlink-formats §2.1;
+#: ``SYCL/kernel names`` sits between exported and imported symbols in the
+#: newest code); a ``.prop`` file lists its sets in this order
+SET_ORDER = (DEVICELIB_REQ_MASK, DEVICE_REQUIREMENTS, "SYCL/specialization constants",
+             "SYCL/specialization constants default values", KERNEL_PARAM_OPT, EXPORTED_SYMBOLS, KERNEL_NAMES,
+             IMPORTED_SYMBOLS, PROGRAM_METADATA, MISC, "SYCL/assert used", "SYCL/implicit local arg", DEVICE_GLOBALS,
+             "SYCL/host pipes", VIRTUAL_FUNCTIONS, "SYCL/registered kernels")
+
+
+@dataclass(frozen=True)
+class EmitOptions:
+    """Which of upstream's optional sets to write (one field per ``-emit-*`` flag)."""
+
+    param_info: bool = False            # -emit-param-info
+    exported_symbols: bool = False      # -emit-exported-symbols
+    kernel_names: bool = False          # -emit-kernel-names
+    imported_symbols: bool = False      # -emit-imported-symbols
+    program_metadata: bool = False      # -emit-program-metadata
+    allow_dependencies: bool = False    # -allow-device-image-dependencies
+
+
+# Bits of ``DeviceLibReqMask``: one per fallback device library, in the order of
+# upstream's ``DeviceLibExt`` enum (``SYCLDeviceLibReqMask.cpp``).
+DEVICELIB_BITS = {"assert": 0x1, "math": 0x2, "math_fp64": 0x4, "complex": 0x8, "complex_fp64": 0x10,
+                  "cstring": 0x20, "imf": 0x40, "imf_fp64": 0x80, "imf_bf16": 0x100, "bfloat16": 0x200,
+                  "gsort": 0x400}
+# fp64 functions of the imf library whose names carry no "double"
+_IMF_FP64 = re.compile(r'(?:fma|floor|ceil|fabs|trunc|rint|rcp64h|nearbyint|inv|sqrt|rsqrt|fmax|fmin|copysign'
+                       r'|d(?:add|sub|mul|div|fma|sqrt|rcp)(?:_r[dnuz])?)\Z')
+_MATH_INT = frozenset("abs div labs ldiv llabs lldiv".split())
+
+
+def devicelib_library(name: str) -> str | None:
+    """The fallback device library a ``__devicelib_*`` function belongs to, by the
+    naming scheme of upstream's table: ``imf_*`` functions by their operand type
+    (``bf16``/``bfloat16`` → imf_bf16, ``double``/the fp64 stems → imf_fp64);
+    C math and complex functions by the ``f`` suffix of their float versions."""
+    if not name.startswith("__devicelib_"):
+        return None
+    rest = name[len("__devicelib_"):]
+    if rest in ("assert_read", "assert_fail"):
+        return "assert"
+    if rest in ("memcpy", "memset", "memcmp"):
+        return "cstring"
+    if rest.startswith(("ConvertFToBF16INTEL", "ConvertBF16ToFINTEL")):
+        return "bfloat16"
+    if rest.startswith(("default_work_group_", "default_sub_group_")):
+        return "gsort"
+    if rest.startswith("imf_"):
+        op = rest[4:]
+        if "double" in op or _IMF_FP64.match(op):
+            return "imf_fp64"
+        if "bf16" in op or "bfloat16" in op:
+            return "imf_bf16"
+        return "imf"
+    if rest in ("__divsc3", "__mulsc3"):
+        return "complex"
+    if rest in ("__divdc3", "__muldc3"):
+        return "complex_fp64"
+    if re.fullmatch(r'c(?:abs|acosh?|arg|asinh?|atanh?|cosh?|exp|imag|log|polar|pow|proj|real|sinh?|sqrt|tanh?)f?', rest):
+        return "complex" if rest.endswith("f") else "complex_fp64"
+    if rest in _MATH_INT:
+        return "math"
+    if re.fullmatch(r'[a-z0-9]+', rest):
+        return "math" if rest.endswith("f") else "math_fp64"
+    return None
+
+
+def devicelib_req_mask(module: Module) -> int:
+    """``getSYCLDeviceLibReqMask``: the bits of the libraries of every
+    ``__devicelib_*`` declaration, for SPIR modules only."""
+    if not any(line.startswith('target triple = "spir') for line in module.header):
+        return 0
+    mask = 0
+    for name, fn in module.functions.items():
+        if fn.is_declaration and name.startswith("__devicelib_"):
+            mask |= DEVICELIB_BITS.get(devicelib_library(name), 0)
+    return mask
+
+
+def param_count(fn) -> int:
+    """Number of parameters of a function (``...`` is not one)."""
+    inner = fn.params.strip()[1:-1].strip()
+    return len([p for p in split_operands(inner) if p.strip() != "..."]) if inner else 0
+
+
+def _flag_operand(op: str) -> bool:
+    """A metadata operand as a truth value: ``i1 true``, ``i32 1`` → True."""
+    value = op.split()[-1] if op else "0"
+    return value == "true" or (value.lstrip("-").isdigit() and int(value) != 0)
+
+
+def kernel_param_opt(module: Module) -> dict[str, bytes]:
+    """``SYCL/kernel param opt``: kernel → bit array, bit i set when argument i was
+    removed.  ``!sycl_kernel_omit_args`` gives the bits where a pass left it; we
+    remove no arguments, so a kernel without it has every bit clear.  The payload
+    is ceil(n/8) bytes, bit i at ``1 << i % 8`` of byte i / 8; the size prefix
+    counts the arguments (postlink-formats §1.4).  No arguments, no entry."""
+    out = {}
+    for name, fn in module.functions.items():
+        omit = fn.metadata.get("sycl_kernel_omit_args")
+        if omit is not None:
+            bits = [_flag_operand(op) for op in module.metadata_operands(omit)]
+        elif fn.is_kernel and not fn.is_declaration:
+            bits = [False] * param_count(fn)
+        else:
+            continue
+        if not bits:
+            continue
+        payload = bytearray((len(bits) + 7) // 8)
+        for i, b in enumerate(bits):
+            if b:
+                payload[i // 8] |= 1 << (i % 8)
+        out[name] = byte_array(bytes(payload), bits=len(bits))
+    return out
+
+
+_MANGLED_FIRST = re.compile(r'_Z(?:N[rVKO]*)?(\d+)')
+
+
+def _demangled_starts_reserved(name: str) -> bool:
+    """Whether the Itanium-demangled name starts with ``__`` (its first source name does)."""
+    m = _MANGLED_FIRST.match(name)
+    if not m:
+        return False
+    n = int(m.group(1))
+    return name[m.end():m.end() + n].startswith("__")
+
+
+def can_be_imported(module: Module, name: str) -> bool:
+    """``canBeImportedFunction``: a SYCL_EXTERNAL declaration (``"sycl-module-id"``),
+    no intrinsic, no name or demangled name starting with ``__``."""
+    if name.startswith(("llvm.", "__")) or _demangled_starts_reserved(name):
+        return False
+    return "sycl-module-id" in module.function_attributes(name)
+
+
+def optional_sets(module: Module, entries: list[str], opts: EmitOptions) -> PropertySets:
+    """The sets ``opts`` asks for, plus ``SYCL/devicelib req mask`` when the image
+    uses a device library (a zero mask is not written: see the module docstring)."""
+    props = PropertySets()
+    mask = devicelib_req_mask(module)
+    if mask:
+        props.add(DEVICELIB_REQ_MASK, "DeviceLibReqMask", mask)
+    virtual = module.functions_with("indirectly-callable")
+    if opts.param_info:
+        props.sets.setdefault(KERNEL_PARAM_OPT, {})          # upstream writes the header even when empty
+        for name, value in kernel_param_opt(module).items():
+            props.add(KERNEL_PARAM_OPT, name, value)
+    if opts.exported_symbols:
+        for name in entries:
+            if name not in virtual and module.functions[name].calling_conv == "spir_func":
+                props.add(EXPORTED_SYMBOLS, name, 1)
+        for name in module.globals_with("sycl-device-global-size"):
+            g = module.globals[name]
+            if not g.is_declaration and g.linkage == "external" and not is_image_scope(module.global_attributes(g)):
+                props.add(EXPORTED_SYMBOLS, name, 1)
+    if opts.kernel_names:
+        for name in entries:
+            if module.functions[name].is_kernel:
+                props.add(KERNEL_NAMES, name, 1)
+    if opts.imported_symbols:
+        for name, fn in module.functions.items():
+            if fn.is_declaration and name not in virtual and can_be_imported(module, name):
+                props.add(IMPORTED_SYMBOLS, name, 1)
+        if opts.allow_dependencies:
+            for name, g in module.globals.items():
+                if g.is_declaration and g.linkage == "external" and g.value_type.startswith("%") \
+                        and "device_global" in g.value_type:
+                    props.add(IMPORTED_SYMBOLS, name, 1)
+    if opts.program_metadata:
+        for key, value in program_metadata(module).items():
+            props.add(PROGRAM_METADATA, key, value)
+    return props
+
+
+def program_metadata(module: Module) -> dict:
+    """``SYCL/program metadata``: per function (module order) ``@reqd_work_group_size``
+    (uint32 array), ``@reqd_sub_group_size``, ``@work_group_num_dim`` (uint32) and
+    ``@max_work_group_size`` (uint32 array); then ``<unique id>@global_id_mapping``
+    (the device global's IR name) for every device global."""
+    out: dict = {}
+    for name, fn in module.functions.items():
+        md = fn.metadata
+        if "reqd_work_group_size" in md:
+            out[f"{name}@reqd_work_group_size"] = u32_array(module.metadata_ints(md["reqd_work_group_size"]))
+        for kind, key in (("intel_reqd_sub_group_size", "reqd_sub_group_size"),
+                          ("work_group_num_dim", "work_group_num_dim")):
+            values = module.metadata_ints(md[kind]) if kind in md else []
+            if values:
+                out[f"{name}@{key}"] = values[0] & 0xFFFFFFFF
+        if "max_work_group_size" in md:
+            out[f"{name}@max_work_group_size"] = u32_array(module.metadata_ints(md["max_work_group_size"]))
+    for name in module.globals_with("sycl-device-global-size"):
+        uid = module.global_attributes(name).get("sycl-unique-id") or name
+        out[f"{uid}@global_id_mapping"] = string_value(name)
+    return out
+
+
+def in_upstream_order(*parts: PropertySets) -> PropertySets:
+    """The sets of ``parts`` merged, in ``SET_ORDER`` (sets it does not name last)."""
+    rank = {name: i for i, name in enumerate(SET_ORDER)}
+    names = []
+    for p in parts:
+        names.extend(n for n in p.sets if n not in names)
+    out = PropertySets()
+    for name in sorted(names, key=lambda n: rank.get(n, len(SET_ORDER))):
+        out.sets[name] = {}
+        for p in parts:
+            for key, entry in p.sets.get(name, {}).items():
+                out.sets[name].setdefault(key, entry)
+    return out

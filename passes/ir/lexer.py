@@ -29,7 +29,7 @@ import functools
 import re
 
 __all__ = ["tokens", "quote_name", "quote_string", "unquote_name", "global_refs", "attribute_refs",
-           "metadata_refs", "type_refs", "has_word", "words", "split_type", "split_operands", "skip_type",
+           "metadata_refs", "type_refs", "type_ref_matches", "has_word", "words", "word_matches", "split_type", "split_operands", "skip_type",
            "skip_constant", "closing", "LexError"]
 
 
@@ -149,6 +149,16 @@ def type_refs(text: str) -> list[str]:
 def words(text: str) -> list[str]:
     """The keyword and type tokens of ``text`` (not labels, names or strings)."""
     return [w for w in _WORD_RX.findall(text) if w]
+
+
+def word_matches(text: str) -> list[tuple[str, int]]:
+    """(keyword or type token, where it starts) for each in ``text``."""
+    return [(m.group(1), m.start(1)) for m in _WORD_RX.finditer(text) if m.group(1)]
+
+
+def type_ref_matches(text: str) -> list[tuple[str, int]]:
+    """(``%`` token, where it starts) for each in ``text``."""
+    return [(m.group(1), m.start(1)) for m in _TYPE_RX.finditer(text) if m.group(1)]
 
 
 def has_word(text: str, word: str) -> bool:

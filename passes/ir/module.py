@@ -30,7 +30,8 @@ from .lexer import (LexError, attribute_refs, closing, global_refs, metadata_ref
                     skip_type, split_operands, split_type, tokens, type_refs, unquote_name)
 
 __all__ = ["Module", "Function", "Global", "quote_name", "unquote_name", "split_operands",
-           "parse_attribute_group", "split_type", "Excluding", "USED_LISTS", "DISCARDABLE_LINKAGES", "indirect_calls", "metadata_attachments"]
+           "parse_attribute_group", "split_type", "Excluding", "USED_LISTS", "DISCARDABLE_LINKAGES", "indirect_calls", "metadata_attachments",
+           "attachment_pairs", "without_attachments"]
 
 
 # --- lexical helpers ---------------------------------------------------------------
@@ -68,6 +69,13 @@ def _line_key(line: str) -> str:
 def _after_key(line: str) -> str:
     """What follows ``NAME = `` on a top-level line."""
     return line[len(_line_key(line)) + 3:]
+
+
+def attachment_pairs(text: str) -> list[tuple[str, str]]:
+    """Metadata attachments ``!kind !N`` in a header or line, in order: (kind, ``!N``)."""
+    if "!" not in text:
+        return []
+    return [(k, "!" + n) for k, n in _MD_ATTACH.findall(text) if k]
 
 
 def metadata_attachments(text: str) -> dict[str, str]:
@@ -1079,15 +1087,34 @@ class Module:
         ref = None if operands is None else self.add_metadata_node(operands)
         h = fn.header
         if fn.is_declaration:
-            new = _without_attachments(h, kind)
+            new = without_attachments(h, kind)
             if ref is not None:
                 new = new.replace("declare ", f"declare !{kind} {ref} ", 1)
         else:
             at = fn._parsed().params_end
-            tail = _without_attachments(h[at:], kind)
+            tail = without_attachments(h[at:], kind)
             if ref is not None:
                 tail = tail[:-2] + f" !{kind} {ref} {{"
             new = h[:at] + tail
+        self.functions[name] = Function(name, new, fn.body)
+
+    def order_function_attachments(self, name: str, rank) -> None:
+        """Put a function's metadata attachments in the order of ``rank(kind)``
+        (LLVM prints them sorted by metadata kind ID)."""
+        fn = self.functions[name]
+        h = fn.header
+        region = h if fn.is_declaration else fn.tail
+        pairs = attachment_pairs(region)
+        ordered = sorted(pairs, key=lambda p: rank(p[0]))
+        if len(pairs) < 2 or ordered == pairs:
+            return
+        run = "".join(f" !{k} {r}" for k, r in ordered)
+        if fn.is_declaration:
+            new = without_attachments(h).replace("declare", "declare" + run, 1)
+        else:
+            at = fn._parsed().params_end
+            tail = without_attachments(h[at:])
+            new = h[:at] + tail[:-2] + run + " {"
         self.functions[name] = Function(name, new, fn.body)
 
     def set_named_metadata(self, name: str, nodes: list[list[str]]) -> None:
@@ -1170,7 +1197,7 @@ def _kept(m: re.Match) -> str:
     return m.group(0) if m.group(0)[:1] in ('"', ";") else ""
 
 
-def _without_attachments(text: str, kind: str | None = None) -> str:
+def without_attachments(text: str, kind: str | None = None) -> str:
     """``text`` without its metadata attachments (of ``kind`` only, if given)."""
     if "!" not in text:
         return text
@@ -1211,7 +1238,7 @@ def _as_declaration(ent):
         if key in parts:
             s_, e_ = parts[key]
             tail = tail.replace(header[s_:e_], "", 1)
-    tail = _without_attachments(tail)           # like Function::deleteBody, which clears metadata
+    tail = without_attachments(tail)           # like Function::deleteBody, which clears metadata
     tail = tail[:-1] if tail.endswith("{") else tail
     tail = " ".join(tail.split())
     ret_to_name = header[toks[h.ret_start][1]:h.name_end]
@@ -1239,7 +1266,7 @@ def _stubbed(fn: Function) -> Function:
     body = "entry:\n  ret void\n}\n" if ret == "void" else f"entry:\n  ret {ret} undef\n}}\n"
     h = fn.header
     at = fn._parsed().params_end
-    return Function(fn.name, h[:at] + _without_attachments(h[at:]).replace("  ", " "), body)
+    return Function(fn.name, h[:at] + without_attachments(h[at:]).replace("  ", " "), body)
 
 
 def _filter_used(g: Global, keep) -> Global | None:

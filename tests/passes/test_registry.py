@@ -19,6 +19,10 @@ def test_registry_entry(name):
         # change every option away from its default and round-trip the text
         changed = {}
         for f in dataclasses.fields(cls):
+            choices = f.metadata.get("choices")
+            if choices:             # an option with a fixed set of values: another one of them
+                changed[f.name] = next(c for c in choices if c != f.default)
+                continue
             changed[f.name] = (not f.default) if isinstance(f.default, bool) else \
                 (f.default + 1 if isinstance(f.default, int) else "x,y")
         text = print_pipeline([cls(**changed)])
