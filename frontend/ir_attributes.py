@@ -7,19 +7,7 @@ initialiser, and its printer folds them into ``attributes #N`` groups.
 """
 from __future__ import annotations
 
-import functools
-
-
-@functools.lru_cache(maxsize=4096)      # the same file names and module ids recur
-def quote(text: str) -> str:
-    """``"text"`` with LLVM's ``\\XX`` escapes (for names, strings and attributes)."""
-    out = []
-    for ch in text:
-        if ch == '"' or ch == "\\" or not (32 <= ord(ch) < 127):
-            out.extend(f"\\{b:02X}" for b in ch.encode())
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
+from ..passes.ir.lexer import quote_string as quote      # the IR layer's one spelling of strings
 
 
 def render(key: str, value: str | None = None) -> str:

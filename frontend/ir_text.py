@@ -11,17 +11,15 @@ spelling; a ``Value`` prints as the typed operand ``"<type> <ref>"``.
 """
 from __future__ import annotations
 
-import re
 import struct
 
+from ..passes.ir.lexer import quote_name
 from .ir_attributes import quote
-
-_BARE_NAME = re.compile(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*\Z")
 
 
 def global_name(name: str) -> str:
     """``@name``, quoted when LLVM's lexer needs it."""
-    return "@" + (name if _BARE_NAME.match(name) else quote(name))
+    return "@" + quote_name(name)
 
 
 # ----------------------------------------------------------------------- types
@@ -382,7 +380,7 @@ class Module:
         """The named struct ``%name`` (opaque until ``set_body``)."""
         t = self.types.get(name)
         if t is None:
-            t = self.types[name] = Type("%" + (name if _BARE_NAME.match(name) else quote(name)), "struct")
+            t = self.types[name] = Type("%" + quote_name(name), "struct")
         return t
 
     def add(self, g):
