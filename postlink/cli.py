@@ -18,7 +18,8 @@ from ..frontend.driver import run_guarded
 @click.option("-emit-only-kernels-as-entry-points", "--emit-only-kernels-as-entry-points", "only_kernels",
               is_flag=True, help="Only kernels (and virtual functions) are entry points.")
 @click.option("-o", "outputs", multiple=True, required=True, metavar="[TARGET,]FILE.table",
-              help="Output table; with TARGET, an AOT build for that device config.")
+              help="Output table (repeatable; the images are shared); with TARGET, only the images "
+                   "that device config can run.")
 @click.option("-out-dir", "--out-dir", "out_dir", default=None, help="Directory for the images (default: the table's).")
 @click.option("--vf-keys", type=click.Choice(["design", "upstream"]), default="design", show_default=True,
               help="Virtual-function property keys: the design's calls-/creates-virtual-functions-set, "
@@ -28,18 +29,19 @@ def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, on
     sycl-post-link's file table, images, .prop and .sym files."""
     def body():
         from ..passes.ir import load
-        from . import split_module, write_outputs
-        from .device_config import load_target
-        plan = []
+        from . import TableSpec, split_module, write_tables
+        from .device_config import load_target, target_names
+        # upstream: one split; each -o [TARGET,]FILE gets a table of the images
+        # its target can run (a target with no device config keeps them all)
+        known = set(target_names())
+        tables = []
         for out in outputs:
             target, _, table = out.rpartition(",")
-            plan.append((load_target(target) if target else None, table))   # unknown targets fail first
-        for target, table in plan:
-            module = load(input)
-            images = split_module(module, mode=split, only_kernels=only_kernels, device_globals=device_globals,
-                                  target=target, vf_keys=vf_keys)
-            write_outputs(images, table, out_dir=out_dir, text_ir=text_ir, properties=properties, symbols=symbols,
-                          target=target.name if target else None)
+            tables.append(TableSpec(table, target or None, load_target(target) if target in known else None))
+        module = load(input)
+        images = split_module(module, mode=split, only_kernels=only_kernels, device_globals=device_globals,
+                              vf_keys=vf_keys)
+        write_tables(images, tables, out_dir=out_dir, text_ir=text_ir, properties=properties, symbols=symbols)
     run_guarded(body)
 
 
