@@ -30,13 +30,15 @@ def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, on
     def body():
         from ..passes.ir import load
         from . import TableSpec, split_module, write_tables
-        from .device_config import load_target, target_names
+        from .device_config import ConfigError, load_target, target_names
         # upstream: one split; each -o [TARGET,]FILE gets a table of the images
         # its target can run (a target with no device config keeps them all)
         known = set(target_names())
         tables = []
         for out in outputs:
             target, _, table = out.rpartition(",")
+            if "/" in target or "\\" in target:        # it names .prop files
+                raise ConfigError(f"invalid target name '{target}' in -o {out}")
             tables.append(TableSpec(table, target or None, load_target(target) if target in known else None))
         module = load(input)
         images = split_module(module, mode=split, only_kernels=only_kernels, device_globals=device_globals,

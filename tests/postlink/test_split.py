@@ -130,3 +130,11 @@ def test_internal_copies_link_at_run_time(tmp_path):
     holding = [im for im in images if "twice" in im.module.functions
                and not im.module.functions["twice"].is_declaration]
     assert len(holding) == 2 and all(im.module.functions["twice"].linkage == "internal" for im in holding)
+
+
+def test_target_with_a_path_is_refused(tmp_path):
+    src = tmp_path / "in.ll"
+    src.write_text('define spir_kernel void @k() #0 {\n  ret void\n}\nattributes #0 = { "sycl-module-id"="a.cpp" }\n')
+    r = CliRunner().invoke(main, ["post-link", "-properties", str(src), "-o", f"../up,{tmp_path / 'a.table'}"])
+    assert r.exit_code == 1 and r.output.startswith("minisycl: error: invalid target name '../up'")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.ll"]
