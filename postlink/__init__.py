@@ -1,21 +1,26 @@
 """The post-link step: ``sycl-post-link``'s outputs from one device module.
 
-    split_module(module, mode=..., target=...)  -> [Image]      (split.py)
-    write_outputs(images, "out.table", ...)     -> table rows   (this file)
+    split_module(module, mode=..., target=...)        -> [Image]        (split.py)
+    write_tables(images, [TableSpec(...), ...], ...)  -> rows per table (this file)
 
 File names, table and ``.prop`` format follow upstream
-(``../shared/reference/postlink-formats.md`` §1): ``<dir>/<stem>[_<target>]_<N>``
-with ``.bc``/``.ll``, ``.prop`` and ``.sym``.
+(``../shared/reference/postlink-formats.md`` §1): ``<dir>/<stem>_<N>`` with
+``.bc``/``.ll`` and ``.sym``, ``<dir>/<stem>[_<target>]_<N>.prop``.
 """
 from __future__ import annotations
 
 import os
 import tempfile
+from dataclasses import dataclass
 
 from ..passes.ir import render
-from .split import SPLIT_MODES, Image, SplitError, split_module
+from .device_config import TargetInfo
+from .properties import DEVICE_REQUIREMENTS
+from .propertyset import PropertySets, string_value
+from .split import SPLIT_MODES, Image, SplitError, split_module, target_compatible
 
-__all__ = ["split_module", "write_outputs", "Image", "SplitError", "SPLIT_MODES", "table_text"]
+__all__ = ["split_module", "write_outputs", "write_tables", "TableSpec", "Image", "SplitError", "SPLIT_MODES",
+           "table_text"]
 
 
 def table_text(rows: list[list[str]], properties: bool, symbols: bool) -> str:
@@ -24,52 +29,105 @@ def table_text(rows: list[list[str]], properties: bool, symbols: bool) -> str:
     return "[" + "|".join(cols) + "]\n" + "".join("|".join(r) + "\n" for r in rows)
 
 
-def write_outputs(images: list[Image], table: str, *, out_dir: str | None = None, text_ir: bool = False,
-                  properties: bool = False, symbols: bool = False, target: str | None = None) -> list[list[str]]:
-    """Write every image's files and then the table; on any failure nothing is left behind."""
-    directory = out_dir or os.path.dirname(table) or "."
-    stem = os.path.splitext(os.path.basename(table))[0]
+@dataclass(frozen=True)
+class TableSpec:
+    """One ``-o [TARGET,]FILE.table``: the table's path, the target named (or
+    ``None``), and that target's device config (``None`` when the target is
+    not one we know, or when there is no target)."""
+    table: str
+    target: str | None = None
+    config: TargetInfo | None = None
+
+
+def with_compile_target(props: PropertySets, target: str) -> PropertySets:
+    """``props`` plus ``compile_target`` at the end of ``[SYCL/device
+    requirements]``, as upstream's ``saveModuleProperties`` adds it per table
+    (a key already there keeps its value)."""
+    out = PropertySets()
+    for set_name, entries in props.sets.items():
+        for key, (_, value) in entries.items():
+            out.add(set_name, key, value)
+        if set_name == DEVICE_REQUIREMENTS:
+            out.add(set_name, "compile_target", string_value(target))
+    if DEVICE_REQUIREMENTS not in props.sets:
+        out.add(DEVICE_REQUIREMENTS, "compile_target", string_value(target))
+    return out
+
+
+def write_tables(images: list[Image], tables: list[TableSpec], *, out_dir: str | None = None, text_ir: bool = False,
+                 properties: bool = False, symbols: bool = False) -> list[list[list[str]]]:
+    """Write every image once and one table per ``TableSpec`` (upstream's
+    ``saveModule`` loop over its ``-o`` outputs): images are numbered once and
+    named after the *first* table (``<dir>/<stem>_<N>.ll|.bc|.sym``, ``<dir>``
+    being ``out_dir`` or that table's folder).  Each table lists the images
+    compatible with its target (``target_compatible``); a table without a
+    target, or whose target is not a known device config, lists them all, as
+    upstream does.  With ``properties``, each table gets its own ``.prop``
+    files: ``<stem>_<N>.prop``, or ``<stem>_<target>_<N>.prop`` carrying
+    ``compile_target``.  On any failure nothing is left behind.  Returns the
+    rows of each table."""
+    first = tables[0].table
+    directory = out_dir if out_dir is not None else os.path.dirname(first)
+    prefix = os.path.join(directory, os.path.splitext(os.path.basename(first))[0])
     codes = render([im.module for im in images], bitcode=not text_ir)
-    files: list[tuple[str, bytes]] = []
-    rows = []
+    files: dict[str, bytes] = {}
+    rows: list[list[list[str]]] = [[] for _ in tables]
     for i, (im, code) in enumerate(zip(images, codes)):
-        base = os.path.join(directory, f"{stem}_{i}")
-        row = [base + (".ll" if text_ir else ".bc")]
-        files.append((row[0], code.encode() if isinstance(code, str) else code))
-        if properties:
-            prop = os.path.join(directory, f"{stem}_{target}_{i}.prop" if target else f"{stem}_{i}.prop")
-            files.append((prop, im.properties.text().encode()))
-            row.append(prop)
+        ir = f"{prefix}_{i}" + (".ll" if text_ir else ".bc")
+        files[ir] = code.encode() if isinstance(code, str) else code
+        sym = f"{prefix}_{i}.sym"
         if symbols:
-            files.append((base + ".sym", "".join(e + "\n" for e in im.entry_points).encode()))
-            row.append(base + ".sym")
-        rows.append(row)
-    files.append((table, table_text(rows, properties, symbols).encode()))
-    _write_all(files)
+            files[sym] = "".join(e + "\n" for e in im.entry_points).encode()
+        for spec, table_rows in zip(tables, rows):
+            if spec.config is not None and not target_compatible(im, spec.config):
+                continue
+            row = [ir]
+            if properties:
+                if spec.target:
+                    prop = f"{prefix}_{spec.target}_{i}.prop"
+                    files[prop] = with_compile_target(im.properties, spec.target).text().encode()
+                else:
+                    prop = f"{prefix}_{i}.prop"
+                    files[prop] = im.properties.text().encode()
+                row.append(prop)
+            if symbols:
+                row.append(sym)
+            table_rows.append(row)
+    _write_all(list(files.items()), [(spec.table, table_text(r, properties, symbols).encode())
+                                     for spec, r in zip(tables, rows)])
     return rows
 
 
-def _write_all(files: list[tuple[str, bytes]]) -> None:
-    """Write the image files, then the table (the last file) atomically.  If
-    anything fails, the files written so far are removed: a table never refers
-    to missing or stale files, and no half-written table is ever left."""
+def write_outputs(images: list[Image], table: str, *, out_dir: str | None = None, text_ir: bool = False,
+                  properties: bool = False, symbols: bool = False, target: str | None = None) -> list[list[str]]:
+    """One table of ``images`` (all of them; ``target`` only names the ``.prop``
+    files and adds ``compile_target``)."""
+    return write_tables(images, [TableSpec(table, target)], out_dir=out_dir, text_ir=text_ir,
+                        properties=properties, symbols=symbols)[0]
+
+
+def _write_all(files: list[tuple[str, bytes]], tables: list[tuple[str, bytes]]) -> None:
+    """Write the image files, then each table atomically.  If anything fails,
+    the files and tables written so far are removed: a table never refers to
+    missing or stale files, and no half-written table is ever left."""
     written = []
     try:
-        for folder in sorted({os.path.dirname(os.path.abspath(path)) for path, _ in files}):
+        for folder in sorted({os.path.dirname(os.path.abspath(path)) for path, _ in files + tables}):
             os.makedirs(folder, exist_ok=True)
-        for path, data in files[:-1]:
+        for path, data in files:
             with open(path, "wb") as fh:
                 written.append(path)
                 fh.write(data)
-        table, data = files[-1]
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(table)), prefix=".minisycl-")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, table)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        for table, data in tables:
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(table)), prefix=".minisycl-")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                os.replace(tmp, table)
+                written.append(table)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
     except BaseException:
         for path in written:
             if os.path.exists(path):

@@ -75,7 +75,8 @@ _IR_ONLY_CONFLICTS = (("symbols", "-symbols"), ("properties", "-properties"), ("
 @click.option("-Os", "os_", is_flag=True, hidden=True)
 @click.option("-Oz", "oz", is_flag=True, hidden=True)
 @click.option("-o", "outputs", multiple=True, required=True, metavar="[TARGET,]FILE.table",
-              help="Output table; with TARGET, an AOT build for that device config.")
+              help="Output table (repeatable; the images are shared); with TARGET, only the images "
+                   "that device config can run.")
 @click.option("-out-dir", "--out-dir", "out_dir", default=None, help="Directory for the images (default: the table's).")
 @click.option("--vf-keys", type=click.Choice(["design", "upstream"]), default="design", show_default=True,
               help="Virtual-function property keys: the design's calls-/creates-virtual-functions-set, "
@@ -88,8 +89,8 @@ def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, on
     def body():
         from ..frontend.diagnostics import UserError
         from ..passes.ir import load
-        from . import split_module, write_outputs
-        from .device_config import load_target
+        from . import TableSpec, split_module, write_tables
+        from .device_config import ConfigError, load_target, target_names
         from .properties import EmitOptions
         opts = EmitOptions(param_info=param_info, exported_symbols=exported, kernel_names=kernel_names,
                            imported_symbols=imported, program_metadata=program_metadata, allow_dependencies=allow_deps)
@@ -102,24 +103,27 @@ def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, on
                     raise UserError(f"{flag} can't be used with -ir-output-only")
             if split not in ("auto", "none"):
                 raise UserError(f"-split={split} can't be used with -ir-output-only")
-        plan = []
+        # upstream: one split; each -o [TARGET,]FILE gets a table of the images
+        # its target can run (a target with no device config keeps them all)
+        known = set(target_names())
+        tables = []
         for out in outputs:
             target, _, table = out.rpartition(",")
-            plan.append((load_target(target) if target else None, table))   # unknown targets fail first
+            if "/" in target or "\\" in target:        # it names .prop files
+                raise ConfigError(f"invalid target name '{target}' in -o {out}")
+            tables.append(TableSpec(table, target or None, load_target(target) if target in known else None))
+        module = load(input)
         if ir_only:
-            _write_ir_only(load(input), plan[0][1], text_ir, only_kernels, device_globals)
+            _write_ir_only(module, tables[0].table, text_ir, only_kernels, device_globals)
             return
-        for target, table in plan:
-            module = load(input)
-            esimd = _esimd_functions(module)
-            if esimd:
-                raise UserError(f"'{esimd[0]}' is an ESIMD function (!sycl_explicit_simd): "
-                                f"minisycl has no ESIMD support")
-            images = split_module(module, mode=split, only_kernels=only_kernels, device_globals=device_globals,
-                                  target=target, vf_keys=vf_keys)
-            _with_optional_sets(images, opts)
-            write_outputs(images, table, out_dir=out_dir, text_ir=text_ir, properties=properties, symbols=symbols,
-                          target=target.name if target else None)
+        esimd = _esimd_functions(module)
+        if esimd:
+            raise UserError(f"'{esimd[0]}' is an ESIMD function (!sycl_explicit_simd): "
+                            f"minisycl has no ESIMD support")
+        images = split_module(module, mode=split, only_kernels=only_kernels, device_globals=device_globals,
+                              vf_keys=vf_keys)
+        _with_optional_sets(images, opts)
+        write_tables(images, tables, out_dir=out_dir, text_ir=text_ir, properties=properties, symbols=symbols)
     run_guarded(body)
 
 

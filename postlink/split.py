@@ -2,6 +2,10 @@
 ``sycl-post-link.cpp``'s image loop; ``../shared/reference/postlink-formats.md`` §3-4).
 
 Algorithm:
+  0. Before the split, as upstream's ``processInputModule``: ``@llvm.used`` is
+     dropped (``removeSYCLKernelsConstRefArray``), and device globals leave
+     ``@llvm.compiler.used``; one that nothing else uses is dropped with them
+     (``removeDeviceGlobalFromCompilerUsed``).
   1. Entry points, in module order: kernels; unless only kernels are asked for,
      SYCL_EXTERNAL functions (``"sycl-module-id"``, builtins excepted); in the
      JIT flow, every ``"indirectly-callable"`` function.
@@ -11,33 +15,50 @@ Algorithm:
      In the JIT flow a virtual function always gets the per-source category, so
      each set is outlined into its own image(s) whatever the mode (the seeds'
      design).  Images come out in *descending* key order, as upstream's.
-  3. An image is its entry points plus everything they reach (copied into each
-     image that needs it).  Virtual functions of other images stay declarations.
-     Set images give their virtual functions external linkage.  A set image
-     that uses aspects is followed by its dummy: the same image with the
-     virtual functions' bodies emptied.
-  4. AOT flow (a target): no outlining and no dummies; every image is
-     self-contained, and the virtual functions of sets whose aspects the target
-     lacks are emptied everywhere.  Images needing aspects (or a sub-group size)
-     the target lacks are left out.
-  5. Clean-up: device globals leave ``@llvm.compiler.used`` (dropped when
-     empty); unused ones are not copied.  A ``device_image_scope`` variable in
-     two images is upstream's error.
+  3. What an image holds (upstream's dependency graph, then its clean-up):
+     its entry points, what is left of ``@llvm.compiler.used``, and everything
+     they reach through references (copied into each image that needs it),
+     where a function making an indirect call also reaches every
+     ``"referenced-indirectly"`` function of the call's function type
+     (``indirect_calls.py``).  With ``none`` the image is the module as
+     upstream's ``ModuleCopier`` keeps it after Internalize and GlobalDCE:
+     also every global variable that is not discardable (so a module without
+     entry points still gives its globals), every ``"referenced-indirectly"``
+     function, and what they reach.  Virtual functions of other images stay
+     declarations; set images give their virtual functions external linkage.
+     A set image that uses aspects is followed by its dummy: the same image
+     with the virtual functions' bodies emptied.
+  4. Internalize (upstream's ``ModuleDesc::cleanup``): in each image, a defined
+     function that is not one of its entry points and is neither
+     ``"indirectly-callable"`` nor ``"referenced-indirectly"`` becomes
+     ``internal`` (visibility reset, a comdat of its own dropped).  So a
+     SYCL_EXTERNAL function is external only in the image where it is an
+     entry point.  Globals keep their linkage.
+  5. AOT flow (a target; ``minisycl build --target``): no outlining and no
+     dummies; every image is self-contained, and the virtual functions of sets
+     whose aspects the target lacks are emptied everywhere.  Images needing
+     aspects (or a sub-group size) the target lacks are left out.  (``minisycl
+     post-link -o TARGET,FILE`` splits once as upstream does and only filters
+     the table: ``target_compatible``.)
+  6. A ``device_image_scope`` variable in two images is upstream's error.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from ..frontend.diagnostics import UserError
-from ..passes.ir import USED_LISTS, Excluding, Module
+import re
+
+from ..passes.ir import DISCARDABLE_LINKAGES, Excluding, Function, Module, quote_name
 from ..passes.split_if_device import SYCL_BUILTIN
 from ..passes.propagate_aspects import aspect_table
 from ..passes.virtual_functions import analyze
 from .device_config import TargetInfo
+from .indirect_calls import function_type, indirect_call_types
 from .properties import compute_properties, is_image_scope, used_aspects
 from .propertyset import PropertySets
 
-__all__ = ["Image", "SplitError", "split_module", "entry_points", "group_key", "SPLIT_MODES"]
+__all__ = ["Image", "SplitError", "split_module", "entry_points", "group_key", "target_compatible", "SPLIT_MODES"]
 
 SPLIT_MODES = ("kernel", "source", "auto", "none")
 
@@ -130,20 +151,29 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
         groups.setdefault(key, []).append(name)
     if not groups:
         groups["<GLOBAL>"] = []
-    used = [g for g in USED_LISTS if g in module.globals]
     dgs = set(module.globals_with("sycl-device-global-size"))
+    dead, used = _trim_compiler_used(module, dgs)
+    by_type = _indirect_callees(module)
+    # what upstream's Internalize keeps (and so GlobalDCE too), besides the entry points
+    preserved = set(module.functions_with("referenced-indirectly")) | set(virtual)
+    copier_roots = [n for n, g in module.globals.items()
+                    if g.linkage not in DISCARDABLE_LINKAGES and not n.startswith("llvm.") and n not in dead]
+    copier_roots += [n for n in module.functions if n in preserved and not module.functions[n].is_declaration]
     images: list[Image] = []
     for key in sorted(groups, key=lambda k: k.encode(), reverse=True):
         members = groups[key]
         outlined = Excluding(virtual, members) if jit else ()
-        names = module.closure(members, opaque=outlined)
-        part = module.extract(names + used, declare=outlined, stub=stub, name=key)
+        roots = members + used + (copier_roots if key == "<GLOBAL>" else [])
+        names = _closure(module, roots, outlined, by_type)
+        part = module.extract(names + (["llvm.compiler.used"] if used else []), declare=outlined, stub=stub,
+                              name=key)
         part.filter_used_lists(Excluding(part.globals.keys() | part.functions.keys(), dgs))
         holds_vfs = jit and any(n in virtual for n in members)
         if holds_vfs:
             for n in members:
                 if n in virtual and part.functions[n].linkage != "external":
                     part.set_linkage(n, "external")
+        internalize(part, set(members) | preserved)
         props = compute_properties(part, members, split=mode, with_device_globals=device_globals, jit=jit,
                                    vf_keys=vf_keys, target=target.name if target else None)
         images.append(Image(part, members, key, props))
@@ -152,8 +182,106 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     if device_globals and len(images) > 1:
         _check_image_scope(module, images)
     if target is not None:
-        images = [im for im in images if _compatible(im, target, names_of)]
+        images = [im for im in images if target_compatible(im, target)]
     return images
+
+
+def _trim_compiler_used(module: Module, dgs: set[str]) -> tuple[set[str], list[str]]:
+    """Upstream's ``removeDeviceGlobalFromCompilerUsed``: device globals leave
+    ``@llvm.compiler.used``, and the ones nothing else uses go (``@llvm.used``,
+    which upstream erases first, does not count as a use).  Returns (the device
+    globals dropped, the members that stay)."""
+    used = module.globals.get("llvm.compiler.used")
+    if used is None:
+        return set(), []
+    users = module.users()
+    dead = {r for r in used.refs() if r in dgs and not users.get(r, set()) - {"llvm.used", "llvm.compiler.used"}}
+    return dead, [r for r in used.refs() if r not in dgs]
+
+
+def _indirect_callees(module: Module) -> dict[str, list[str]]:
+    """Function type → the defined ``"referenced-indirectly"`` functions of that
+    type (kernels excepted: they cannot be called), the candidates of an
+    indirect call in upstream's dependency graph."""
+    out: dict[str, list[str]] = {}
+    for name in module.functions_with("referenced-indirectly"):
+        fn = module.functions[name]
+        if not fn.is_declaration and not fn.is_kernel:
+            out.setdefault(function_type(fn), []).append(name)
+    return out
+
+
+def _closure(module: Module, roots: list[str], opaque, by_type: dict[str, list[str]]) -> list[str]:
+    """``Module.closure`` plus upstream's indirect-call edges: a function that
+    makes an indirect call reaches every candidate of the call's type."""
+    names = module.closure(roots, opaque=opaque)
+    if not by_type:
+        return names
+    seen, looked = set(names), set()
+    while True:
+        extra = []
+        for n in names:
+            fn = module.functions.get(n)
+            if n in looked or fn is None or fn.is_declaration or n in opaque:
+                continue
+            looked.add(n)
+            for sig in sorted(indirect_call_types(fn)):
+                extra.extend(c for c in by_type.get(sig, ()) if c not in seen and c not in extra)
+        if not extra:
+            return names
+        more = [n for n in module.closure(extra, opaque=opaque) if n not in seen]
+        seen.update(more)
+        names = names + more
+
+
+_INTERNALIZABLE = frozenset(("external", "weak", "weak_odr", "linkonce", "linkonce_odr"))
+_VISIBILITY = re.compile(r" (?:hidden|protected)(?= )")
+_COMDAT_REF = re.compile(r" comdat(?:\((\$(?:\"[^\"]*\"|[-\w$.]+))\))?")
+
+
+def internalize(part: Module, keep: set[str]) -> list[str]:
+    """Upstream's Internalize step of ``ModuleDesc::cleanup`` on one image: every
+    defined function not in ``keep`` with an external-ish linkage (``external``,
+    ``weak``, ``weak_odr``, ``linkonce``, ``linkonce_odr``; not
+    ``available_externally`` nor ``dllexport``) becomes ``internal`` with default
+    visibility.  A comdat that only this function uses is dropped; one shared
+    with an entity that stays external keeps its members external, as LLVM's
+    pass does.  Returns the internalized names."""
+    comdat_of = {}
+    for name, ent in list(part.functions.items()) + list(part.globals.items()):
+        if ent.is_declaration:
+            continue
+        key = _comdat_key(ent, name)
+        if key is not None:
+            comdat_of[name] = key
+
+    def stays_external(name):
+        fn = part.functions.get(name)
+        return fn is None or name in keep or fn.linkage not in _INTERNALIZABLE or " dllexport " in fn.header
+    external_comdats = {k for n, k in comdat_of.items() if stays_external(n)}
+    done = []
+    for name, fn in list(part.functions.items()):
+        if fn.is_declaration or stays_external(name) or comdat_of.get(name) in external_comdats:
+            continue
+        part.set_linkage(name, "internal")
+        header = _VISIBILITY.sub("", part.functions[name].header)
+        key = comdat_of.get(name)
+        if key is not None and sum(1 for k in comdat_of.values() if k == key) == 1:
+            header = _COMDAT_REF.sub("", header, count=1)
+            part.comdats.pop(key, None)
+        part.functions[name] = Function(name, header, fn.body)
+        done.append(name)
+    return done
+
+
+def _comdat_key(ent, name: str) -> str | None:
+    """The ``$comdat`` a definition names, or ``None``: LLVM prints ``comdat`` /
+    ``comdat($c)`` after a function's parameters, or in a global's line."""
+    text = ent.tail if isinstance(ent, Function) else ent.line.split(" = ", 1)[1]
+    m = _COMDAT_REF.search(text) if " comdat" in text else None
+    if m is None:
+        return None
+    return m.group(1) or "$" + quote_name(name)
 
 
 def _dummy(part: Module, members, key, props: PropertySets, virtual) -> Image:
@@ -183,9 +311,18 @@ def _check_image_scope(module: Module, images: list[Image]) -> None:
                                  f"is used in more than one device image.")
 
 
-def _compatible(image: Image, target: TargetInfo, names_of: dict[int, str]) -> bool:
+def target_compatible(image: Image, target: TargetInfo) -> bool:
+    """Upstream's ``isTargetCompatibleWithModule``: the image is left out for
+    ``target`` when its IR uses an aspect whose name the target does not list
+    (``may_support_other_aspects`` is not consulted), or when it requires a
+    sub-group size the target does not list.  Aspect names come from the
+    image's ``!sycl_aspects``, so a dummy image (bodies emptied, their aspect
+    metadata gone) fits targets that lack the set's aspects.  A target missing
+    from the device configs is handled by the caller: upstream keeps every
+    image for it (its ``TargetTable`` lookup fails and it returns true)."""
+    names_of = {v: k for k, v in aspect_table(image.module).items()}
     needed = {names_of.get(a, str(a)) for a in used_aspects(image.module)}
     if not target.supports(needed):
         return False
     sg = image.properties.get("SYCL/device requirements", "reqd_sub_group_size")
-    return sg is None or not target.sub_group_sizes or sg in target.sub_group_sizes
+    return sg is None or sg in target.sub_group_sizes

@@ -50,3 +50,31 @@ def test_malformed_configs(tmp_path, text, where, what):
     msg = str(err.value)
     assert msg.startswith(str(path) + where), msg
     assert what in msg
+
+
+# every target of DPC++'s list in postlink-formats.md §5, with its facts
+SECTION5 = ["spir64", "spir64_gen", "spir64_fpga", "intel_gpu_pvc_vg", "intel_gpu_dg1", "intel_gpu_acm_g10",
+            "intel_gpu_acm_g11", "intel_gpu_acm_g12", "intel_gpu_adl_s", "intel_gpu_adl_p", "intel_gpu_adl_n",
+            "intel_gpu_rkl", "intel_gpu_ehl", "intel_gpu_icllp", "intel_gpu_kbl", "intel_gpu_cfl", "intel_gpu_apl",
+            "intel_gpu_glk", "intel_gpu_whl", "intel_gpu_aml", "intel_gpu_cml", "intel_gpu_bdw", "intel_gpu_mtl_u",
+            "intel_gpu_mtl_h", "intel_gpu_arl_h", "nvidia_gpu_sm_52", "nvidia_gpu_sm_53", "nvidia_gpu_sm_60",
+            "nvidia_gpu_sm_90a"]
+
+
+@pytest.mark.parametrize("name", SECTION5)
+def test_section5_targets_are_known(name):
+    t = load_target(name)
+    if name.startswith("intel_gpu_"):
+        assert t.aot_toolchain == "ocloc" and t.aot_toolchain_options == f"-device {name[len('intel_gpu_'):]}"
+        assert "ext_intel_esimd" in t.aspects and not t.may_support_other_aspects
+    elif name.startswith("spir64"):
+        assert t.aspects == () and t.sub_group_sizes == () and t.may_support_other_aspects
+
+
+def test_section5_facts():
+    assert "fp64" in load_target("intel_gpu_cfl").aspects and load_target("intel_gpu_cfl").sub_group_sizes == (8, 16, 32)
+    assert "fp64" not in load_target("intel_gpu_dg1").aspects
+    assert load_target("intel_gpu_pvc_vg").sub_group_sizes == (16, 32)
+    sm52, sm53, sm60 = (set(load_target(f"nvidia_gpu_sm_{n}").aspects) for n in ("52", "53", "60"))
+    assert "fp16" not in sm52 and "fp16" in sm53 and "atomic64" not in sm53 and "atomic64" in sm60
+    assert set(load_target("nvidia_gpu_sm_90a").aspects) == set(load_target("nvidia_gpu_sm_90").aspects)

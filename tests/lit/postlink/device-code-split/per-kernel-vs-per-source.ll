@@ -9,7 +9,8 @@
 ; RUN: minisycl post-link -S < %s -o %t.n.table
 ; RUN: filecheck %s --input-file=%t.n.table --check-prefix=NTABLE
 ; Per-kernel: one image per entry point, descending names.  Per-source: one
-; image per "sycl-module-id" (TU2 before TU1).  Shared functions are copied.
+; image per "sycl-module-id" (TU2 before TU1).  Shared functions are copied
+; and internal in each copy (upstream internalizes non-entry functions).
 
 ; KTABLE: [Code|Symbols]
 ; KTABLE-NEXT: {{.*}}.k_0.ll|{{.*}}.k_0.sym
@@ -19,13 +20,13 @@
 ; KTABLE-EMPTY:
 ; K0SYM: tu2_kernel
 ; K0SYM-EMPTY:
-; K0IR: define spir_func i32 @shared(
+; K0IR: define internal spir_func i32 @shared(
 ; K0IR-NOT: define {{.*}}@tu1_
 ; S0SYM: tu2_kernel
 ; S0SYM-NEXT: tu2_external
 ; S1SYM: tu1_kernel_a
 ; S1SYM-NEXT: tu1_kernel_b
-; S1IR: define spir_func i32 @shared(
+; S1IR: define internal spir_func i32 @shared(
 ; S1IR-NOT: @tu2_kernel
 ; NTABLE: [Code]
 ; NTABLE-NEXT: {{.*}}.n_0.ll
