@@ -20,7 +20,7 @@ Algorithm:
      they reach through references (copied into each image that needs it),
      where a function making an indirect call also reaches every
      ``"referenced-indirectly"`` function of the call's function type
-     (``indirect_calls.py``).  With ``none`` the image is the module as
+     (``passes/ir``: ``indirect_call_types``).  With ``none`` the image is the module as
      upstream's ``ModuleCopier`` keeps it after Internalize and GlobalDCE:
      also every global variable that is not discardable (so a module without
      entry points still gives its globals), every ``"referenced-indirectly"``
@@ -49,12 +49,12 @@ from dataclasses import dataclass, field
 from ..frontend.diagnostics import UserError
 import re
 
-from ..passes.ir import DISCARDABLE_LINKAGES, Excluding, Function, Module, quote_name
+from ..passes.ir import (DISCARDABLE_LINKAGES, Excluding, Function, Module, function_type, indirect_call_types,
+                        quote_name)
 from ..passes.split_if_device import SYCL_BUILTIN
 from ..passes.propagate_aspects import aspect_table
 from ..passes.virtual_functions import analyze
 from .device_config import TargetInfo
-from .indirect_calls import function_type, indirect_call_types
 from .properties import compute_properties, is_image_scope, used_aspects
 from .propertyset import PropertySets
 
@@ -225,7 +225,7 @@ def _closure(module: Module, roots: list[str], opaque, by_type: dict[str, list[s
             if n in looked or fn is None or fn.is_declaration or n in opaque:
                 continue
             looked.add(n)
-            for sig in sorted(indirect_call_types(fn)):
+            for sig in sorted(indirect_call_types(fn.body or "")):
                 extra.extend(c for c in by_type.get(sig, ()) if c not in seen and c not in extra)
         if not extra:
             return names

@@ -30,7 +30,8 @@ from .lexer import (LexError, attribute_refs, closing, global_refs, metadata_ref
                     skip_type, split_operands, split_type, tokens, type_refs, unquote_name)
 
 __all__ = ["Module", "Function", "Global", "quote_name", "unquote_name", "split_operands",
-           "parse_attribute_group", "split_type", "Excluding", "USED_LISTS", "DISCARDABLE_LINKAGES", "indirect_calls", "metadata_attachments",
+           "parse_attribute_group", "split_type", "Excluding", "USED_LISTS", "DISCARDABLE_LINKAGES", "indirect_calls", "indirect_call_types", "function_type",
+           "metadata_attachments",
            "attachment_pairs", "without_attachments"]
 
 
@@ -423,6 +424,51 @@ def _comdat_of(text: str, name: str) -> str | None:
 def indirect_calls(body: str) -> list[tuple[str, list[int]]]:
     """Indirect call and invoke sites of a body: (the instruction line, its
     function attribute groups)."""
+    return [(line, groups) for line, groups, _ in _indirect_call_sites(body)]
+
+
+def _type_text(text: str, toks, start: int, end: int) -> str:
+    """The type spelled by ``toks[start:end]``, blanks as LLVM prints them."""
+    return " ".join(text[toks[start][1]:toks[end - 1][2]].split())
+
+
+def _arg_types(text: str, toks, open_at: int, close: int) -> list[str]:
+    """The types of the arguments or parameters between ``toks[open_at]`` (``(``)
+    and ``toks[close - 1]`` (``)``); ``...`` stays."""
+    out, i = [], open_at + 1
+    while i < close - 1:
+        if toks[i][0] == "...":
+            out.append("...")
+            i += 1
+        else:
+            j = skip_type(toks, i)
+            out.append(_type_text(text, toks, i, j))
+            depth = 0
+            while i < close - 1 and not (toks[i][0] == "," and depth == 0):
+                t = toks[i][0]
+                depth += t in ("(", "[", "{", "<")
+                depth -= t in (")", "]", "}", ">")
+                i += 1
+        i += 1                                  # the comma
+    return out
+
+
+def indirect_call_types(body: str) -> set[str]:
+    """The function types of a body's indirect calls and invokes, as
+    ``"<ret> (<t1>, <t2>)"``: with opaque pointers a call prints its return
+    type and arguments (``call i32 %f(i32 1)``), or the whole function type
+    when it is varargs (``call i32 (i32, ...) %f(i32 1)``)."""
+    return {t for _, _, t in _indirect_call_sites(body)}
+
+
+def function_type(fn: "Function") -> str:
+    """``fn``'s own type, in the form of ``indirect_call_types``."""
+    toks = tokens(fn.params)
+    return f"{' '.join(fn.return_type.split())} ({', '.join(_arg_types(fn.params, toks, 0, len(toks)))})"
+
+
+def _indirect_call_sites(body: str) -> list[tuple[str, list[int], str]]:
+    """(line, function attribute groups, function type) of each indirect call site."""
     out = []
     for line in body.split("\n"):
         if "call" not in line or "%" not in line:
@@ -445,7 +491,15 @@ def indirect_calls(body: str) -> list[tuple[str, list[int]]]:
                 groups.append(int(w[1:]))
             elif w in ("[", ",", "to"):
                 break
-        out.append((line, groups))
+        start = _type_start(toks, i - 1)
+        if words[i - 1] == ")" and words[start - 1:start] and words[start - 1] not in ("addrspace", "target") \
+                and words[start] == "(":        # the whole function type is spelled
+            ret = _type_text(line, toks, _type_start(toks, start - 1), start)
+            params = _arg_types(line, toks, start, i)
+        else:
+            ret = _type_text(line, toks, start, i)
+            params = _arg_types(line, toks, i + 1, end)
+        out.append((line, groups, f"{ret} ({', '.join(params)})"))
     return out
 
 

@@ -12,7 +12,7 @@ from minisycl.passes.ir import Module, parse_text
 from minisycl.passes.manager import PassContext, PassManager
 from minisycl.postlink import split_module
 from minisycl.postlink.device_config import load_target
-from minisycl.postlink.indirect_calls import function_type, indirect_call_types
+from minisycl.passes.ir import function_type, indirect_call_types
 from minisycl.postlink.split import internalize
 
 DESIGN = """
@@ -59,7 +59,7 @@ def test_aot_flow_of_the_design_example(tmp_path):
 ])
 def test_indirect_call_types(line, expected):
     m = Module.parse(f"define void @f(ptr %fp, i32 %x, ptr addrspace(4) %q) {{\nentry:\n  {line}\n  ret void\n}}\n")
-    assert indirect_call_types(m.functions["f"]) == ({expected} if expected else set())
+    assert indirect_call_types(m.functions["f"].body) == ({expected} if expected else set())
 
 
 def test_function_type_drops_names_and_attributes():
