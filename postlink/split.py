@@ -157,8 +157,11 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     # what upstream's Internalize keeps (and so GlobalDCE too), besides the entry points
     preserved = set(module.functions_with("referenced-indirectly")) | set(virtual)
     copier_roots = [n for n, g in module.globals.items()
-                    if g.linkage not in DISCARDABLE_LINKAGES and not n.startswith("llvm.") and n not in dead]
-    copier_roots += [n for n in module.functions if n in preserved and not module.functions[n].is_declaration]
+                    if g.linkage not in DISCARDABLE_LINKAGES and n not in ("llvm.used", "llvm.compiler.used") and n not in dead]
+    # (in the JIT flow the virtual functions live in their set images: declared
+    # here only where something refers to them, as StripDeadPrototypes leaves it)
+    copier_roots += [n for n in module.functions if n in preserved and not module.functions[n].is_declaration
+                     and not (jit and n in virtual)]
     images: list[Image] = []
     for key in sorted(groups, key=lambda k: k.encode(), reverse=True):
         members = groups[key]
