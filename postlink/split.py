@@ -157,8 +157,11 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     # what upstream's Internalize keeps (and so GlobalDCE too), besides the entry points
     preserved = set(module.functions_with("referenced-indirectly")) | set(virtual)
     copier_roots = [n for n, g in module.globals.items()
-                    if g.linkage not in DISCARDABLE_LINKAGES and not n.startswith("llvm.") and n not in dead]
-    copier_roots += [n for n in module.functions if n in preserved and not module.functions[n].is_declaration]
+                    if g.linkage not in DISCARDABLE_LINKAGES and n not in ("llvm.used", "llvm.compiler.used") and n not in dead]
+    # (in the JIT flow the virtual functions live in their set images: declared
+    # here only where something refers to them, as StripDeadPrototypes leaves it)
+    copier_roots += [n for n in module.functions if n in preserved and not module.functions[n].is_declaration
+                     and not (jit and n in virtual)]
     images: list[Image] = []
     for key in sorted(groups, key=lambda k: k.encode(), reverse=True):
         members = groups[key]
@@ -173,7 +176,7 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
             for n in members:
                 if n in virtual and part.functions[n].linkage != "external":
                     part.set_linkage(n, "external")
-        internalize(part, set(members) | preserved)
+        internalize(part, _Either(members, preserved))
         props = compute_properties(part, members, split=mode, with_device_globals=device_globals, jit=jit,
                                    vf_keys=vf_keys, target=target.name if target else None)
         images.append(Image(part, members, key, props))
@@ -234,6 +237,18 @@ def _closure(module: Module, roots: list[str], opaque, by_type: dict[str, list[s
         names = names + more
 
 
+class _Either:
+    """Names in either of two collections, without building their union per image."""
+
+    __slots__ = ("a", "b")
+
+    def __init__(self, a, b):
+        self.a, self.b = set(a), b
+
+    def __contains__(self, name) -> bool:
+        return name in self.a or name in self.b
+
+
 _INTERNALIZABLE = frozenset(("external", "weak", "weak_odr", "linkonce", "linkonce_odr"))
 _VISIBILITY = re.compile(r" (?:hidden|protected)(?= )")
 _COMDAT_REF = re.compile(r" comdat(?:\((\$(?:\"[^\"]*\"|[-\w$.]+))\))?")
@@ -248,7 +263,7 @@ def internalize(part: Module, keep: set[str]) -> list[str]:
     with an entity that stays external keeps its members external, as LLVM's
     pass does.  Returns the internalized names."""
     comdat_of = {}
-    for name, ent in list(part.functions.items()) + list(part.globals.items()):
+    for name, ent in list(part.functions.items()) + list(part.globals.items()) if part.comdats else ():
         if ent.is_declaration:
             continue
         key = _comdat_key(ent, name)
