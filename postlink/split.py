@@ -47,10 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..frontend.diagnostics import UserError
-import re
-
-from ..passes.ir import (DISCARDABLE_LINKAGES, Excluding, Function, Module, function_type, indirect_call_types,
-                        quote_name)
+from ..passes.ir import DISCARDABLE_LINKAGES, Excluding, Module, function_type, indirect_call_types
 from ..passes.split_if_device import SYCL_BUILTIN
 from ..passes.propagate_aspects import aspect_table
 from ..passes.virtual_functions import analyze
@@ -250,9 +247,6 @@ class _Either:
 
 
 _INTERNALIZABLE = frozenset(("external", "weak", "weak_odr", "linkonce", "linkonce_odr"))
-_VISIBILITY = re.compile(r" (?:hidden|protected)(?= )")
-_COMDAT_REF = re.compile(r" comdat(?:\((\$(?:\"[^\"]*\"|[-\w$.]+))\))?")
-
 
 def internalize(part: Module, keep: set[str]) -> list[str]:
     """Upstream's Internalize step of ``ModuleDesc::cleanup`` on one image: every
@@ -266,7 +260,7 @@ def internalize(part: Module, keep: set[str]) -> list[str]:
     for name, ent in list(part.functions.items()) + list(part.globals.items()) if part.comdats else ():
         if ent.is_declaration:
             continue
-        key = _comdat_key(ent, name)
+        key = ent.comdat()
         if key is not None:
             comdat_of[name] = key
 
@@ -278,25 +272,13 @@ def internalize(part: Module, keep: set[str]) -> list[str]:
     for name, fn in list(part.functions.items()):
         if fn.is_declaration or stays_external(name) or comdat_of.get(name) in external_comdats:
             continue
-        part.set_linkage(name, "internal")
-        header = _VISIBILITY.sub("", part.functions[name].header)
         key = comdat_of.get(name)
-        if key is not None and sum(1 for k in comdat_of.values() if k == key) == 1:
-            header = _COMDAT_REF.sub("", header, count=1)
+        alone = key is not None and sum(1 for k in comdat_of.values() if k == key) == 1
+        part.make_internal(name, drop_comdat=alone)
+        if alone:
             part.comdats.pop(key, None)
-        part.functions[name] = Function(name, header, fn.body)
         done.append(name)
     return done
-
-
-def _comdat_key(ent, name: str) -> str | None:
-    """The ``$comdat`` a definition names, or ``None``: LLVM prints ``comdat`` /
-    ``comdat($c)`` after a function's parameters, or in a global's line."""
-    text = ent.tail if isinstance(ent, Function) else ent.line.split(" = ", 1)[1]
-    m = _COMDAT_REF.search(text) if " comdat" in text else None
-    if m is None:
-        return None
-    return m.group(1) or "$" + quote_name(name)
 
 
 def _dummy(part: Module, members, key, props: PropertySets, virtual) -> Image:

@@ -1091,6 +1091,23 @@ class Module:
             words.insert(1, linkage)
         self.functions[name] = Function(name, " ".join(words), fn.body)
 
+    def make_internal(self, name: str, drop_comdat: bool = False) -> None:
+        """Give a function definition internal linkage and default visibility (as
+        LLVM's Internalize does); ``drop_comdat`` also takes it out of its comdat."""
+        self.set_linkage(name, "internal")
+        fn = self.functions[name]
+        h = fn._parsed()
+        header = fn.header
+        cut = [(s_, e_) for tok, s_, e_ in h.prefix[:h.ret_start] if tok in ("hidden", "protected")]
+        if drop_comdat:
+            span = fn.tail_parts().get("comdat")
+            if span is not None:
+                cut.append(span)
+        for s_, e_ in sorted(cut, reverse=True):
+            header = header[:s_].rstrip(" ") + " " + header[e_:].lstrip(" ")
+        self.functions[name] = Function(name, header, fn.body)
+        self._changed()
+
     def stub_body(self, name: str) -> None:
         """Replace a function's body with ``ret void`` (or ``ret <ty> undef``)."""
         self.functions[name] = _stubbed(self.functions[name])
