@@ -120,6 +120,7 @@ def first_line(err: Exception | str) -> str:
 # -- untrusted bitcode: read in a child process ----------------------------------------
 
 _RECORD = struct.Struct("<cQ")      # kind, payload length; kinds: T text, V verdict, E parse error
+_FATAL = [getattr(signal, n) for n in ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT") if hasattr(signal, n)]
 
 
 def read_bitcode(data: bytes, cut=None, verify: bool = True):
@@ -201,7 +202,10 @@ def _child(data: bytes, out: int, errors: int, verify: bool) -> None:
     leaves it: no cleanup of the parent's runs twice."""
     code = 70
     try:
-        faulthandler.disable()          # a crash is expected here, not a Python bug
+        faulthandler.disable()          # a crash is expected here, not a Python bug,
+        for sig in _FATAL:              # nor a fault for a handler of the parent (the runtime's guards)
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(sig, signal.SIG_DFL)
         if resource is not None:        # nor a core file
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         os.dup2(errors, 2)
