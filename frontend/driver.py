@@ -93,7 +93,7 @@ def run_guarded(fn, *args):
         click.echo(f"{n} error{'s' if n != 1 else ''} generated.", err=True)
         sys.exit(1)
     except UserError as err:
-        click.echo(f"minisycl: error: {err}", err=True)
+        click.echo(err.render(), err=True)
         sys.exit(1)
     except OSError as err:
         click.echo(f"minisycl: error: {err.filename or ''}: {err.strerror or err}", err=True)

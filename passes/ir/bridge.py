@@ -49,7 +49,18 @@ BITCODE_MAGIC = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
 
 
 class IRError(UserError):
-    """The input is not valid LLVM IR (or cannot be read); the message is one line."""
+    """The input is not valid LLVM IR (or cannot be read); the message is one line.
+
+    ``located``: the message is a diagnostic of its own, ``file:line:col:
+    error: ...`` (LLVM's text parser pointed at the place), which the CLI prints
+    as it is, as LLVM's tools and the frontend print theirs."""
+
+    def __init__(self, message: str, located: bool = False):
+        super().__init__(message)
+        self.located = located
+
+    def render(self) -> str:
+        return str(self) if self.located else super().render()
 
 
 def parse_assembly(text: str) -> llvm.ModuleRef:
