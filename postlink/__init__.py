@@ -9,8 +9,8 @@ with ``.bc``/``.ll``, ``.prop`` and ``.sym``.
 """
 from __future__ import annotations
 
+import errno
 import os
-import tempfile
 
 from ..passes.ir import render
 from .split import SPLIT_MODES, Image, SplitError, split_module
@@ -52,24 +52,23 @@ def write_outputs(images: list[Image], table: str, *, out_dir: str | None = None
 def _write_all(files: list[tuple[str, bytes]]) -> None:
     """Write the image files, then the table (the last file) atomically.  If
     anything fails, the files written so far are removed: a table never refers
-    to missing or stale files, and no half-written table is ever left."""
+    to missing or stale files, and no half-written table is ever left.  Output
+    folders are made; an ``OSError`` names the path the user gave."""
+    from ..frontend.driver import write_output
     written = []
     try:
-        for folder in sorted({os.path.dirname(os.path.abspath(path)) for path, _ in files}):
-            os.makedirs(folder, exist_ok=True)
+        for folder in sorted({os.path.dirname(path) or "." for path, _ in files}):
+            try:
+                os.makedirs(folder, exist_ok=True)
+            except FileExistsError:         # a file is in the way
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), folder) from None
+            except OSError as err:
+                raise OSError(err.errno, err.strerror, folder) from None
         for path, data in files[:-1]:
             with open(path, "wb") as fh:
                 written.append(path)
                 fh.write(data)
-        table, data = files[-1]
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(table)), prefix=".minisycl-")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, table)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        write_output(*files[-1])
     except BaseException:
         for path in written:
             if os.path.exists(path):
