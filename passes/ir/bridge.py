@@ -7,8 +7,8 @@ goes to one background thread.
 
 Untrusted bitcode never reaches LLVM in this process.  LLVM's bitcode reader
 trusts its input: on some corrupt files it fails an assertion or reads out of
-bounds and takes the whole process down (about one random byte mutation in
-twenty did so), where its text parser reports every error.  ``read_bitcode``
+bounds and takes the whole process down (one random byte mutation in fifteen
+to twenty did so), where its text parser reports every error.  ``read_bitcode``
 therefore reads bitcode in a forked child that parses, prints and verifies it
 and streams LLVM's printing back through a pipe; a child that dies becomes one
 ``IRError``.  Paths and their trust:
@@ -134,11 +134,11 @@ _RECORD = struct.Struct("<cQ")      # kind, payload length; kinds: T text, V ver
 _FATAL = [getattr(signal, n) for n in ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT") if hasattr(signal, n)]
 
 
-def read_bitcode(data: bytes, cut=None, verify: bool = True):
+def read_bitcode(data: bytes, cut=None):
     """Read untrusted bitcode safely: ``(cut(text), None)`` or ``(None, complaint)``.
 
     A forked child parses ``data`` with LLVM, sends LLVM's printing, then
-    (``verify``) verifies the module and sends the verdict.  The parent runs
+    verifies the module and sends the verdict.  The parent runs
     ``cut`` (default: keep the text) on the printing while the child verifies;
     nothing is returned, and no error of ``cut`` raised, before the verdict
     passed.  A child that dies (an assertion in LLVM's reader, a crash) gives
@@ -147,24 +147,28 @@ def read_bitcode(data: bytes, cut=None, verify: bool = True):
     process."""
     cut = cut or (lambda text: text)
     if not hasattr(os, "fork"):
-        return _read_in_process(data, cut, verify)
+        return _read_in_process(data, cut)
     with tempfile.TemporaryFile() as errors:
         r, w = os.pipe()
         pid = _fork()
         if pid == 0:
             os.close(r)
-            _child(data, w, errors.fileno(), verify)     # never returns
+            _child(data, w, errors.fileno())     # never returns
         os.close(w)
-        reaped = False
+        reaped, result, pending = False, None, None
         try:
             with os.fdopen(r, "rb") as pipe:
                 kind, payload = _record(pipe)
                 if kind == b"T":
                     try:
-                        result, pending = cut(payload.decode("utf-8")), None
+                        text = payload.decode("utf-8")
+                    except UnicodeDecodeError:
+                        text, pending = None, "LLVM's printing of it is not UTF-8"
+                    try:
+                        result = cut(text) if text is not None else None
                     except Exception as err:        # noqa: BLE001 - raised below, after the verdict
-                        result, pending = None, err
-                    kind, payload = _record(pipe) if verify else (b"V", b"")
+                        pending = err
+                    kind, payload = _record(pipe)
             _, status = os.waitpid(pid, 0)
             reaped = True
         finally:
@@ -179,16 +183,17 @@ def read_bitcode(data: bytes, cut=None, verify: bool = True):
             return None, payload.decode("utf-8", "replace")
         if payload:
             return None, payload.decode("utf-8", "replace")
+        if isinstance(pending, str):
+            return None, pending
         if pending is not None:
             raise pending
         return result, None
 
 
-def _read_in_process(data: bytes, cut, verify: bool):
+def _read_in_process(data: bytes, cut):
     try:
         ref = parse_bitcode(data)
-        if verify:
-            ref.verify()
+        ref.verify()
     except RuntimeError as err:
         return None, str(err)
     return cut(str(ref)), None
@@ -207,7 +212,7 @@ def _fork() -> int:
         return os.fork()
 
 
-def _child(data: bytes, out: int, errors: int, verify: bool) -> None:
+def _child(data: bytes, out: int, errors: int) -> None:
     """The child: parse, print, verify; records to ``out``; LLVM's own messages
     (an assertion before the abort) to the file ``errors``.  Only ``os._exit``
     leaves it: no cleanup of the parent's runs twice."""
@@ -226,9 +231,7 @@ def _child(data: bytes, out: int, errors: int, verify: bool) -> None:
             _send(out, b"E", str(err).encode())
         else:
             _send(out, b"T", str(ref).encode("utf-8"))
-            if verify:
-                problem = complaint(ref)
-                _send(out, b"V", (problem or "").encode("utf-8"))
+            _send(out, b"V", (complaint(ref) or "").encode("utf-8"))
         code = 0
     finally:
         os._exit(code)
