@@ -13,6 +13,10 @@ the floor of any text-based pass; the runs are interleaved so that all of them
 meet the same machine.  Targets: ratio <= 3, and doubling the module at most
 doubles the time.
 
+Last, the cost of reading bitcode safely (issue 15): ``load`` of the same
+module as ``.bc``, read by LLVM in a child process (corrupt bitcode can abort
+LLVM's reader), beside LLVM's reader in this process (the old way).
+
     python bench/bench_passes.py [--groups 1000] [--repeat 5]
 """
 from __future__ import annotations
@@ -58,6 +62,21 @@ def pipeline(path: str, verify_each: bool = False, threads: int = 2) -> tuple[fl
     return t4 - t0, parts
 
 
+def bitcode_load(path: str, in_process: bool) -> float:
+    """``load`` of a ``.bc`` file: the safe reader (a child process) or, for
+    comparison, LLVM's bitcode reader here, as ``load`` read bitcode before."""
+    from minisycl.passes.ir.bridge import parse_bitcode
+    from minisycl.passes.ir.loading import _verified
+    t0 = time.perf_counter()
+    with gc_paused():
+        if in_process:
+            with open(path, "rb") as fh:
+                _verified(parse_bitcode, fh.read(), path)
+        else:
+            load(path)
+    return time.perf_counter() - t0
+
+
 def fastest(runs):
     return min(runs, key=lambda r: r[0])
 
@@ -67,7 +86,7 @@ def main():
     ap.add_argument("--groups", type=int, default=1000, help="kernel groups (about 10 functions each)")
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
-    rows = []
+    rows, bitcode = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for scale in (1, 2):
             text = generate_module(args.groups * scale)
@@ -84,6 +103,11 @@ def main():
             one, one_parts = fastest(r[2] for r in runs)
             each = fastest(r[3] for r in runs)[0]
             rows.append((scale, n_fn, n_k, len(text), base, ours, one, each, parts, one_parts))
+            bc_path = os.path.join(tmp, f"m{scale}.bc")
+            with open(bc_path, "wb") as fh:
+                fh.write(ref.as_bitcode())
+            bc_runs = [(bitcode_load(bc_path, False), bitcode_load(bc_path, True)) for _ in range(args.repeat)]
+            bitcode.append((scale, min(r[0] for r in bc_runs), min(r[1] for r in bc_runs)))
     print(f"{'size':>5} {'functions':>9} {'kernels':>7} {'MB':>5} {'llvmlite floor':>14} {'pipelined':>10} {'ratio':>6}"
           f" {'one thread':>10} {'ratio':>6} {'verify-each':>11} {'ratio':>6}")
     for scale, n_fn, n_k, size, base, ours, one, each, *_ in rows:
@@ -92,6 +116,9 @@ def main():
     for scale, *_, parts, one_parts in rows:
         for label, p in (("pipelined", parts), ("one thread", one_parts)):
             print(f"  {scale}x {label:<10} " + ", ".join(f"{k} {v:.3f}s" for k, v in p.items()))
+    for scale, child, here in bitcode:
+        print(f"  {scale}x load as bitcode: read in a child process {child:.3f}s, in process {here:.3f}s "
+              f"(safe reading costs {100 * (child / here - 1):+.0f}%)")
     floor_growth = rows[1][4] / rows[0][4]
     print(f"time growth when the module doubles: pipelined {rows[1][5] / rows[0][5]:.2f}x, one thread "
           f"{rows[1][6] / rows[0][6]:.2f}x (target <= 2.0; LLVM's own floor grows {floor_growth:.2f}x in this run)")

@@ -60,7 +60,11 @@ class NestingTooDeep(Exception):
 
 class UserError(Exception):
     """A bad input that is not source code (IR, a pipeline, a bundle...): the CLI
-    prints ``minisycl: error: <message>`` and exits with status 1."""
+    prints ``render()``, by default ``minisycl: error: <message>``, and exits
+    with status 1."""
+
+    def render(self) -> str:
+        return f"minisycl: error: {self}"
 
 
 class CompileError(Exception):

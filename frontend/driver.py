@@ -9,6 +9,9 @@ imported only when used, so ``minisycl compile`` never loads the runtime.
 """
 from __future__ import annotations
 
+import contextlib
+import errno
+import functools
 import importlib
 import os
 import sys
@@ -64,22 +67,58 @@ def entry() -> None:
 
 def write_output(path: str, data: bytes | str) -> None:
     """Write ``data`` atomically: a failed run never leaves a half-written file."""
-    if path == "-":
-        if isinstance(data, bytes):
-            sys.stdout.buffer.write(data)
-        else:
-            sys.stdout.write(data)
-        return
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".minisycl-")
+    write_files([(path, data)])
+
+
+def write_files(outputs: list[tuple[str, bytes | str]]) -> None:
+    """Write several outputs all or nothing: each goes to a temporary file
+    beside it, and only when every one is written are they renamed into place
+    (``-``, standard output, last).  A failure leaves every output path as it
+    was and no temporary file behind; its ``OSError`` names the output path.
+    Files get the usual mode (``0666`` less the umask), as a compiler's do."""
+    files = [(path, data) for path, data in outputs if path != "-"]
+    temps: list[str] = []
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode() if isinstance(data, str) else data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        for path, data in files:
+            with _naming(path):
+                if os.path.isdir(path):
+                    raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+                fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".minisycl-")
+                temps.append(tmp)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data.encode() if isinstance(data, str) else data)
+                os.chmod(tmp, 0o666 & ~_umask())
+        for (path, _), tmp in zip(files, temps):
+            with _naming(path):
+                os.replace(tmp, path)
+    finally:
+        for tmp in temps:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    for path, data in outputs:
+        if path == "-":
+            if isinstance(data, bytes):
+                sys.stdout.buffer.write(data)
+            else:
+                sys.stdout.write(data)
+
+
+@contextlib.contextmanager
+def _naming(path: str):
+    """An ``OSError`` inside names ``path`` (not a temporary file, or nothing)."""
+    try:
+        yield
+    except OSError as err:
+        if err.filename == path or err.errno is None:
+            raise
+        raise OSError(err.errno, err.strerror, path) from None
+
+
+@functools.lru_cache(maxsize=None)
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def run_guarded(fn, *args):
@@ -93,7 +132,7 @@ def run_guarded(fn, *args):
         click.echo(f"{n} error{'s' if n != 1 else ''} generated.", err=True)
         sys.exit(1)
     except UserError as err:
-        click.echo(f"minisycl: error: {err}", err=True)
+        click.echo(err.render(), err=True)
         sys.exit(1)
     except OSError as err:
         click.echo(f"minisycl: error: {err.filename or ''}: {err.strerror or err}", err=True)

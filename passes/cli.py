@@ -5,7 +5,7 @@ import os
 
 import click
 
-from ..frontend.driver import run_guarded, write_output
+from ..frontend.driver import run_guarded, write_files
 
 
 def _sources_of(diagnostics) -> dict[str, str]:
@@ -20,10 +20,10 @@ def _sources_of(diagnostics) -> dict[str, str]:
 
 
 def _emit(outputs: list[tuple[str, object]], emit_bc: bool) -> None:
-    """Verify and write (path, module) pairs; nothing is written unless all verify."""
+    """Verify and write (path, module) pairs: all or nothing (nothing is written
+    unless all verify, and none is renamed into place unless all were written)."""
     from .ir import render
-    for (path, _), data in zip(outputs, render([m for _, m in outputs], emit_bc)):
-        write_output(path, data)
+    write_files([(path, data) for (path, _), data in zip(outputs, render([m for _, m in outputs], emit_bc))])
 
 
 @click.command("link")

@@ -9,8 +9,8 @@ File names, table and ``.prop`` format follow upstream
 """
 from __future__ import annotations
 
+import errno
 import os
-import tempfile
 from dataclasses import dataclass
 
 from ..passes.ir import render
@@ -109,25 +109,23 @@ def write_outputs(images: list[Image], table: str, *, out_dir: str | None = None
 def _write_all(files: list[tuple[str, bytes]], tables: list[tuple[str, bytes]]) -> None:
     """Write the image files, then each table atomically.  If anything fails,
     the files and tables written so far are removed: a table never refers to
-    missing or stale files, and no half-written table is ever left."""
+    missing or stale files, and no half-written table is ever left.  Output
+    folders are made; an ``OSError`` names the path the user gave."""
+    from ..frontend.driver import write_files
     written = []
     try:
-        for folder in sorted({os.path.dirname(os.path.abspath(path)) for path, _ in files + tables}):
-            os.makedirs(folder, exist_ok=True)
+        for folder in sorted({os.path.dirname(path) or "." for path, _ in files + tables}):
+            try:
+                os.makedirs(folder, exist_ok=True)
+            except FileExistsError:         # a file is in the way
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), folder) from None
+            except OSError as err:
+                raise OSError(err.errno, err.strerror, folder) from None
         for path, data in files:
             with open(path, "wb") as fh:
                 written.append(path)
                 fh.write(data)
-        for table, data in tables:
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(table)), prefix=".minisycl-")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                os.replace(tmp, table)
-                written.append(table)
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
+        write_files(tables)                 # the tables all or nothing, each atomically
     except BaseException:
         for path in written:
             if os.path.exists(path):

@@ -43,7 +43,9 @@ def _for_this_cpu(mod, **machine_options):
 
 
 def compile_native(bitcode: bytes) -> bytes:
-    """Native object code for this machine's CPU from an image's bitcode."""
+    """Native object code for this machine's CPU from an image's bitcode (that
+    this build just wrote: trusted, so LLVM's reader runs in process; see
+    ``passes/ir/bridge.py`` for bitcode from elsewhere)."""
     mod = llvm.parse_bitcode(bitcode, context=llvm.create_context())
     return _for_this_cpu(mod, opt=2, reloc="pic", codemodel="default").emit_object(mod)
 

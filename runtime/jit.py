@@ -1,6 +1,8 @@
 """Link device images, wrap kernels in native loops, and JIT them for this CPU.
 
-1. Each image's bitcode is read back as text (the IR toolkit's view).  A strong
+1. Each image's bitcode is read back as text (the IR toolkit's view), by LLVM
+   in a child process (``read_bundle_bitcode``: a bundle is a file, and corrupt
+   bitcode can abort LLVM's reader; a checksum only shows the file is whole).  A strong
    definition that an earlier image already provides becomes a declaration,
    so images that copied the same helper (or device global) link cleanly.
 2. LLVM links the images, and every kernel gets a launcher:
@@ -24,11 +26,12 @@ from dataclasses import dataclass
 import llvmlite.binding as llvm
 
 from ..frontend import knobs
-from ..passes.ir import Module, split_type, split_operands
+from ..passes.ir import IRError, Module, split_type, split_operands
+from ..passes.ir.loading import read_untrusted_bitcode
 from .atomics import accumulators, private_copy, private_name
 from .errors import errc, exception
 
-__all__ = ["LinkedProgram", "link_and_jit", "launcher_name"]
+__all__ = ["LinkedProgram", "link_and_jit", "launcher_name", "read_bundle_bitcode"]
 
 _OPT_LEVEL = 3
 _init = threading.Lock()
@@ -216,12 +219,22 @@ class LinkedProgram:
         return self.engine.get_global_value_address(name)
 
 
-def link_and_jit(image_bitcodes: list[bytes], kernels: list[str]) -> LinkedProgram:
-    """Steps 1-3 for the images (the first holds the kernels)."""
-    texts = []
-    for bc in image_bitcodes:
-        ref = llvm.parse_bitcode(bc, context=llvm.create_context())
-        texts.append(Module.parse(str(ref)))
+def read_bundle_bitcode(bitcode: bytes, what: str, cut=None):
+    """Bitcode from a bundle (an image or the host module), verified and printed
+    by LLVM in a child process: ``cut(text)``, by default its ``Module``.
+    Bitcode LLVM cannot read raises ``sycl.exception`` (``errc.invalid``) naming
+    ``what``, never takes the process down."""
+    try:
+        return read_untrusted_bitcode(bitcode, what, cut)
+    except IRError as err:
+        raise exception(errc.invalid, str(err)) from None
+
+
+def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[str] | None = None) -> LinkedProgram:
+    """Steps 1-3 for the images (the first holds the kernels); ``names`` name
+    them in errors."""
+    names = names or [f"device image {i + 1}" for i in range(len(image_bitcodes))]
+    texts = [read_bundle_bitcode(bc, name) for bc, name in zip(image_bitcodes, names)]
     _dedupe(texts)
     ctx = llvm.create_context()
     try:

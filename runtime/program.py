@@ -27,7 +27,7 @@ from ..postlink.bundle import Bundle, BundleError, BundleImage
 from ..postlink.propertyset import PropertySets, u32_values
 from .device import device as Device
 from .errors import errc, exception
-from .jit import LinkedProgram, link_and_jit
+from .jit import LinkedProgram, link_and_jit, read_bundle_bitcode
 from .device_global import bind_program
 from .memory import usm_allocation
 
@@ -139,7 +139,8 @@ class program:  # noqa: N801
             linked = self._cache.get(key)
             if linked is None:
                 kernels = [k for k in self.images[main].entry_points if k in self.signatures]
-                linked = link_and_jit([self.images[i].ir for i in chosen], kernels)
+                linked = link_and_jit([self.images[i].ir for i in chosen], kernels,
+                                      [self._image_name(i) for i in chosen])
                 bind_program(self, linked, dev, ctx)
                 self._cache[key] = linked
                 self.builds += 1
@@ -178,13 +179,13 @@ class program:  # noqa: N801
                                                        f"'{dg.name}' uses it")
         return self.linked_for(users[0], dev, ctx)[0]
 
+    def _image_name(self, index: int) -> str:
+        return f"{self.name}: image '{self.images[index].name}'"
+
     def _image_view(self, index: int):
         view = self._views.get(index)
         if view is None:
-            import llvmlite.binding as llvm
-            from ..passes.ir import Module
-            ref = llvm.parse_bitcode(self.images[index].ir, context=llvm.create_context())
-            view = self._views[index] = Module.parse(str(ref))
+            view = self._views[index] = read_bundle_bitcode(self.images[index].ir, self._image_name(index))
         return view
 
     def kernel(self, name: str) -> "kernel":
@@ -201,7 +202,7 @@ class program:  # noqa: N801
         """A host function of the program, JIT-compiled from the host module and
         callable from Python with USM allocations, ints and floats."""
         if self._host is None:
-            self._host = _HostProgram(self.bundles[0].host)
+            self._host = _HostProgram(self.bundles[0].host, f"{self.name}: host module")
         return self._host.function(name)
 
 
@@ -264,14 +265,15 @@ class _HostProgram:
                "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32, "i64": ctypes.c_int64,
                "ptr": ctypes.c_void_p}
 
-    def __init__(self, bitcode: bytes):
+    def __init__(self, bitcode: bytes, what: str):
         import llvmlite.binding as llvm
         from ..passes.ir import Module, split_type, split_operands
         from .jit import _target_machine, keep_context, new_machine
         machine = _target_machine()
         context = llvm.create_context()
-        mod = llvm.parse_bitcode(bitcode, context=context)
-        self.view = Module.parse(str(mod))
+        text = read_bundle_bitcode(bitcode, what, cut=lambda t: t)      # LLVM's text parser does not abort
+        self.view = Module.parse(text)
+        mod = llvm.parse_assembly(text, context=context)
         mod.triple = machine.triple
         mod.data_layout = str(machine.target_data)
         self.engine = llvm.create_mcjit_compiler(mod, new_machine())

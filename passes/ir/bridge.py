@@ -4,13 +4,38 @@ LLVM parses (text or bitcode), verifies and prints; everything else about a
 module is read from LLVM's printing by the reader in this package.  Work that
 can run beside Python (verification: llvmlite lets go of the GIL inside LLVM)
 goes to one background thread.
+
+Untrusted bitcode never reaches LLVM in this process.  LLVM's bitcode reader
+trusts its input: on some corrupt files it fails an assertion or reads out of
+bounds and takes the whole process down (one random byte mutation in fifteen
+to twenty did so), where its text parser reports every error.  ``read_bitcode``
+therefore reads bitcode in a forked child that parses, prints and verifies it
+and streams LLVM's printing back through a pipe; a child that dies becomes one
+``IRError``.  Paths and their trust:
+
+* files and standard input (``loading.load``) and bundle images and host
+  modules at run time (``runtime/``): untrusted, always through ``read_bitcode``;
+* bitcode this process made itself (``render``'s ``as_bitcode``, the frontend's
+  output, images ``postlink/build.py`` compiles to native code right after
+  making them): trusted, LLVM's reader in process (``parse_bitcode``).
 """
 from __future__ import annotations
 
+import contextlib
+import faulthandler
 import functools
 import os
 import re
+import signal
+import struct
+import tempfile
+import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
+
+try:
+    import resource
+except ImportError:         # not on this platform: the child then keeps the core-dump limit
+    resource = None
 
 import llvmlite.binding as llvm
 
@@ -18,13 +43,24 @@ from ...frontend import knobs
 from ...frontend.diagnostics import UserError
 
 __all__ = ["IRError", "parse_and_verify", "complaint", "in_background", "parse_assembly", "parse_bitcode",
-           "first_line", "BITCODE_MAGIC"]
+           "first_line", "BITCODE_MAGIC", "read_bitcode"]
 
 BITCODE_MAGIC = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
 
 
 class IRError(UserError):
-    """The input is not valid LLVM IR (or cannot be read); the message is one line."""
+    """The input is not valid LLVM IR (or cannot be read); the message is one line.
+
+    ``located``: the message is a diagnostic of its own, ``file:line:col:
+    error: ...`` (LLVM's text parser pointed at the place), which the CLI prints
+    as it is, as LLVM's tools and the frontend print theirs."""
+
+    def __init__(self, message: str, located: bool = False):
+        super().__init__(message)
+        self.located = located
+
+    def render(self) -> str:
+        return str(self) if self.located else super().render()
 
 
 def parse_assembly(text: str) -> llvm.ModuleRef:
@@ -33,7 +69,8 @@ def parse_assembly(text: str) -> llvm.ModuleRef:
 
 
 def parse_bitcode(data: bytes) -> llvm.ModuleRef:
-    """LLVM's bitcode reader, in a fresh context (``RuntimeError`` on bad bitcode)."""
+    """LLVM's bitcode reader, in a fresh context (``RuntimeError`` on bad bitcode).
+    Only for bitcode this process wrote: see ``read_bitcode`` for all other."""
     return llvm.parse_bitcode(data, context=llvm.create_context())
 
 
@@ -89,3 +126,143 @@ def first_line(err: Exception | str) -> str:
         if m:
             return f"{m.group(1)}:{m.group(2)}: error: {m.group(3)}"
     return "invalid module: " + " ".join(lines[:2])
+
+
+# -- untrusted bitcode: read in a child process ----------------------------------------
+
+_RECORD = struct.Struct("<cQ")      # kind, payload length; kinds: T text, V verdict, E parse error
+_FATAL = [getattr(signal, n) for n in ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT") if hasattr(signal, n)]
+
+
+def read_bitcode(data: bytes, cut=None):
+    """Read untrusted bitcode safely: ``(cut(text), None)`` or ``(None, complaint)``.
+
+    A forked child parses ``data`` with LLVM, sends LLVM's printing, then
+    verifies the module and sends the verdict.  The parent runs
+    ``cut`` (default: keep the text) on the printing while the child verifies;
+    nothing is returned, and no error of ``cut`` raised, before the verdict
+    passed.  A child that dies (an assertion in LLVM's reader, a crash) gives
+    the complaint ``LLVM's bitcode reader crashed on it (...)`` with LLVM's
+    assertion when it printed one.  Without ``os.fork`` the bitcode is read in
+    process."""
+    cut = cut or (lambda text: text)
+    if not hasattr(os, "fork"):
+        return _read_in_process(data, cut)
+    with tempfile.TemporaryFile() as errors:
+        r, w = os.pipe()
+        pid = _fork()
+        if pid == 0:
+            os.close(r)
+            _child(data, w, errors.fileno())     # never returns
+        os.close(w)
+        reaped, result, pending = False, None, None
+        try:
+            with os.fdopen(r, "rb") as pipe:
+                kind, payload = _record(pipe)
+                if kind == b"T":
+                    try:
+                        text = payload.decode("utf-8")
+                    except UnicodeDecodeError:
+                        text, pending = None, "LLVM's printing of it is not UTF-8"
+                    try:
+                        result = cut(text) if text is not None else None
+                    except Exception as err:        # noqa: BLE001 - raised below, after the verdict
+                        pending = err
+                    kind, payload = _record(pipe)
+            _, status = os.waitpid(pid, 0)
+            reaped = True
+        finally:
+            if not reaped:          # interrupted: do not leave the child behind
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+        if kind is None or os.WIFSIGNALED(status) or os.waitstatus_to_exitcode(status) != 0:
+            errors.seek(0)
+            return None, _crash(status, errors.read().decode("utf-8", "replace"))
+        if kind == b"E":
+            return None, payload.decode("utf-8", "replace")
+        if payload:
+            return None, payload.decode("utf-8", "replace")
+        if isinstance(pending, str):
+            return None, pending
+        if pending is not None:
+            raise pending
+        return result, None
+
+
+def _read_in_process(data: bytes, cut):
+    try:
+        ref = parse_bitcode(data)
+        ref.verify()
+    except RuntimeError as err:
+        return None, str(err)
+    return cut(str(ref)), None
+
+
+def _fork() -> int:
+    """``os.fork`` while holding llvmlite's lock, so that no other thread is
+    inside LLVM (holding one of its locks, or halfway through changing its
+    state) when the child is made; the child inherits the lock from this thread
+    and releases it as this frame returns.  Our own verifier thread, if it
+    exists, is idle or waiting for that lock.  (Python >= 3.12 warns about
+    forking with threads: the child only calls LLVM and writes to a pipe.)"""
+    lock = getattr(getattr(llvm.ffi, "lib", None), "_lock", None) or contextlib.nullcontext()
+    with lock, warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return os.fork()
+
+
+def _child(data: bytes, out: int, errors: int) -> None:
+    """The child: parse, print, verify; records to ``out``; LLVM's own messages
+    (an assertion before the abort) to the file ``errors``.  Only ``os._exit``
+    leaves it: no cleanup of the parent's runs twice."""
+    code = 70
+    try:
+        faulthandler.disable()          # a crash is expected here, not a Python bug,
+        for sig in _FATAL:              # nor a fault for a handler of the parent (the runtime's guards)
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(sig, signal.SIG_DFL)
+        if resource is not None:        # nor a core file
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        os.dup2(errors, 2)
+        try:
+            ref = parse_bitcode(data)
+        except RuntimeError as err:
+            _send(out, b"E", str(err).encode())
+        else:
+            _send(out, b"T", str(ref).encode("utf-8"))
+            _send(out, b"V", (complaint(ref) or "").encode("utf-8"))
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _send(fd: int, kind: bytes, payload: bytes) -> None:
+    view = memoryview(_RECORD.pack(kind, len(payload)) + payload)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _record(pipe) -> tuple[bytes | None, bytes]:
+    """One record from the child, or ``(None, b"")`` where the child stopped early."""
+    head = pipe.read(_RECORD.size)
+    if len(head) < _RECORD.size:
+        return None, b""
+    kind, size = _RECORD.unpack(head)
+    payload = pipe.read(size)
+    return (kind, payload) if len(payload) == size else (None, b"")
+
+
+def _crash(status: int, stderr: str) -> str:
+    """The complaint for a child that died: the signal and LLVM's assertion."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            how = signal.Signals(sig).name
+        except ValueError:
+            how = f"signal {sig}"
+    else:
+        how = f"exit status {os.waitstatus_to_exitcode(status)}"
+    m = re.search(r"Assertion `(.*)' failed", stderr)
+    said = f"assertion '{m.group(1)}'" if m else " ".join(stderr.split())[:200]
+    return f"LLVM's bitcode reader crashed on it ({how}{': ' + said if said else ''})"

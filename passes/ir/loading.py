@@ -1,14 +1,31 @@
 """Reading and writing whole modules: LLVM (through the bridge) parses and
-verifies, the reader cuts LLVM's printing into a ``Module``."""
+verifies, the reader cuts LLVM's printing into a ``Module``.
+
+Bitcode from a file is untrusted and goes through ``bridge.read_bitcode`` (a
+child process reads it: LLVM's bitcode reader can abort on corrupt input);
+text goes to LLVM's text parser here, which reports every error as
+``file:line:col: error: ...``.
+
+Which IR loads: text and bitcode from LLVM 15 on (opaque pointers, ``ptr``).
+Older IR with typed pointers (``i32*``, ``i8 addrspace(1)*``): bitcode of any
+LLVM release loads (LLVM's bitcode reader upgrades it to opaque pointers, and
+old intrinsic names such as ``llvm.memset.p1i8.i64`` with it); text loads where
+LLVM's text parser still takes each ``T*`` as ``ptr``, and fails where the
+syntax itself changed (``load i32* %p`` of LLVM < 3.7, typed pointers inside
+metadata such as ``!{void (i32*)* @k}``, ``byval`` without a type): that error
+says the file uses typed pointers from LLVM < 15 and where
+(``tests/passes/test_typed_pointers.py``)."""
 from __future__ import annotations
 
+import re
 import sys
 
 from ...frontend.collector import gc_paused
-from .bridge import BITCODE_MAGIC, IRError, complaint, first_line, in_background, parse_assembly, parse_bitcode
+from .bridge import BITCODE_MAGIC, IRError, complaint, first_line, in_background, parse_assembly, read_bitcode
 from .module import Module
 
-__all__ = ["load", "parse_text", "render"]
+__all__ = ["load", "parse_text", "render", "read_untrusted_bitcode", "bitcode_complaint", "text_error",
+           "first_typed_pointer"]
 
 
 def _verified(parse, data, name: str):
@@ -19,7 +36,7 @@ def _verified(parse, data, name: str):
     try:
         ref = parse(data)
     except RuntimeError as err:
-        raise IRError(f"{name}: {first_line(err)}") from None
+        raise text_error(name, str(err), data if isinstance(data, str) else None) from None
     text = str(ref)
     check = in_background(complaint, ref)
     try:
@@ -29,13 +46,95 @@ def _verified(parse, data, name: str):
         problem = check.result()
         if problem is not None:
             ref.close()     # not left to a collector that may dispose of its context first
-            raise IRError(f"{name}: {first_line(problem)}")
+            raise verifier_error(name, problem, data if isinstance(data, str) else None)
     return mod, ref
+
+
+_LLVM_AT = re.compile(r"<string>:(\d+):(\d+): error: (.*)")
+
+
+def text_error(name: str, problem: str, text: str | None = None) -> IRError:
+    """The ``IRError`` for LLVM's text parser's complaint: ``name:line:col:
+    error: message``, and, where ``text`` has typed pointers, that this is IR
+    from before LLVM 15."""
+    m = _LLVM_AT.search(problem)
+    if m is None:
+        return IRError(f"{name}: {first_line(problem)}")
+    message = m.group(3)
+    typed = first_typed_pointer(text) if text is not None else None
+    if typed is not None:
+        line, col, spelling = typed
+        message += (f" (the file uses typed pointers, as LLVM < 15 wrote IR: '{spelling}' at {line}:{col}; "
+                    f"minisycl needs LLVM 15+ IR with opaque pointers, 'ptr')")
+    return IRError(f"{name}:{m.group(1)}:{m.group(2)}: error: {message}", located=True)
+
+
+def verifier_error(name: str, problem: str, text: str | None = None) -> IRError:
+    """The ``IRError`` for LLVM's verifier's complaint (its first lines).  The
+    verifier names no place, but prints the offending instruction or global:
+    where ``text`` has that line exactly once, the error points at it."""
+    lines = [ln.strip() for ln in problem.splitlines() if ln.strip()]
+    message = "invalid module: " + " ".join(lines[:2])
+    if text is not None:
+        for printed in lines[1:3]:
+            found = [(i, ln.index(printed)) for i, ln in enumerate(text.splitlines(), 1)
+                     if ln.split(";", 1)[0].strip() == printed]
+            if len(found) == 1:
+                (line, col), = found
+                return IRError(f"{name}:{line}:{col + 1}: error: {message}", located=True)
+    return IRError(f"{name}: {message}")
+
+
+_TYPED_SPELLING = re.compile(r'(?:%"[^"]*"|[\w.%$-]+|\))(?:\s*addrspace\s*\(\s*\d+\s*\))?\s*\*$')
+
+
+def first_typed_pointer(text: str) -> tuple[int, int, str] | None:
+    """Where ``text`` first uses a typed pointer (``i32*``, ``i8 addrspace(1)*``,
+    ``void (i32)*``): ``(line, column, spelling)``, or None.  In LLVM 15+ IR a
+    ``*`` outside strings and comments appears nowhere else."""
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if "*" not in line:
+            continue
+        quoted = False
+        for col, ch in enumerate(line):
+            if ch == '"':
+                quoted = not quoted
+            elif not quoted and ch == ";":
+                break
+            elif not quoted and ch == "*":
+                m = _TYPED_SPELLING.search(line[:col + 1])
+                return lineno, col + 1, m.group(0) if m else "*"
+    return None
 
 
 def parse_text(text: str, name: str = "<input>"):
     """Parse and verify IR text with LLVM: ``(Module, llvmlite ModuleRef)``."""
     return _verified(parse_assembly, text, name)
+
+
+def read_untrusted_bitcode(data: bytes, name: str, cut=None):
+    """Bitcode from outside this process, read, verified and printed by LLVM in
+    a child process (``bridge.read_bitcode``): ``cut(text)`` (default: the
+    ``Module`` of LLVM's printing), cut while the child verifies.  Corrupt or
+    invalid bitcode raises one-line ``IRError`` naming ``name``."""
+    def as_module(text):
+        with gc_paused():
+            return Module.parse(text, name)
+    result, problem = read_bitcode(data, cut or as_module)
+    if problem is not None:
+        raise IRError(f"{name}: {bitcode_complaint(problem)}")
+    return result
+
+
+def bitcode_complaint(problem: str) -> str:
+    """One line from LLVM's complaint about bitcode: the reader's error without
+    its banner, or the verifier's first line."""
+    lines = [ln.strip() for ln in problem.splitlines() if ln.strip()]
+    if lines and lines[0] == "LLVM bitcode parsing error":
+        return "invalid bitcode: " + " ".join(lines[1:2])
+    if lines and lines[0].startswith("LLVM's bitcode reader crashed"):
+        return "invalid bitcode: " + lines[0]
+    return first_line(problem)
 
 
 def load(path: str) -> Module:
@@ -49,13 +148,19 @@ def load(path: str) -> Module:
                 data = fh.read()
     except OSError as err:
         raise IRError(f"{path}: {err.strerror or err}") from None
+    name = "<stdin>" if path == "-" else path
+    if not data.strip():
+        raise IRError(f"{name}: empty file: expected LLVM IR text or bitcode")
     if data[:4] in BITCODE_MAGIC:
-        return _verified(parse_bitcode, data, path)[0]
+        return read_untrusted_bitcode(data, name)
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise IRError(f"{path}: not LLVM IR text or bitcode") from None
-    return parse_text(text, path)[0]
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        col = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise IRError(f"{name}:{line}:{col}: error: not LLVM IR text or bitcode "
+                      f"(byte 0x{data[err.start]:02x} is not UTF-8)", located=True) from None
+    return parse_text(text, name)[0]
 
 
 def render(modules: list[Module], bitcode: bool = False) -> list:
