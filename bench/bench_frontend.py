@@ -15,8 +15,8 @@ from pathlib import Path
 from lark import Lark, Token
 
 from minisycl.frontend import compile_source, parser
-from minisycl.frontend.collector import gc_paused
-from minisycl.frontend.diagnostics import DiagnosticSink
+from minisycl.passes.support.gc_pause import gc_paused
+from minisycl.passes.support.diagnostics import DiagnosticSink
 from minisycl.frontend.lexer import split_top_level, tokenize
 
 TARGET_LINES_PER_S = 20_000

@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_ir import generate_device_module  # noqa: E402
 import llvm_split  # noqa: E402
 
-from minisycl.frontend.collector import gc_paused  # noqa: E402
+from minisycl.passes.support.gc_pause import gc_paused  # noqa: E402
 from minisycl.passes.ir import load  # noqa: E402
 from minisycl.postlink import split_module, write_outputs  # noqa: E402
 

@@ -1,1 +1,1 @@
-"""Device configuration files, one YAML file per target (read by ``minisycl.postlink.device_config``)."""
+"""Device configuration files, one YAML file per target (read by ``minisycl.device_configs.targets``)."""

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 import llvmlite.binding as llvm
 
 from . import device_rules
-from .collector import gc_paused
+from ..passes.support.gc_pause import gc_paused
 from .codegen import emit
-from .diagnostics import CompileError, Diagnostic, DiagnosticSink, NestingTooDeep, SourceLoc
+from ..passes.support.diagnostics import CompileError, Diagnostic, DiagnosticSink, NestingTooDeep, SourceLoc
 from .layout import sizeof
 from .parser import parse
 from .sema import Checker, Program

@@ -7,7 +7,7 @@ point at.
 """
 from __future__ import annotations
 
-from .diagnostics import SourceLoc
+from ..passes.support.diagnostics import SourceLoc
 
 
 class Node:

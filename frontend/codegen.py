@@ -20,8 +20,8 @@ IR conventions (``../shared/design/architecture.md``, as DPC++ emits them):
 from __future__ import annotations
 
 from . import ast as A
-from .aspects import Aspect, HALF_CLASS, TYPES_THAT_USE_ASPECTS
-from .diagnostics import NestingTooDeep
+from ..device_configs.aspects import Aspect, HALF_CLASS, TYPES_THAT_USE_ASPECTS
+from ..passes.support.diagnostics import NestingTooDeep
 from .ir_attributes import render
 from .ir_text import (DOUBLE, FLOAT, HALF, I1, I8, I32, I64, NULL, PTR, VOID, Builder, Function,
                       GlobalVariable, Module, Value, array_type, const, const_aggregate, const_bytes,

@@ -16,7 +16,7 @@ single-pass ``if_device`` design asks of the front end.  On that graph:
 """
 from __future__ import annotations
 
-from .diagnostics import DiagnosticSink
+from ..passes.support.diagnostics import DiagnosticSink
 from .symbols import FuncSym
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .diagnostics import DiagnosticSink, SourceLoc
+from ..passes.support.diagnostics import DiagnosticSink, SourceLoc
 
 #: Reserved words and the terminal each becomes.  Primitive type words are all ``PRIM``.
 KEYWORDS = {

@@ -16,8 +16,8 @@ from lark import Lark
 from lark.lexer import Lexer
 
 from . import ast as A
-from . import knobs
-from .diagnostics import DiagnosticSink, SourceLoc
+from ..passes.support import knobs
+from ..passes.support.diagnostics import DiagnosticSink, SourceLoc
 from .lexer import SPELLING, Token, split_top_level, tokenize
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"',

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from . import ast as A
 from . import types as T
-from .aspects import Aspect, lookup as lookup_aspect
-from .diagnostics import DiagnosticSink, SourceLoc, too_deep
+from ..device_configs.aspects import Aspect, lookup as lookup_aspect
+from ..passes.support.diagnostics import DiagnosticSink, SourceLoc, too_deep
 from .symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym, set_symbol
 from .types import BOOL, DOUBLE, FLOAT, HALF, INT, LONG, VOID, ArrayType, ClassType, ItemType, PointerType
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 
-from ..frontend.diagnostics import UserError
+from .support.diagnostics import UserError
 
 __all__ = ["PASSES", "get_pass", "parse_pipeline", "print_pipeline", "PipelineError"]
 

@@ -5,7 +5,8 @@ import os
 
 import click
 
-from ..frontend.driver import run_guarded, write_files
+from .support.cli import run_guarded
+from .support.output import write_files
 
 
 def _sources_of(diagnostics) -> dict[str, str]:
@@ -62,7 +63,7 @@ def opt_cmd(input, pipeline, output, host_output, emit_bc, text_output, print_af
     Passes: split-if-device, propagate-aspects, analyze-virtual-functions.
     """
     def body():
-        from ..frontend import knobs
+        from .support import knobs
         from . import get_pass, parse_pipeline, print_pipeline as show
         from .ir import load
         from .manager import PassContext, PassManager
@@ -77,7 +78,7 @@ def opt_cmd(input, pipeline, output, host_output, emit_bc, text_output, print_af
         pm = PassManager(passes, verify_each=verify_each or knobs.verify_each(),
                          print_after=("all",) if print_after_all else print_after,
                          print_before=("all",) if print_before_all else print_before)
-        from ..frontend.diagnostics import CompileError
+        from .support.diagnostics import CompileError
         try:
             pm.run(module, ctx)
         except CompileError as err:

@@ -20,7 +20,7 @@ import re
 
 import llvmlite.binding as llvm
 
-from ..frontend.diagnostics import CompileError, Diagnostic
+from ..passes.support.diagnostics import CompileError, Diagnostic
 from .ir import IRError, Module
 from .split_if_device import HOST_ONLY, ON_HOST, device_roots, helpers
 

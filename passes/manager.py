@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, TextIO
 
-from ..frontend.diagnostics import CompileError, DiagnosticSink
+from .support.diagnostics import CompileError, DiagnosticSink
 from .ir import Module, gc_paused
 
 __all__ = ["PassResult", "PassContext", "AnalysisManager", "PassManager", "ANALYSES"]

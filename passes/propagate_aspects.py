@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..frontend.aspects import Aspect
+from ..device_configs.aspects import Aspect
 from .callgraph import CallGraph, find_path, sccs
 from .ir import Module, attachment_pairs, metadata_attachments, quote_name, tokens, unquote_name
 from .ir.lexer import has_word, skip_type, type_refs, type_ref_matches, word_matches

@@ -7,7 +7,7 @@ diagnostics name the functions instead.
 """
 from __future__ import annotations
 
-from ..frontend.diagnostics import SourceLoc
+from ..passes.support.diagnostics import SourceLoc
 from .ir import Function, Module, indirect_calls, quote_name, unquote_name
 from .ir import metadata_attachments
 

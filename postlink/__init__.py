@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 
 from ..passes.ir import render
-from .device_config import TargetInfo
+from ..device_configs.targets import TargetInfo
 from .properties import DEVICE_REQUIREMENTS
 from .propertyset import PropertySets, string_value
 from .split import SPLIT_MODES, Image, SplitError, split_module, target_compatible
@@ -111,7 +111,7 @@ def _write_all(files: list[tuple[str, bytes]], tables: list[tuple[str, bytes]]) 
     the files and tables written so far are removed: a table never refers to
     missing or stale files, and no half-written table is ever left.  Output
     folders are made; an ``OSError`` names the path the user gave."""
-    from ..frontend.driver import write_files
+    from ..passes.support.output import write_files
     written = []
     try:
         for folder in sorted({os.path.dirname(path) or "." for path, _ in files + tables}):

@@ -22,7 +22,7 @@ from ..passes.ir import Module, parse_text, render, split_operands
 from ..passes.link import link
 from ..passes.manager import PassContext, PassManager
 from .bundle import Bundle, BundleImage
-from .device_config import load_target
+from ..device_configs.targets import load_target
 from .properties import is_image_scope
 from .split import split_module
 

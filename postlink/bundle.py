@@ -18,7 +18,7 @@ import json
 import struct
 from dataclasses import dataclass, field
 
-from ..frontend.diagnostics import UserError
+from ..passes.support.diagnostics import UserError
 from .propertyset import PropertySets
 
 __all__ = ["Bundle", "BundleImage", "BundleError", "FORMAT_VERSION", "MAGIC"]

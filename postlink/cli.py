@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from ..frontend.driver import run_guarded
+from ..passes.support.cli import run_guarded
 
 
 def _with_optional_sets(images, opts) -> None:
@@ -87,10 +87,10 @@ def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, on
     """Split a device module (.ll/.bc; '-' for stdin) into device images and write
     sycl-post-link's file table, images, .prop and .sym files."""
     def body():
-        from ..frontend.diagnostics import UserError
+        from ..passes.support.diagnostics import UserError
         from ..passes.ir import load
         from . import TableSpec, split_module, write_tables
-        from .device_config import ConfigError, load_target, target_names
+        from ..device_configs.targets import ConfigError, load_target, target_names
         from .properties import EmitOptions
         opts = EmitOptions(param_info=param_info, exported_symbols=exported, kernel_names=kernel_names,
                            imported_symbols=imported, program_metadata=program_metadata, allow_dependencies=allow_deps)
@@ -131,8 +131,8 @@ def _write_ir_only(module, path: str, text_ir: bool, only_kernels: bool, device_
     """``-ir-output-only``: the module cleaned up as one image (what is not reached
     from an entry point goes) to ``path``; an input that must be split into more
     than one image (virtual-function sets are outlined) is upstream's error."""
-    from ..frontend.diagnostics import UserError
-    from ..frontend.driver import write_output
+    from ..passes.support.diagnostics import UserError
+    from ..passes.support.output import write_output
     from ..passes.ir import render
     from . import split_module
     esimd = _esimd_functions(module)
@@ -158,7 +158,7 @@ def build_cmd(sources, output, split, targets, jobs):
         import os
         import sys
         import time
-        from ..frontend.driver import write_output
+        from ..passes.support.output import write_output
         from .build import build
         for s in sources:
             if not os.path.isfile(s):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import struct
 
-from ..frontend.aspects import Aspect
+from ..device_configs.aspects import Aspect
 from .bundle import Bundle
 from .propertyset import BYTE_ARRAY, PropertySets, u32_values, u64_values
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import struct
 
-from ..frontend.diagnostics import UserError
+from ..passes.support.diagnostics import UserError
 
 __all__ = ["encode_base64", "decode_base64", "byte_array", "PropertySets", "PropertyError",
            "u32_array", "u64_array", "string_value", "u32_values", "u64_values", "UINT32", "BYTE_ARRAY"]

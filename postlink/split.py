@@ -46,12 +46,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..frontend.diagnostics import UserError
+from ..passes.support.diagnostics import UserError
 from ..passes.ir import DISCARDABLE_LINKAGES, Excluding, Module, function_type, indirect_call_types
 from ..passes.split_if_device import SYCL_BUILTIN
 from ..passes.propagate_aspects import aspect_table
 from ..passes.virtual_functions import analyze
-from .device_config import TargetInfo
+from ..device_configs.targets import TargetInfo
 from .properties import compute_properties, is_image_scope, used_aspects
 from .propertyset import PropertySets
 

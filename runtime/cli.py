@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from ..frontend.driver import run_guarded
+from ..passes.support.cli import run_guarded
 
 
 @click.command("devices")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import functools
 
-from ..frontend import knobs
-from ..frontend.aspects import Aspect
-from ..postlink.device_config import TargetInfo, load_target, target_names
+from ..passes.support import knobs
+from ..device_configs.aspects import Aspect
+from ..device_configs.targets import TargetInfo, load_target, target_names
 from .errors import errc, exception
 
 __all__ = ["device", "context", "get_devices", "default_device", "default_context", "aspect", "HOST_CPU"]

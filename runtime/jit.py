@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
-from ..frontend import knobs
+from ..passes.support import knobs
 from ..passes.ir import IRError, Module, split_type, split_operands
 from ..passes.ir.loading import read_untrusted_bitcode
 from .atomics import accumulators, private_copy, private_name

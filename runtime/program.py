@@ -22,7 +22,7 @@ import threading
 
 import numpy as np
 
-from ..frontend.aspects import Aspect
+from ..device_configs.aspects import Aspect
 from ..postlink.bundle import Bundle, BundleError, BundleImage
 from ..postlink.propertyset import PropertySets, u32_values
 from .device import device as Device

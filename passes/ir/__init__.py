@@ -19,7 +19,7 @@ from .lexer import quote_name, quote_string, split_operands, split_type, tokens,
 from .module import (DISCARDABLE_LINKAGES, USED_LISTS, Excluding, Function, Global, Module, function_type, indirect_call_types, indirect_calls,
                      metadata_attachments, parse_attribute_group, attachment_pairs,
                      without_attachments)
-from ...frontend.collector import gc_paused
+from ..support.gc_pause import gc_paused
 
 __all__ = ["IRError", "Module", "Function", "Global", "load", "parse_text", "render", "quote_name", "unquote_name",
            "split_operands", "split_type", "parse_attribute_group", "gc_paused", "Excluding", "USED_LISTS",

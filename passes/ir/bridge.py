@@ -39,8 +39,8 @@ except ImportError:         # not on this platform: the child then keeps the cor
 
 import llvmlite.binding as llvm
 
-from ...frontend import knobs
-from ...frontend.diagnostics import UserError
+from ..support import knobs
+from ..support.diagnostics import UserError
 
 __all__ = ["IRError", "parse_and_verify", "complaint", "in_background", "parse_assembly", "parse_bitcode",
            "first_line", "BITCODE_MAGIC", "read_bitcode"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import sys
 
-from ...frontend.collector import gc_paused
+from ..support.gc_pause import gc_paused
 from .bridge import BITCODE_MAGIC, IRError, complaint, first_line, in_background, parse_assembly, read_bitcode
 from .module import Module
 

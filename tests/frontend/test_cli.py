@@ -2,7 +2,7 @@
 import llvmlite.binding as llvm
 from click.testing import CliRunner
 
-from minisycl.frontend.driver import main
+from minisycl.passes.support.cli import main
 from test_jit import SRC   # the richest program the tests have
 
 GOOD = "kernel k(float* p) { p[0] = 1.0f; }\n"
@@ -83,7 +83,7 @@ def test_grammar_tables_cached_and_a_bad_cache_is_rebuilt(tmp_path):
     src.write_text(SRC)
     cache = tmp_path / "cache"
     env = dict(os.environ, MINISYCL_CACHE_DIR=str(cache))
-    cmd = [sys.executable, "-c", "from minisycl.frontend.driver import entry; entry()", "compile", str(src), "-o"]
+    cmd = [sys.executable, "-c", "from minisycl.passes.support.cli import entry; entry()", "compile", str(src), "-o"]
     outs = []
     for i, damage in enumerate((None, None, "truncate", "garbage")):
         saved = cache / "grammar.lark-cache"

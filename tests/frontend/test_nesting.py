@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from minisycl.frontend import CompileError, compile_source
-from minisycl.frontend.driver import main
+from minisycl.passes.support.cli import main
 
 SHAPES = {
     "sum": lambda n: "int f(int x) { return " + " + ".join(["x"] * n) + "; }",

@@ -14,7 +14,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedToken
 
 from minisycl.frontend import parser as P
-from minisycl.frontend.diagnostics import DiagnosticSink
+from minisycl.passes.support.diagnostics import DiagnosticSink
 from minisycl.frontend.lexer import split_top_level, tokenize
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from minisycl.frontend.driver import main
+from minisycl.passes.support.cli import main
 
 GOOD = """target triple = "spir64-unknown-unknown"
 

@@ -98,7 +98,7 @@ def test_mutated_bitcode_loads_or_is_one_error(tmp_path, seeds):
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "minisycl.frontend.driver", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "minisycl.passes.support.cli", *args], capture_output=True, text=True,
                           timeout=120)
 
 

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
 from gen_ir import generate_module  # noqa: E402
 
-from minisycl.frontend.driver import main  # noqa: E402
+from minisycl.passes.support.cli import main  # noqa: E402
 from minisycl.passes import parse_pipeline  # noqa: E402
 from minisycl.passes.ir import Module, parse_text  # noqa: E402
 from minisycl.passes.manager import PassContext, PassManager  # noqa: E402

@@ -12,7 +12,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from minisycl.frontend.driver import main
+from minisycl.passes.support.cli import main
 from minisycl.passes.ir import IRError, load
 from minisycl.passes.ir.loading import first_typed_pointer
 

@@ -4,7 +4,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from minisycl.frontend.driver import main
+from minisycl.passes.support.cli import main
 from minisycl.postlink.bundle import FORMAT_VERSION, Bundle, BundleError
 
 SRC = """

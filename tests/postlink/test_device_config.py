@@ -2,8 +2,8 @@
 malformed files fail with file:line:col and the problem."""
 import pytest
 
-from minisycl.frontend.aspects import lookup
-from minisycl.postlink.device_config import ConfigError, load_file, load_target, target_names
+from minisycl.device_configs.aspects import lookup
+from minisycl.device_configs.targets import ConfigError, load_file, load_target, target_names
 
 REQUIRED = ["intel_gpu_pvc", "intel_gpu_tgllp", "intel_gpu_skl", "nvidia_gpu_sm_50", "nvidia_gpu_sm_80",
             "nvidia_gpu_sm_90", "amd_gpu_gfx90a", "spir64_x86_64", "x86_64", "minisycl_cpu"]

@@ -2,7 +2,7 @@
 import pytest
 from click.testing import CliRunner
 
-from minisycl.frontend.driver import main
+from minisycl.passes.support.cli import main
 from minisycl.postlink.cli import post_link_cmd
 from minisycl.postlink.properties import (DEVICE_REQUIREMENTS, DEVICELIB_REQ_MASK, KERNEL_NAMES, MISC,
                                           PROGRAM_METADATA, VIRTUAL_FUNCTIONS, devicelib_library, in_upstream_order)

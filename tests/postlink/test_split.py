@@ -6,12 +6,12 @@ import pytest
 from click.testing import CliRunner
 
 from minisycl.frontend import compile_files
-from minisycl.frontend.driver import main
+from minisycl.passes.support.cli import main
 from minisycl.passes import parse_pipeline
 from minisycl.passes.ir import Module, parse_text
 from minisycl.passes.manager import PassContext, PassManager
 from minisycl.postlink import split_module
-from minisycl.postlink.device_config import load_target
+from minisycl.device_configs.targets import load_target
 from minisycl.passes.ir import function_type, indirect_call_types
 from minisycl.postlink.split import internalize
 

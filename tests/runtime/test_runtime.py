@@ -39,7 +39,7 @@ def vf(tmp_path_factory):
 def test_devices():
     names = [d.name for d in sycl.get_devices()]
     assert names[0] == sycl.HOST_CPU and "intel_gpu_tgllp" in names
-    assert sycl.device is not None and sycl.aspect is __import__("minisycl.frontend.aspects", fromlist=["x"]).Aspect
+    assert sycl.device is not None and sycl.aspect is __import__("minisycl.device_configs.aspects", fromlist=["x"]).Aspect
     assert not sycl.queue("intel_gpu_tgllp").device.has(sycl.aspect.fp64)
     assert sycl.queue(device_selector=lambda d: 1 if d.name == "intel_gpu_pvc" else 0).device.name == "intel_gpu_pvc"
     with pytest.raises(sycl.exception) as err:
@@ -278,12 +278,12 @@ def test_default_device_from_environment(monkeypatch):
 
 def test_devices_and_run_commands(tmp_path):
     from click.testing import CliRunner
-    from minisycl.frontend.driver import main
+    from minisycl.passes.support.cli import main
     r = CliRunner().invoke(main, ["devices", "-v"])
     assert r.exit_code == 0 and "*[minisycl:0] minisycl_cpu" in r.output and "intel_gpu_tgllp" in r.output
     script = tmp_path / "bad.py"
     script.write_text("from minisycl import runtime as sycl\nsycl.queue('no_such_device')\n")
-    proc = subprocess.run([sys.executable, "-m", "minisycl.frontend.driver", "run", str(script)],
+    proc = subprocess.run([sys.executable, "-m", "minisycl.passes.support.cli", "run", str(script)],
                           capture_output=True, text=True)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.startswith("minisycl: error: runtime: no device named 'no_such_device'")

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 import yaml
 
-from ..frontend import aspects as aspect_table
-from ..frontend.diagnostics import UserError
+from . import aspects as aspect_table
+from ..passes.support.diagnostics import UserError
 
 __all__ = ["TargetInfo", "ConfigError", "load_target", "load_file", "target_names", "CONFIG_DIR"]
 
-CONFIG_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "device_configs")
+CONFIG_DIR = os.path.dirname(os.path.abspath(__file__))
 _KEYS = {"aspects", "may_support_other_aspects", "sub-group-sizes", "aot-toolchain", "aot-toolchain-ocloc-device",
          "runtime-device"}
 

@@ -1,0 +1,91 @@
+"""The ``minisycl`` command line: a thin click shell around the library.
+
+Exit status: 0 success; 1 user error (diagnostics, bad input files);
+2 usage error (click); 3 internal error (a bug in minisycl; rerun with
+MINISYCL_DEBUG=1 for the traceback).
+
+Commands of later stages register in ``COMMANDS`` as "module:attribute" and are
+imported only when used, so ``minisycl compile`` never loads the runtime.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from . import knobs
+from .gc_pause import gc_paused
+
+INTERNAL_ERROR = 3
+
+#: command name -> "module:function" (lazy, like xDSL's pass registry)
+COMMANDS = {
+    "compile": "minisycl.frontend.cli:compile_cmd",
+    "link": "minisycl.passes.cli:link_cmd",
+    "opt": "minisycl.passes.cli:opt_cmd",
+    "post-link": "minisycl.postlink.cli:post_link_cmd",
+    "build": "minisycl.postlink.cli:build_cmd",
+    "inspect": "minisycl.postlink.cli:inspect_cmd",
+    "devices": "minisycl.runtime.cli:devices_cmd",
+    "run": "minisycl.runtime.cli:run_cmd",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="minisycl")
+def main():
+    """minisycl: a small SYCL-style toolchain (kernel language, IR passes, post-link, runtime).
+
+    Exit status: 0 ok, 1 user error, 2 usage error, 3 internal error.
+    """
+
+
+def entry() -> None:
+    """The ``minisycl`` console script: ``main`` with the cyclic garbage
+    collector paused for the whole command (see ``gc_pause.gc_paused``)."""
+    with gc_paused(freeze=True):
+        main()
+
+
+def run_guarded(fn, *args):
+    """Run a command body: user errors → diagnostics + exit 1, bugs → short report + exit 3."""
+    from .diagnostics import CompileError, UserError
+    try:
+        return fn(*args)
+    except CompileError as err:
+        click.echo(err.render(), err=True)
+        n = sum(1 for d in err.diagnostics if d.severity == "error")
+        click.echo(f"{n} error{'s' if n != 1 else ''} generated.", err=True)
+        sys.exit(1)
+    except UserError as err:
+        click.echo(err.render(), err=True)
+        sys.exit(1)
+    except OSError as err:
+        click.echo(f"minisycl: error: {err.filename or ''}: {err.strerror or err}", err=True)
+        sys.exit(1)
+    except (click.ClickException, SystemExit, KeyboardInterrupt):
+        raise
+    except Exception as err:  # noqa: BLE001 - the documented internal-error path
+        if knobs.debug():
+            raise
+        cmd = " ".join(sys.argv)
+        click.echo(f"minisycl: internal error: {type(err).__name__}: {err}\n"
+                   f"  reproduce with: MINISYCL_DEBUG=1 {cmd}", err=True)
+        sys.exit(INTERNAL_ERROR)
+
+
+if __name__ == "__main__":
+    main()
