@@ -107,27 +107,13 @@ def write_outputs(images: list[Image], table: str, *, out_dir: str | None = None
 
 
 def _write_all(files: list[tuple[str, bytes]], tables: list[tuple[str, bytes]]) -> None:
-    """Write the image files, then each table atomically.  If anything fails,
-    the files and tables written so far are removed: a table never refers to
-    missing or stale files, and no half-written table is ever left.  Output
-    folders are made; an ``OSError`` names the path the user gave."""
-    from ..passes.support.output import write_files
-    written = []
-    try:
-        for folder in sorted({os.path.dirname(path) or "." for path, _ in files + tables}):
-            try:
-                os.makedirs(folder, exist_ok=True)
-            except FileExistsError:         # a file is in the way
-                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), folder) from None
-            except OSError as err:
-                raise OSError(err.errno, err.strerror, folder) from None
-        for path, data in files:
-            with open(path, "wb") as fh:
-                written.append(path)
-                fh.write(data)
-        write_files(tables)                 # the tables all or nothing, each atomically
-    except BaseException:
-        for path in written:
-            if os.path.exists(path):
-                os.unlink(path)
-        raise
+    """Write the images and the tables all or nothing (``passes.support.output``):
+    a table never refers to missing or stale files, and no half-written file is
+    left.  Output folders are not made (as for every command)."""
+    from ..passes.support.output import destination, write_files
+    for path, _ in tables:                  # name the table the user gave, not an image beside it
+        destination(path)
+    for folder in sorted({os.path.dirname(os.path.abspath(path)) for path, _ in files}):
+        if not os.path.isdir(folder):       # -out-dir
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), folder)
+    write_files(files + tables)

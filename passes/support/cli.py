@@ -61,30 +61,32 @@ def entry() -> None:
 
 
 def run_guarded(fn, *args):
-    """Run a command body: user errors → diagnostics + exit 1, bugs → short report + exit 3."""
+    """Run a command body: user errors → diagnostics + exit 1, bugs → short report + exit 3.
+
+    The exit happens after the error is handled, not inside its ``except``: the
+    error's frames (and the LLVM modules they hold) are released at once, not
+    left in reference cycles for the collector, which may dispose of an LLVM
+    context before its module."""
     from .diagnostics import CompileError, UserError
     try:
         return fn(*args)
     except CompileError as err:
-        click.echo(err.render(), err=True)
         n = sum(1 for d in err.diagnostics if d.severity == "error")
-        click.echo(f"{n} error{'s' if n != 1 else ''} generated.", err=True)
-        sys.exit(1)
+        report, status = f"{err.render()}\n{n} error{'s' if n != 1 else ''} generated.", 1
     except UserError as err:
-        click.echo(err.render(), err=True)
-        sys.exit(1)
+        report, status = err.render(), 1
     except OSError as err:
-        click.echo(f"minisycl: error: {err.filename or ''}: {err.strerror or err}", err=True)
-        sys.exit(1)
+        report, status = f"minisycl: error: {err.filename or ''}: {err.strerror or err}", 1
     except (click.ClickException, SystemExit, KeyboardInterrupt):
         raise
     except Exception as err:  # noqa: BLE001 - the documented internal-error path
         if knobs.debug():
             raise
-        cmd = " ".join(sys.argv)
-        click.echo(f"minisycl: internal error: {type(err).__name__}: {err}\n"
-                   f"  reproduce with: MINISYCL_DEBUG=1 {cmd}", err=True)
-        sys.exit(INTERNAL_ERROR)
+        report = (f"minisycl: internal error: {type(err).__name__}: {err}\n"
+                  f"  reproduce with: MINISYCL_DEBUG=1 {' '.join(sys.argv)}")
+        status = INTERNAL_ERROR
+    click.echo(report, err=True)
+    sys.exit(status)
 
 
 if __name__ == "__main__":
