@@ -132,7 +132,7 @@ def link_modules(modules: list[llvm.ModuleRef], name: str = "linked") -> llvm.Mo
 def compile_files(paths: list[str]) -> CompileResult:
     """Compile each file; several files are linked into one module.  Errors of all
     files are reported together."""
-    results, errors, sources = [], [], {}
+    results, errors, sources, error_count = [], [], {}, 0
     for path in paths:
         with open(path, encoding="utf-8", errors="replace") as fh:
             text = fh.read()
@@ -141,8 +141,9 @@ def compile_files(paths: list[str]) -> CompileResult:
         except CompileError as err:
             errors.extend(err.diagnostics)
             sources.update(err.sources)
+            error_count += err.error_count
     if errors:
-        raise CompileError(errors, sources)
+        raise CompileError(errors, sources, error_count)
     if len(results) == 1:
         return results[0]
     linked = link_modules([r.module for r in results])

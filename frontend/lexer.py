@@ -28,6 +28,31 @@ KEYWORDS = {
 PRIMITIVES = ("void", "bool", "char", "short", "int", "long", "unsigned", "signed", "half",
               "float", "double", "uint", "ulong", "uchar", "ushort", "size_t")
 KEYWORDS.update({p: "PRIM" for p in PRIMITIVES})
+#: C++ words the kernel language does not have, each with what to write instead.
+#: Each is reported here and lexes as an ``ERROR`` token, as every lexical error
+#: does: the parser skips a declaration holding one, so the lexer's message is
+#: the only one that declaration gets.
+UNSUPPORTED = {
+    "template": "templates are not supported in the kernel language",
+    "typename": "templates are not supported in the kernel language",
+    "enum": "enumerations are not supported in the kernel language; use 'const int' constants",
+    "switch": "'switch' is not supported in the kernel language; use 'if' / 'else if'",
+    "case": "'switch' is not supported in the kernel language; use 'if' / 'else if'",
+    "namespace": "namespaces are not supported in the kernel language",
+    "using": "namespaces and type aliases are not supported in the kernel language",
+    "auto": "'auto' is not supported in the kernel language; write the type",
+    "goto": "'goto' is not supported in the kernel language; use loops with 'break' and 'continue'",
+    "typedef": "type aliases are not supported in the kernel language",
+    "union": "unions are not supported in the kernel language",
+    "operator": "operator overloading is not supported in the kernel language",
+    "try": "exceptions are not supported in the kernel language",
+    "catch": "exceptions are not supported in the kernel language",
+    "throw": "exceptions are not supported in the kernel language",
+}
+KEYWORDS.update({w: "ERROR" for w in UNSUPPORTED})
+#: The escapes a character or string literal may hold (C's simple escapes).
+ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"',
+           "a": "\a", "b": "\b", "f": "\f", "v": "\v", "?": "?"}
 
 PUNCT = {
     "<<=": "ASSIGN_OP", ">>=": "ASSIGN_OP", "->": "ARROW", "++": "INCDEC", "--": "INCDEC",
@@ -67,13 +92,16 @@ _TOKEN_RE = re.compile(r"""
       (?P<nl>\n)
     | (?P<lcomment>//[^\n]*)
     | (?P<bcomment>/\*(?:[^*]|\*(?!/))*\*/)
+    | (?P<ucomment>/\*)
     | (?P<FLOAT>(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?[fFhH]?|\d+[eE][+-]?\d+[fFhH]?)
     | (?P<INT>(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)?)
     | (?P<CHAR>'(?:\\.|[^\\'\n])')
     | (?P<STRING>"(?:\\.|[^\\"\n])*")
+    | (?P<ustring>"(?:\\.|[^\\"\n])*)
+    | (?P<uchar>'(?:\\.|[^\\'\n])*'?)
     | (?P<NAME>[A-Za-z_][A-Za-z_0-9]*)
     | (?P<PUNCT><<=|>>=|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||\+=|-=|\*=|/=|%=|&=|\|=|\^=|::|[-+*/%<>=!~&|^?:;,.()\[\]{}])
-    | (?P<bad>/\*|.)
+    | (?P<bad>.)
     | (?P<eof>$)
     )
 """, re.VERBOSE)
@@ -88,7 +116,8 @@ def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
     after_class = False
     last_end = -1           # where the previous token ended (for `[[`)
     keywords, punct = KEYWORDS, PUNCT
-    for m in _TOKEN_RE.finditer(text):
+    start = 1 if text.startswith("\ufeff") else 0      # a UTF-8 byte-order mark
+    for m in _TOKEN_RE.finditer(text, start):
         kind = m.lastgroup
         if kind == "nl":
             line += 1
@@ -101,6 +130,9 @@ def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
                 kind = "TYPE_NAME"
                 type_names.add(value)
             after_class = kind == "CLASS"
+            if kind == "ERROR":
+                diags.error(SourceLoc(filename, line, m.start("NAME") - line_start + 1, len(value)),
+                            UNSUPPORTED[value])
         elif kind == "PUNCT":
             value = m.group(kind)
             kind = punct[value]
@@ -117,20 +149,48 @@ def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
                 line += n
                 line_start = m.start(kind) + value.rfind("\n") + 1
             continue
-        elif kind == "bad":
+        elif kind in _LEXICAL_ERRORS:
             value = m.group(kind)
             col = m.start(kind) - line_start + 1
-            what = "unterminated comment" if value == "/*" else f"unexpected character {value!r}"
-            diags.error(SourceLoc(filename, line, col), what)
-            if value == "/*":
+            what = _LEXICAL_ERRORS[kind]
+            if kind == "uchar":
+                what = _char_error(value)
+            diags.error(SourceLoc(filename, line, col, 1 if kind != "uchar" else len(value)),
+                        what.format(value=value))
+            if kind == "ucomment":
                 break
-            continue
+            kind, after_class = "ERROR", False
         else:
             value = m.group(kind)
             after_class = False
+            if (kind == "STRING" or kind == "CHAR") and "\\" in value:
+                _check_escapes(value, filename, line, m.start(kind) - line_start + 1, diags)
         last_end = m.end()
         append((kind, value, line, last_end - len(value) - line_start + 1))
     return tokens
+
+
+_LEXICAL_ERRORS = {
+    "ucomment": "unterminated /* comment",
+    "ustring": "missing terminating '\"' character",
+    "uchar": "",
+    "bad": "unexpected character {value!r}",
+}
+
+
+def _char_error(text: str) -> str:
+    if len(text) < 2 or not text.endswith("'"):
+        return "missing terminating ' character"
+    return "empty character constant" if text == "''" else "character constant holds more than one character"
+
+
+def _check_escapes(literal: str, filename: str, line: int, col: int, diags: DiagnosticSink) -> None:
+    """An unknown escape such as ``'\\q'`` is a warning, as in clang: the character stands for itself."""
+    i = literal.find("\\")
+    while i != -1 and i + 1 < len(literal):
+        if literal[i + 1] not in ESCAPES:
+            diags.warning(SourceLoc(filename, line, col + i, 2), f"unknown escape sequence '\\{literal[i + 1]}'")
+        i = literal.find("\\", i + 2)
 
 
 def split_top_level(tokens: list[Token]) -> list[list[Token]]:

@@ -18,10 +18,7 @@ from lark.lexer import Lexer
 from . import ast as A
 from ..passes.support import knobs
 from ..passes.support.diagnostics import DiagnosticSink, SourceLoc
-from .lexer import SPELLING, Token, split_top_level, tokenize
-
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"',
-            "a": "\a", "b": "\b", "f": "\f", "v": "\v", "?": "?"}
+from .lexer import ESCAPES, SPELLING, Token, split_top_level, tokenize
 
 
 def unescape(body: str) -> str:
@@ -29,7 +26,7 @@ def unescape(body: str) -> str:
     while i < len(body):
         c = body[i]
         if c == "\\" and i + 1 < len(body):
-            out.append(_ESCAPES.get(body[i + 1], body[i + 1]))
+            out.append(ESCAPES.get(body[i + 1], body[i + 1]))
             i += 2
         else:
             out.append(c)
@@ -466,17 +463,30 @@ def _tables() -> tuple[_Tables, "_Builder"]:
     return _Tables(lark, builder), builder
 
 
-def _syntax_message(err: _SyntaxError) -> str:
+def _syntax_message(err: _SyntaxError, chunk: list[Token]) -> tuple[Token, str]:
+    """Where to point and what to say for a syntax error at ``err.token`` in the
+    declaration ``chunk``."""
     expected = {e for e in err.expected if not e.startswith("__")}
     tok = err.token
+    at = next((i for i, t in enumerate(chunk) if t is tok), 0)
+    previous = chunk[at - 1] if at > 0 else None
+    before = [t[0] for t in chunk[max(at - 4, 0):at]]
+    # `foo x` or `foo* x` where `foo` names no type: C's "unknown type name"
+    if tok[0] == "NAME" and previous is not None and previous[0] == "NAME":
+        return previous, f"unknown type name '{previous[1]}'"
+    if tok[0] == "_EQ" and before[-3:] == ["NAME", "STAR", "NAME"] and \
+            (at == 3 or before[0] in ("_SEMI", "_LBRACE", "RBRACE")):   # `foo* x = ...` read as `foo * x`
+        return chunk[at - 3], f"unknown type name '{chunk[at - 3][1]}'"
+    if tok[0] == "NAME" and expected & {"PRIM", "TYPE_NAME"} and "NAME" not in expected:
+        return tok, f"unknown type name '{tok[1]}'"
     got = "end of input" if tok[0] == "$END" else f"'{tok[1]}'"
     for term, text in (("_SEMI", "';'"), ("_RPAR", "')'"), ("_RSQB", "']'"), ("RBRACE", "'}'")):
         if term in expected:
-            return f"expected {text} before {got}"
+            return tok, f"expected {text} before {got}"
     names = sorted({SPELLING.get(e, e.lower()) for e in expected})
     if 0 < len(names) <= 5:
-        return f"unexpected {got}; expected {', '.join(names[:-1]) + ' or ' if len(names) > 1 else ''}{names[-1]}"
-    return f"unexpected {got}"
+        return tok, f"unexpected {got}; expected {', '.join(names[:-1]) + ' or ' if len(names) > 1 else ''}{names[-1]}"
+    return tok, f"unexpected {got}"
 
 
 def parse(text: str, filename: str, diags: DiagnosticSink) -> A.Unit:
@@ -487,11 +497,13 @@ def parse(text: str, filename: str, diags: DiagnosticSink) -> A.Unit:
     tokens = tokenize(text, filename, diags)
     items: list = []
     for chunk in split_top_level(tokens):
+        if any(t[0] == "ERROR" for t in chunk):
+            continue                        # the lexer said why; nothing more to say here
         last = chunk[-1]
         end = ("$END", "", last[2], last[3] + len(last[1]))
         try:
             items.extend(_run(tables, chunk, end))
         except _SyntaxError as err:
-            tok = err.token
-            diags.error(SourceLoc(filename, tok[2], tok[3], len(tok[1]) or 1), _syntax_message(err))
+            tok, message = _syntax_message(err, chunk)
+            diags.error(SourceLoc(filename, tok[2], tok[3], len(tok[1]) or 1), message)
     return A.Unit(filename, items)

@@ -120,7 +120,8 @@ class PassManager:
             ctx.timings[p.name] = ctx.timings.get(p.name, 0.0) + time.perf_counter() - t0
             am.invalidate(result)
             if ctx.diagnostics.has_errors:
-                raise CompileError(ctx.diagnostics.errors_and_warnings(), ctx.diagnostics.sources)
+                raise CompileError(ctx.diagnostics.errors_and_warnings(), ctx.diagnostics.sources,
+                                   ctx.diagnostics.error_count)
             if self.verify_each and result.changed:
                 t0 = time.perf_counter()
                 module.verify()

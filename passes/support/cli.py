@@ -71,8 +71,7 @@ def run_guarded(fn, *args):
     try:
         return fn(*args)
     except CompileError as err:
-        n = sum(1 for d in err.diagnostics if d.severity == "error")
-        report, status = f"{err.render()}\n{n} error{'s' if n != 1 else ''} generated.", 1
+        report, status = f"{err.render()}\n{err.summary()}", 1
     except UserError as err:
         report, status = err.render(), 1
     except OSError as err:

@@ -35,13 +35,29 @@ class Diagnostic:
             lines = sources[self.loc.file].splitlines()
             if 1 <= self.loc.line <= len(lines):
                 text = lines[self.loc.line - 1].expandtabs(1)
-                out.append(text)
                 start = max(self.loc.col - 1, 0)
-                width = max(1, min(self.loc.length, max(len(text) - start, 1)))
+                width = max(1, min(self.loc.length, max(len(text) - start, 1), SHOWN_COLUMNS // 2))
+                text, start = _window(text, start)
+                out.append(text)
                 out.append(" " * start + "^" + "~" * (width - 1))
         for note in self.notes:
             out.append(note.render(sources))
         return "\n".join(out)
+
+
+#: A source line longer than this is shown as the part of it around the caret.
+SHOWN_COLUMNS = 120
+
+
+def _window(text: str, caret: int) -> tuple[str, int]:
+    """``text`` cut to about ``SHOWN_COLUMNS`` around ``caret`` (``...`` where
+    cut), and the caret's column in what is shown."""
+    if len(text) <= SHOWN_COLUMNS:
+        return text, caret
+    left = min(max(caret - SHOWN_COLUMNS // 2, 0), len(text) - SHOWN_COLUMNS)
+    right = left + SHOWN_COLUMNS
+    shown = ("..." if left else "") + text[left:right] + ("..." if right < len(text) else "")
+    return shown, caret - left + (3 if left else 0)
 
 
 def too_deep(name: str) -> str:
@@ -70,13 +86,22 @@ class UserError(Exception):
 class CompileError(Exception):
     """Raised when a stage finished with errors; carries its diagnostics."""
 
-    def __init__(self, diagnostics: list[Diagnostic], sources: dict[str, str] | None = None):
+    def __init__(self, diagnostics: list[Diagnostic], sources: dict[str, str] | None = None,
+                 error_count: int | None = None):
         self.diagnostics = diagnostics
         self.sources = sources or {}
+        #: every error found, also those past the limit that were not kept
+        self.error_count = error_count if error_count is not None else \
+            sum(1 for d in diagnostics if d.severity == "error")
         super().__init__(self.render())
 
     def render(self) -> str:
         return "\n".join(d.render(self.sources) for d in self.diagnostics)
+
+    def summary(self) -> str:
+        """The closing line, as clang writes it."""
+        n = self.error_count
+        return f"{n} error{'s' if n != 1 else ''} generated."
 
 
 class DiagnosticSink:
@@ -106,14 +131,15 @@ class DiagnosticSink:
 
     def raise_if_errors(self) -> None:
         if self.has_errors:
-            raise CompileError(self.errors_and_warnings(), self.sources)
+            raise CompileError(self.errors_and_warnings(), self.sources, self.error_count)
 
     def errors_and_warnings(self) -> list[Diagnostic]:
         """All diagnostics in source order (stages find them in their own order)."""
         out = sorted(self.diagnostics, key=lambda d: (d.loc is None, d.loc.file if d.loc else "",
                                                       d.loc.line if d.loc else 0, d.loc.col if d.loc else 0))
         if self.error_count > self.max_errors:
-            out.append(Diagnostic("error", None, f"too many errors ({self.error_count}); stopping after {self.max_errors}"))
+            out.append(Diagnostic("note", None, f"too many errors ({self.error_count}); "
+                                                f"the first {self.max_errors} are shown"))
         return out
 
     def warnings(self) -> list[Diagnostic]:
