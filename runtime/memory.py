@@ -5,9 +5,23 @@ are kept so programs read like SYCL.  An allocation is a NumPy array view (no
 copy: ``numpy.asarray(buf)``), with ``.ptr`` the address kernels receive.
 Freed allocations are remembered so that passing one to a kernel or a copy is
 a clear ``errc::invalid`` instead of a crash.
+
+Each allocation is its own anonymous mapping whose data ends (rounded up to
+the 64-byte alignment) where an inaccessible guard page begins, as
+electric-fence-style allocators do: a kernel that runs past the end of an
+allocation faults inside its fault guard (``errc::runtime``) instead of
+silently corrupting the process's heap.  The mapping lives as long as the
+allocation or any NumPy view of it, so a view kept after ``free`` never reads
+unmapped memory.  ``bench/bench_runtime.py`` times this against plain
+``malloc``.  Where ``mmap`` cannot be called (not Linux or macOS), allocations
+are NumPy buffers without a guard.
 """
 from __future__ import annotations
 
+import ctypes
+import mmap
+import os
+import sys
 import threading
 
 import numpy as np
@@ -17,26 +31,116 @@ from .errors import errc, exception
 __all__ = ["usm_allocation", "malloc_device", "malloc_shared", "malloc_host", "free", "lookup"]
 
 _ALIGN = 64
+_PROT_NONE = 0
+_MADV_HUGEPAGE = 14                 # Linux: back with transparent huge pages (fewer TLB misses and faults)
+_HUGE = 4 << 20
 _live: dict[int, "usm_allocation"] = {}
 _lock = threading.Lock()
+
+
+class _GuardedMapping:
+    """``size`` zeroed bytes ending at a ``PROT_NONE`` page; unmapped when the
+    last reference goes (every NumPy view of it holds one).
+
+    Small mappings are kept for reuse (``_SPARE``, zeroed again when reused):
+    a map, a protect and an unmap cost tens of microseconds, ten times a
+    ``memset`` of 64 KiB."""
+
+    __slots__ = ("base", "length", "start", "size")
+
+    def __init__(self, size: int):
+        self.size = size
+        page = mmap.PAGESIZE
+        data = -(-max(size, 1) // page) * page
+        self.length = data + page
+        spare = _SPARE.get(self.length)
+        self.base = spare.pop() if spare else self._map(size, data, page)
+        self.start = self.base + data - (-(-max(size, 1) // _ALIGN) * _ALIGN)
+
+    @property
+    def __array_interface__(self):
+        """NumPy views of the data: each holds this mapping."""
+        return {"data": (self.start, False), "shape": (self.size,), "typestr": "|u1", "version": 3}
+
+    def _map(self, size: int, data: int, page: int) -> int:
+        base = _libc.mmap(None, self.length, mmap.PROT_READ | mmap.PROT_WRITE,
+                          mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+        if base in (None, ctypes.c_void_p(-1).value):
+            err = ctypes.get_errno()
+            raise exception(errc.memory_allocation, f"cannot allocate {size} bytes of USM: {os.strerror(err)}")
+        if _libc.mprotect(ctypes.c_void_p(base + data), page, _PROT_NONE) != 0:
+            err = ctypes.get_errno()
+            _libc.munmap(ctypes.c_void_p(base), self.length)
+            raise exception(errc.memory_allocation, f"cannot place a guard page after USM: {os.strerror(err)}")
+        if data >= _HUGE and hasattr(_libc, "madvise"):     # as NumPy does for its large arrays
+            _libc.madvise(ctypes.c_void_p(base), data, _MADV_HUGEPAGE)
+        return base
+
+    def __del__(self):
+        if _libc is None or not self.base:
+            return
+        spare = _SPARE.setdefault(self.length, []) if self.length <= _SPARE_LIMIT else None
+        if spare is not None and len(spare) < _SPARE_COUNT:
+            ctypes.memset(self.base, 0, self.length - mmap.PAGESIZE)
+            spare.append(self.base)
+        else:
+            _libc.munmap(ctypes.c_void_p(self.base), self.length)
+        self.base = 0
+
+
+#: mapping length -> bases of unused mappings of that length (zeroed)
+_SPARE: dict[int, list[int]] = {}
+_SPARE_LIMIT = 64 * 1024 + 4096     # mappings this long or shorter are kept
+_SPARE_COUNT = 64                   # of each length
+
+
+def _load_libc():
+    if not (sys.platform.startswith("linux") or sys.platform == "darwin"):
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    return libc
+
+
+_libc = _load_libc()
+
+
+def _raw_bytes(nbytes: int) -> tuple[object, np.ndarray, int]:
+    """(owner, a 64-byte aligned uint8 array of ``nbytes``, its address) for one allocation."""
+    if _libc is not None:
+        owner = _GuardedMapping(nbytes)
+        return owner, np.asarray(owner), owner.start
+    try:
+        raw = np.zeros(nbytes + _ALIGN, dtype=np.uint8)
+    except MemoryError:
+        raise exception(errc.memory_allocation, f"cannot allocate {nbytes} bytes of USM") from None
+    offset = (-raw.ctypes.data) % _ALIGN
+    return raw, raw[offset:offset + nbytes], raw.ctypes.data + offset
 
 
 class usm_allocation:  # noqa: N801 - SYCL-style name
     """``count`` elements of ``dtype``; usable wherever SYCL takes a USM pointer."""
 
     def __init__(self, count: int, dtype, kind: str, queue=None):
-        if not isinstance(count, (int, np.integer)) or count < 0:
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
             raise exception(errc.invalid, f"allocation size must be a non-negative integer, got {count!r}")
-        self.dtype = np.dtype(dtype)
+        try:
+            self.dtype = np.dtype(dtype)
+        except TypeError as err:
+            raise exception(errc.invalid, f"not an element type: {dtype!r} ({err})") from None
+        if self.dtype.itemsize == 0 or self.dtype.hasobject:
+            raise exception(errc.invalid, f"USM cannot hold elements of type {self.dtype}")
         self.count = int(count)
         self.kind = kind
         self.device = getattr(queue, "device", None)
         nbytes = max(self.count * self.dtype.itemsize, 1)
-        raw = np.zeros(nbytes + _ALIGN, dtype=np.uint8)
-        offset = (-raw.ctypes.data) % _ALIGN
-        self._raw = raw
-        self._bytes = raw[offset:offset + nbytes]
-        self.ptr = self._bytes.ctypes.data
+        if nbytes >= 1 << 62:
+            raise exception(errc.memory_allocation, f"cannot allocate {nbytes} bytes of USM")
+        self._raw, self._bytes, self.ptr = _raw_bytes(nbytes)
         self.freed = False
         with _lock:
             _live[self.ptr] = self
