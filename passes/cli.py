@@ -23,8 +23,8 @@ def _sources_of(diagnostics) -> dict[str, str]:
 def _emit(outputs: list[tuple[str, object]], emit_bc: bool) -> None:
     """Verify and write (path, module) pairs: all or nothing (nothing is written
     unless all verify, and none is renamed into place unless all were written)."""
-    from .ir import render
-    write_files([(path, data) for (path, _), data in zip(outputs, render([m for _, m in outputs], emit_bc))])
+    from .ir import verify_and_serialize
+    write_files([(path, data) for (path, _), data in zip(outputs, verify_and_serialize([m for _, m in outputs], emit_bc))])
 
 
 @click.command("link")
