@@ -52,7 +52,7 @@ def pipeline(path: str, verify_each: bool = False, threads: int = 2) -> tuple[fl
         module = load(path)
         t1 = time.perf_counter()
         ctx = PassManager(parse_pipeline("split-if-device,propagate-aspects"),
-                          verify_each=verify_each).run(module, PassContext(verify_host_soon=True))
+                          verify_each=verify_each).run(module, PassContext(verify_host_in_background=True))
         t2 = time.perf_counter()
         verify_and_serialize([ctx.host_module, module])
         t3 = time.perf_counter()

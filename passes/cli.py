@@ -74,7 +74,7 @@ def opt_cmd(input, pipeline, output, host_output, emit_bc, text_output, print_af
             click.echo(show(passes))
             return
         module = load(input)
-        ctx = PassContext(verify_host_soon=host_output is not None)
+        ctx = PassContext(verify_host_in_background=host_output is not None)
         pm = PassManager(passes, verify_each=verify_each or knobs.verify_each(),
                          print_after=("all",) if print_after_all else print_after,
                          print_before=("all",) if print_before_all else print_before)

@@ -23,7 +23,7 @@ import re
 from ..passes.support.diagnostics import CompileError, Diagnostic
 from . import ir
 from .ir import Module
-from .split_if_device import HOST_ONLY, ON_HOST, device_roots, helpers
+from .split_if_device import HOST_ONLY, ON_HOST, call_if_helpers, device_roots
 
 _EXEMPT = re.compile(r'llvm\.|_Z\d+__(?:spirv|sycl|esimd)_|__spirv|__devicelib_|__builtin_|__assert')
 
@@ -51,7 +51,7 @@ def link(modules: list[Module], name: str = "linked") -> Module:
 
 
 def _check_unresolved(linked: Module, inputs: list[Module]) -> None:
-    reach = linked.closure(device_roots(linked), opaque=helpers(linked, ON_HOST))
+    reach = linked.closure(device_roots(linked), skip_bodies_of=call_if_helpers(linked, ON_HOST))
     errors = []
     for sym in reach:
         ent = linked.entity(sym)

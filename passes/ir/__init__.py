@@ -18,12 +18,12 @@ whole module each time (``bench/bench_postlink.py`` shows both).
 from .bridge import IRError
 from .loading import InternalCompilerError, link, load, parse_text, verify_and_serialize, verify_generated
 from .lexer import quote_name, quote_string, split_operands, split_type, tokens, unquote_name
-from .module import (DISCARDABLE_LINKAGES, USED_LISTS, Excluding, Function, Global, Module, function_type, indirect_call_types, indirect_calls,
+from .module import (DISCARDABLE_LINKAGES, USED_LISTS, DifferenceView, Function, Global, Module, function_type, indirect_call_types, indirect_calls,
                      metadata_attachments, parse_attribute_group, attachment_pairs,
                      without_attachments)
 from ..support.gc_pause import gc_paused
 
 __all__ = ["IRError", "Module", "Function", "Global", "load", "parse_text", "verify_and_serialize",
            "link", "verify_generated", "InternalCompilerError", "quote_name", "unquote_name",
-           "split_operands", "split_type", "parse_attribute_group", "gc_paused", "Excluding", "USED_LISTS",
+           "split_operands", "split_type", "parse_attribute_group", "gc_paused", "DifferenceView", "USED_LISTS",
            "DISCARDABLE_LINKAGES", "indirect_calls", "indirect_call_types", "function_type", "metadata_attachments", "attachment_pairs", "without_attachments", "quote_string", "tokens"]

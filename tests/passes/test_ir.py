@@ -148,11 +148,11 @@ def test_added_metadata_reuses_an_identical_node():
     assert m.add_metadata_node(["i32 7"]) not in ("!0", "!1")
 
 
-def test_verify_soon_result_is_used_only_for_the_text_it_checked():
+def test_start_verification_result_is_used_only_for_the_text_it_checked():
     m = module()
-    m.verify_soon()
+    m.start_verification()
     assert m.verify().get_function("kern") is not None
-    m.verify_soon()
+    m.start_verification()
     del m.functions["_Z3foov"]          # kern now calls an undefined function
     with pytest.raises(RuntimeError):
         m.verify()
