@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_ir import generate_module  # noqa: E402
 
 from minisycl.passes import parse_pipeline  # noqa: E402
-from minisycl.passes.ir import gc_paused, load, render  # noqa: E402
+from minisycl.passes.ir import gc_paused, load, verify_and_serialize  # noqa: E402
 from minisycl.passes.manager import PassContext, PassManager  # noqa: E402
 
 
@@ -52,9 +52,9 @@ def pipeline(path: str, verify_each: bool = False, threads: int = 2) -> tuple[fl
         module = load(path)
         t1 = time.perf_counter()
         ctx = PassManager(parse_pipeline("split-if-device,propagate-aspects"),
-                          verify_each=verify_each).run(module, PassContext(verify_host_soon=True))
+                          verify_each=verify_each).run(module, PassContext(verify_host_in_background=True))
         t2 = time.perf_counter()
-        render([ctx.host_module, module])
+        verify_and_serialize([ctx.host_module, module])
         t3 = time.perf_counter()
     t4 = time.perf_counter()
     parts = {"load": t1 - t0, **{k: v for k, v in ctx.timings.items()}, "verify+print outputs": t3 - t2,

@@ -5,10 +5,13 @@ Stages, each a plain function (``../shared/design/architecture.md``):
     parse(text, file, diags)      -> ast.Unit                 (parser.py, Lark LALR tables)
     check(unit, diags)            -> sema.Program             (sema.py + device_rules.py)
     emit(program, module_id)      -> ir_text.Module           (codegen.py; str() is IR text)
-    verify(ir_module, file)       -> llvmlite.binding.ModuleRef
+    verify(ir_module, file)       -> LLVM's verified module   (the IR layer's ``verify_generated``)
 
 ``compile_source`` runs them all and returns LLVM's canonical printing of the
 verified module.  User errors raise ``CompileError`` carrying every diagnostic.
+Several sources (``compile_files``) are joined by the IR layer's plain linker
+(``passes.ir.link``), the one ``minisycl link`` builds on; LLVM is reached only
+through the IR layer.
 """
 from __future__ import annotations
 
@@ -17,17 +20,16 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-import llvmlite.binding as llvm
-
 from . import device_rules
 from ..passes.support.gc_pause import gc_paused
 from .codegen import emit
+from ..passes.ir import InternalCompilerError, link, verify_generated
 from ..passes.support.diagnostics import CompileError, Diagnostic, DiagnosticSink, NestingTooDeep, SourceLoc
 from .layout import sizeof
 from .parser import parse
 from .sema import Checker, Program
 
-__all__ = ["compile_source", "compile_files", "parse", "check", "emit", "verify", "link_modules",
+__all__ = ["compile_source", "compile_files", "parse", "check", "emit", "verify", "InternalCompilerError",
            "CompileResult", "CompileError", "Diagnostic", "DiagnosticSink", "SourceLoc"]
 
 
@@ -39,26 +41,16 @@ def check(unit, diags: DiagnosticSink) -> Program:
     return prog
 
 
-def verify(module, file: str = "<module>") -> llvm.ModuleRef:
+def verify(module, file: str = "<module>"):
     """Parse the printed module with LLVM and run its verifier (in a fresh context,
-    so type names never collide between compilations)."""
-    text = str(module)
-    try:
-        ref = llvm.parse_assembly(text, context=llvm.create_context())
-        ref.verify()
-    except RuntimeError as err:  # an internal error: the front end emitted bad IR
-        raise InternalCompilerError(f"{file}: LLVM rejected the generated IR: {err}") from err
-    ref.name = file
-    return ref
-
-
-class InternalCompilerError(Exception):
-    """The front end produced IR that LLVM rejects: a bug in minisycl, not in the input."""
+    so type names never collide between compilations); LLVM rejecting it is
+    ``InternalCompilerError``, a bug in the front end."""
+    return verify_generated(str(module), file)
 
 
 @dataclass
 class CompileResult:
-    module: llvm.ModuleRef
+    module: object          #: LLVM's verified module (llvmlite ``ModuleRef``, from the IR layer)
     warnings: list[Diagnostic]
     sources: dict[str, str]
     timings: dict[str, float] = field(default_factory=dict)
@@ -117,18 +109,6 @@ def _compile(text: str, filename: str) -> CompileResult:
     return CompileResult(ref, diags.warnings(), diags.sources, timings)
 
 
-def link_modules(modules: list[llvm.ModuleRef], name: str = "linked") -> llvm.ModuleRef:
-    """LLVM-link several compiled modules into one (plain LLVM linking; the
-    SYCL-aware ``minisycl link`` with its diagnostics is the passes stage)."""
-    ctx = llvm.create_context()
-    out = llvm.parse_assembly(str(modules[0]), context=ctx)
-    for m in modules[1:]:
-        out.link_in(llvm.parse_assembly(str(m), context=ctx))
-    out.name = name
-    out.verify()
-    return out
-
-
 def compile_files(paths: list[str]) -> CompileResult:
     """Compile each file; several files are linked into one module.  Errors of all
     files are reported together."""
@@ -146,7 +126,7 @@ def compile_files(paths: list[str]) -> CompileResult:
         raise CompileError(errors, sources, error_count)
     if len(results) == 1:
         return results[0]
-    linked = link_modules([r.module for r in results])
+    linked = link([str(r.module) for r in results], paths, name="linked")
     warnings = [w for r in results for w in r.warnings]
     for r in results:
         sources.update(r.sources)

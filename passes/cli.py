@@ -23,8 +23,8 @@ def _sources_of(diagnostics) -> dict[str, str]:
 def _emit(outputs: list[tuple[str, object]], emit_bc: bool) -> None:
     """Verify and write (path, module) pairs: all or nothing (nothing is written
     unless all verify, and none is renamed into place unless all were written)."""
-    from .ir import render
-    write_files([(path, data) for (path, _), data in zip(outputs, render([m for _, m in outputs], emit_bc))])
+    from .ir import verify_and_serialize
+    write_files([(path, data) for (path, _), data in zip(outputs, verify_and_serialize([m for _, m in outputs], emit_bc))])
 
 
 @click.command("link")
@@ -74,7 +74,7 @@ def opt_cmd(input, pipeline, output, host_output, emit_bc, text_output, print_af
             click.echo(show(passes))
             return
         module = load(input)
-        ctx = PassContext(verify_host_soon=host_output is not None)
+        ctx = PassContext(verify_host_in_background=host_output is not None)
         pm = PassManager(passes, verify_each=verify_each or knobs.verify_each(),
                          print_after=("all",) if print_after_all else print_after,
                          print_before=("all",) if print_before_all else print_before)

@@ -1,4 +1,6 @@
-"""SYCL-aware linking of several modules into one (``minisycl link``).
+"""SYCL-aware linking of several modules into one (``minisycl link``), over the
+IR layer's plain linker (``passes.ir.link``, which the front end's multi-source
+compile uses as it is).
 
 LLVM's linker resolves ``SYCL_EXTERNAL`` functions and ``SYCL_EXTERNAL extern
 device_global`` declarations by name.  Before it runs, two checks give the
@@ -18,11 +20,10 @@ from __future__ import annotations
 
 import re
 
-import llvmlite.binding as llvm
-
 from ..passes.support.diagnostics import CompileError, Diagnostic
-from .ir import IRError, Module
-from .split_if_device import HOST_ONLY, ON_HOST, device_roots, helpers
+from . import ir
+from .ir import Module
+from .split_if_device import HOST_ONLY, ON_HOST, call_if_helpers, device_roots
 
 _EXEMPT = re.compile(r'llvm\.|_Z\d+__(?:spirv|sycl|esimd)_|__spirv|__devicelib_|__builtin_|__assert')
 
@@ -39,14 +40,7 @@ def link(modules: list[Module], name: str = "linked") -> Module:
                 owner[sym] = m.name
     if errors:
         raise CompileError(errors)
-    ctx = llvm.create_context()
-    try:
-        out = llvm.parse_assembly(modules[0].text(), context=ctx)
-        for m in modules[1:]:
-            out.link_in(llvm.parse_assembly(m.text(), context=ctx))
-        out.verify()
-    except RuntimeError as err:
-        raise IRError(f"cannot link {', '.join(m.name for m in modules)}: {str(err).strip().splitlines()[0]}") from None
+    out = ir.link([m.text() for m in modules], [m.name for m in modules])
     linked = Module.parse(str(out), name)
     for key, line in linked.named_metadata.items():
         head, _, body = line.partition(" = ")
@@ -57,7 +51,7 @@ def link(modules: list[Module], name: str = "linked") -> Module:
 
 
 def _check_unresolved(linked: Module, inputs: list[Module]) -> None:
-    reach = linked.closure(device_roots(linked), opaque=helpers(linked, ON_HOST))
+    reach = linked.closure(device_roots(linked), skip_bodies_of=call_if_helpers(linked, ON_HOST))
     errors = []
     for sym in reach:
         ent = linked.entity(sym)

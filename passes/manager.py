@@ -56,7 +56,7 @@ class PassContext:
     host_module: Module | None = None
     #: set by a caller that will write the host half: split-if-device then
     #: starts its verification at once, beside the passes that follow
-    verify_host_soon: bool = False
+    verify_host_in_background: bool = False
     #: set by analyze-virtual-functions: kernel -> virtual-function sets of the vtables it uses
     created_sets: dict[str, list[str]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)

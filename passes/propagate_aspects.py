@@ -6,7 +6,7 @@ functions as ``../shared/specs/virtual_functions_design.md`` asks.
 
 Algorithm:
   1. Aspect numbers come from ``!sycl_aspects`` (name → number); without it,
-     from the SYCL table in ``frontend/aspects.py``.
+     from the SYCL table in ``device_configs/aspects.py``.
   2. Types: ``double`` uses fp64; each struct named in
      ``!sycl_types_that_use_aspects`` uses its aspects (our ``half`` class →
      fp16); a struct, array or vector containing such a type uses them too.
@@ -51,8 +51,8 @@ from ..device_configs.aspects import Aspect
 from .callgraph import CallGraph, find_path, sccs
 from .ir import Module, attachment_pairs, metadata_attachments, quote_name, tokens, unquote_name
 from .ir.lexer import has_word, skip_type, type_refs, type_ref_matches, word_matches
+from .entry_points import entry_points
 from .manager import PassResult
-from .split_if_device import SYCL_BUILTIN
 from .srcloc import call_loc, function_loc
 
 USED, DECLARED, FIXED_TARGETS = "sycl_used_aspects", "sycl_declared_aspects", "sycl_fixed_targets"
@@ -236,6 +236,21 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
     return used_out, declared_out
 
 
+def used_aspects(module: Module, names=None) -> list[int]:
+    """The aspects recorded on functions (all of ``module``'s, or ``names``):
+    the union of their ``!sycl_used_aspects`` and ``!sycl_declared_aspects``,
+    sorted, without upstream's internal negative values (project decision
+    §8.2).  What this pass wrote, as the post-link step reads it for device
+    requirements and for choosing images."""
+    out: set[int] = set()
+    for name in names if names is not None else module.functions:
+        md = module.functions[name].metadata
+        for kind in (USED, DECLARED):
+            if kind in md:
+                out.update(v for v in module.metadata_ints(md[kind]) if v >= 0)
+    return sorted(out)
+
+
 def declared_aspects(module: Module, name: str, device_has: dict | None = None) -> set[int]:
     """``!sycl_declared_aspects`` and ``"sycl-device-has"`` of one function."""
     fn = module.functions[name]
@@ -265,7 +280,7 @@ def aspect_graph(module: Module, calls: dict[str, list[str]]) -> dict[str, list[
     return edges
 
 
-def used_aspects(edges: dict[str, list[str]], direct: dict[str, set[int]]) -> dict[str, set[int]]:
+def aspects_through_calls(edges: dict[str, list[str]], direct: dict[str, set[int]]) -> dict[str, set[int]]:
     """Step 4: each function's aspects with those of everything it reaches.
     The sets may be shared between functions; they are not to be changed."""
     total: dict[str, set[int]] = {}
@@ -291,20 +306,12 @@ def used_aspects(edges: dict[str, list[str]], direct: dict[str, set[int]]) -> di
     return total
 
 
-def entry_points(module: Module) -> list[str]:
-    """Upstream's entry points of the aspect pass: kernels, and SYCL_EXTERNAL
-    functions (``"sycl-module-id"``) other than SPIR-V/SYCL builtins."""
-    external = module.functions_with("sycl-module-id")
-    return [n for n, f in module.functions.items() if not f.is_declaration and
-            (f.is_kernel or (n in external and not SYCL_BUILTIN.match(n)))]
-
-
 def upstream_order(edges: dict[str, list[str]], own: dict[str, AspectSet], entries: list[str]) -> dict[str, AspectSet]:
     """The order upstream's depth-first walk gives (``propagateAspectsThroughCG``):
     from each entry point, every callee not yet visited is walked first; a
     function's aspects are its own, then its callees' in call order (each
     callee's already merged).  Only the order is used: the sets come from
-    ``used_aspects``, which also gets call cycles right."""
+    ``aspects_through_calls``, which also gets call cycles right."""
     order = {n: a.copy() for n, a in own.items()}
     visited: set[str] = set()
     for root in entries:
@@ -343,10 +350,10 @@ def propagate_aspects(module: Module, diags=None, exclude: set[str] = frozenset(
     device_has = module.functions_with("sycl-device-has")
     declaring = [n for n in declared if DECLARED in module.functions[n].metadata or n in device_has]
     edges = aspect_graph(module, calls if calls is not None else CallGraph.of(module).edges)
-    total = used_aspects(edges, direct)
-    used_total = used_aspects(edges, {n: set(a) for n, a in used.items()})
-    declared_total = used_aspects(edges, {n: set(a) for n, a in declared.items()})
-    entries = entry_points(module)
+    total = aspects_through_calls(edges, direct)
+    used_total = aspects_through_calls(edges, {n: set(a) for n, a in used.items()})
+    declared_total = aspects_through_calls(edges, {n: set(a) for n, a in declared.items()})
+    entries = entry_points(module, virtual_functions="ignore")
     used_order = upstream_order(edges, used, entries)
     declared_order = upstream_order(edges, declared, entries)
     dropped = {table[a] for a in exclude if a in table}

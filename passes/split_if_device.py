@@ -27,60 +27,50 @@ Tests: ``tests/lit/passes/split-if-device/``.
 """
 from __future__ import annotations
 
-import re
-
 from .callgraph import CallGraph, find_path, sccs
 from .ir import DISCARDABLE_LINKAGES, USED_LISTS, Module
+from .entry_points import entry_points
 from .manager import PassResult
 from .srcloc import call_loc, function_loc
 
 ON_DEVICE = "sycl-call-if-on-device"
 ON_HOST = "sycl-call-if-on-host"
 HOST_ONLY = "minisycl-host-only"
-#: SPIR-V/SYCL/ESIMD builtins carry "sycl-module-id" but are not SYCL_EXTERNAL entry points
-SYCL_BUILTIN = re.compile(r'_Z\d+__(?:spirv|sycl|esimd)_|__builtin_')
 _HOST_ROOT_LISTS = ("llvm.global_ctors", "llvm.global_dtors")
 
 
-def entry_points(module: Module) -> tuple[list[str], list[str]]:
+def device_and_host_roots(module: Module) -> tuple[list[str], list[str]]:
     """(device roots, host roots) of step 1, in module order."""
-    virtual = module.functions_with("indirectly-callable")
-    external = module.functions_with("sycl-module-id")
-    device, host = [], []
-    for name, fn in module.functions.items():
-        if fn.body is None:
-            continue
-        if fn.is_kernel:
-            device.append(name)
-            continue
-        if (virtual or external) and (name in virtual or (name in external and not SYCL_BUILTIN.match(name))):
-            device.append(name)
-        if fn.linkage not in DISCARDABLE_LINKAGES:
-            host.append(name)
-    device += [n for n in module.globals_with("sycl-device-global-size") if not module.globals[n].is_declaration]
+    host = [name for name, fn in module.functions.items()
+            if fn.body is not None and not fn.is_kernel and fn.linkage not in DISCARDABLE_LINKAGES]
     host += [g for g in _HOST_ROOT_LISTS if g in module.globals]
-    return device, host
+    return device_roots(module), host
 
 
 def device_roots(module: Module) -> list[str]:
-    return entry_points(module)[0]
+    """The device roots of step 1: the entry points (``passes/entry_points.py``,
+    virtual functions included) and the defined device globals."""
+    return entry_points(module) + [n for n in module.globals_with("sycl-device-global-size")
+                                   if not module.globals[n].is_declaration]
 
 
-def helpers(module: Module, marker: str) -> list[str]:
+def call_if_helpers(module: Module, marker: str) -> list[str]:
+    """The ``if_device``/``if_host`` helpers marked ``marker`` (``ON_HOST``, ``ON_DEVICE``)."""
     return list(module.functions_with(marker))
 
 
-def split(module: Module, roots: tuple[list[str], list[str]] | None = None) -> tuple[Module, Module]:
-    """(device module, host module) of a single-source module; ``roots``: its
-    ``entry_points``, when the caller has them already."""
-    on_host, on_device = helpers(module, ON_HOST), helpers(module, ON_DEVICE)
+def split_device_and_host(module: Module, roots: tuple[list[str], list[str]] | None = None
+                          ) -> tuple[Module, Module]:
+    """(device module, host module) of a single-source module (step 2); ``roots``:
+    its ``device_and_host_roots``, when the caller has them already."""
+    on_host, on_device = call_if_helpers(module, ON_HOST), call_if_helpers(module, ON_DEVICE)
     used = [g for g in USED_LISTS if g in module.globals]
-    dev_roots, host_roots = roots or entry_points(module)
+    dev_roots, host_roots = roots or device_and_host_roots(module)
     halves = []
-    for starts, opaque, suffix in ((dev_roots, on_host, ""), (host_roots, on_device, ".host")):
-        names = module.closure(starts, opaque=opaque)
+    for starts, emptied, suffix in ((dev_roots, on_host, ""), (host_roots, on_device, ".host")):
+        names = module.closure(starts, skip_bodies_of=emptied)
         reached = set(names)
-        half = module.extract(names + used, stub=[h for h in opaque if h in reached], name=module.name + suffix,
+        half = module.extract(names + used, stub=[h for h in emptied if h in reached], name=module.name + suffix,
                               closed=True)
         _drop_noinline(half)
         halves.append(half)
@@ -136,12 +126,12 @@ class SplitIfDevice:
     name = "split-if-device"
 
     def run(self, module: Module, am) -> PassResult:
-        roots = entry_points(module)
-        device, host = split(module, roots)
-        module.replace_with(device)
+        roots = device_and_host_roots(module)
+        device, host = split_device_and_host(module, roots)
+        module.take_contents_of(device)
         am.ctx.host_module = host
-        if am.ctx.verify_host_soon:
-            host.verify_soon()
+        if am.ctx.verify_host_in_background:
+            host.start_verification()
         am.invalidate(PassResult.NONE)
         check_device_code(module, [r for r in roots[0] if r in module.functions], am.ctx.diagnostics,
                           am.get("callgraph").edges)

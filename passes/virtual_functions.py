@@ -58,8 +58,10 @@ def vtable_sets(module: Module) -> dict[str, list[str]]:
     return out
 
 
-def analyze(module: Module, diags=None) -> dict[str, list[str]]:
-    """Steps 2-4; returns kernel → created sets (kernels that create none are absent)."""
+def record_created_sets(module: Module, diags=None) -> dict[str, list[str]]:
+    """Steps 2-4 (design mode): check the kernels' virtual calls, record the sets
+    each kernel creates objects of on it; returns kernel → created sets (kernels
+    that create none are absent)."""
     vtables = vtable_sets(module)
     graph = CallGraph.of(module).edges
     created: dict[str, list[str]] = {}
@@ -78,7 +80,7 @@ def analyze(module: Module, diags=None) -> dict[str, list[str]]:
     return created
 
 
-def _created(module: Module) -> dict[str, list[str]]:
+def created_sets(module: Module) -> dict[str, list[str]]:
     """Kernel → sorted sets of the vtables its call tree names (what
     ``PassContext.created_sets`` holds in both modes)."""
     vtables = vtable_sets(module)
@@ -110,7 +112,7 @@ def _check_virtual_calls(module, graph, kernel, tree, diags):
                         notes)
 
 
-def analyze_upstream(module: Module, diags=None) -> dict[str, list[str]]:
+def fold_created_into_calls(module: Module, diags=None) -> dict[str, list[str]]:
     """Upstream mode (see the module docstring); returns kernel → the sets added
     to its ``"calls-indirectly"`` (kernels that got none are absent)."""
     set_of = module.functions_with("indirectly-callable")
@@ -162,9 +164,9 @@ class AnalyzeVirtualFunctions:
     def run(self, module: Module, am) -> PassResult:
         before = {k: module.functions[k].header for k in module.functions if module.functions[k].is_kernel}
         if self.mode == "upstream":
-            analyze_upstream(module, am.ctx.diagnostics)
-            am.ctx.created_sets = _created(module)
+            fold_created_into_calls(module, am.ctx.diagnostics)
+            am.ctx.created_sets = created_sets(module)
         else:
-            am.ctx.created_sets = analyze(module, am.ctx.diagnostics)
+            am.ctx.created_sets = record_created_sets(module, am.ctx.diagnostics)
         changed = any(module.functions[k].header != h for k, h in before.items())
         return PassResult.preserving("callgraph") if changed else PassResult.ALL

@@ -13,7 +13,7 @@ import errno
 import os
 from dataclasses import dataclass
 
-from ..passes.ir import render
+from ..passes.ir import verify_and_serialize
 from ..device_configs.targets import TargetInfo
 from .properties import DEVICE_REQUIREMENTS
 from .propertyset import PropertySets, string_value
@@ -69,7 +69,7 @@ def write_tables(images: list[Image], tables: list[TableSpec], *, out_dir: str |
     first = tables[0].table
     directory = out_dir if out_dir is not None else os.path.dirname(first)
     prefix = os.path.join(directory, os.path.splitext(os.path.basename(first))[0])
-    codes = render([im.module for im in images], bitcode=not text_ir)
+    codes = verify_and_serialize([im.module for im in images], bitcode=not text_ir)
     files: dict[str, bytes] = {}
     rows: list[list[list[str]]] = [[] for _ in tables]
     for i, (im, code) in enumerate(zip(images, codes)):

@@ -18,7 +18,7 @@ import llvmlite.binding as llvm
 
 from ..frontend import compile_files
 from ..passes import parse_pipeline
-from ..passes.ir import Module, parse_text, render, split_operands
+from ..passes.ir import Module, parse_text, split_operands, verify_and_serialize
 from ..passes.link import link
 from ..passes.manager import PassContext, PassManager
 from .bundle import Bundle, BundleImage
@@ -115,7 +115,7 @@ def build(sources: list[str], *, split: str = "auto", targets: list[str] = (),
     warnings.extend(ctx.diagnostics.warnings())
     device = module
     bundle = Bundle(split=split, targets=[c.name for c in configs])
-    bundle.host = render([ctx.host_module], bitcode=True)[0]
+    bundle.host = verify_and_serialize([ctx.host_module], bitcode=True)[0]
     for name, value in device.functions_with("minisycl-kernel-signature").items():
         bundle.kernels[name] = value or ""
     for name, fn in device.functions.items():
@@ -123,12 +123,12 @@ def build(sources: list[str], *, split: str = "auto", targets: list[str] = (),
             bundle.kernels[name] = ""
     bundle.device_globals = _device_global_table(device)
     jit = split_module(device, mode=split, device_globals=True)
-    for i, (im, bc) in enumerate(zip(jit, render([im.module for im in jit], bitcode=True))):
+    for i, (im, bc) in enumerate(zip(jit, verify_and_serialize([im.module for im in jit], bitcode=True))):
         bundle.images.append(BundleImage(f"jit_{i}", im.entry_points, im.properties, bc, dummy=im.dummy))
     aot = []
     for cfg in configs:
         images = split_module(device, mode=split, device_globals=True, target=cfg)
-        for i, (im, bc) in enumerate(zip(images, render([im.module for im in images], bitcode=True))):
+        for i, (im, bc) in enumerate(zip(images, verify_and_serialize([im.module for im in images], bitcode=True))):
             aot.append(BundleImage(f"{cfg.name}_{i}", im.entry_points, im.properties, bc, target=cfg.name))
     if aot:
         workers = max(1, min(jobs or os.cpu_count() or 1, len(aot)))

@@ -133,7 +133,7 @@ def _write_ir_only(module, path: str, text_ir: bool, only_kernels: bool, device_
     than one image (virtual-function sets are outlined) is upstream's error."""
     from ..passes.support.diagnostics import UserError
     from ..passes.support.output import write_output
-    from ..passes.ir import render
+    from ..passes.ir import verify_and_serialize
     from . import split_module
     esimd = _esimd_functions(module)
     if esimd:
@@ -141,7 +141,7 @@ def _write_ir_only(module, path: str, text_ir: bool, only_kernels: bool, device_
     images = split_module(module, mode="none", only_kernels=only_kernels, device_globals=device_globals)
     if len(images) > 1:
         raise UserError("some modules had to be split, '-ir-output-only' can't be used")
-    write_output(path, render([images[0].module], bitcode=not text_ir)[0])
+    write_output(path, verify_and_serialize([images[0].module], bitcode=not text_ir)[0])
 
 
 @click.command("build")

@@ -23,6 +23,7 @@ import struct
 from dataclasses import dataclass
 
 from ..passes.ir import Module, split_operands
+from ..passes.propagate_aspects import used_aspects
 from ..passes.virtual_functions import CREATES
 from .propertyset import PropertySets, byte_array, string_value, u32_array, u64_array
 
@@ -30,18 +31,6 @@ DEVICE_REQUIREMENTS = "SYCL/device requirements"
 MISC = "SYCL/misc properties"
 DEVICE_GLOBALS = "SYCL/device globals"
 VIRTUAL_FUNCTIONS = "SYCL/virtual functions"
-
-
-def used_aspects(module: Module, names=None) -> list[int]:
-    """Union of ``!sycl_used_aspects`` and ``!sycl_declared_aspects`` over the
-    functions (project decision §8.2), without upstream's internal negative values."""
-    out: set[int] = set()
-    for name in names if names is not None else module.functions:
-        md = module.functions[name].metadata
-        for kind in ("sycl_used_aspects", "sycl_declared_aspects"):
-            if kind in md:
-                out.update(v for v in module.metadata_ints(md[kind]) if v >= 0)
-    return sorted(out)
 
 
 def device_requirements(module: Module, entries: list[str], keep_wg_size: bool = True) -> dict:

@@ -47,12 +47,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..passes.support.diagnostics import UserError
-from ..passes.ir import DISCARDABLE_LINKAGES, Excluding, Module, function_type, indirect_call_types
-from ..passes.split_if_device import SYCL_BUILTIN
-from ..passes.propagate_aspects import aspect_table
-from ..passes.virtual_functions import analyze
+from ..passes.ir import DISCARDABLE_LINKAGES, DifferenceView, Module, function_type, indirect_call_types
+from ..passes.entry_points import entry_points
+from ..passes.propagate_aspects import aspect_table, used_aspects
+from ..passes.virtual_functions import record_created_sets
 from ..device_configs.targets import TargetInfo
-from .properties import compute_properties, is_image_scope, used_aspects
+from .properties import compute_properties, is_image_scope
 from .propertyset import PropertySets
 
 __all__ = ["Image", "SplitError", "split_module", "entry_points", "group_key", "target_compatible", "SPLIT_MODES"]
@@ -71,21 +71,6 @@ class Image:
     key: str
     properties: PropertySets = field(default_factory=PropertySets)
     dummy: bool = False
-
-
-def entry_points(module: Module, only_kernels: bool = False, jit: bool = True) -> list[str]:
-    virtual = module.functions_with("indirectly-callable")
-    external = module.functions_with("sycl-module-id")
-    out = []
-    for name, fn in module.functions.items():
-        if fn.is_declaration:
-            continue
-        if name in virtual:
-            if jit:
-                out.append(name)
-        elif fn.is_kernel or (not only_kernels and name in external and not SYCL_BUILTIN.match(name)):
-            out.append(name)
-    return out
 
 
 def _md_values(module: Module, fn, kind: str) -> list[int]:
@@ -125,7 +110,7 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     if mode not in SPLIT_MODES:
         raise SplitError(f"unknown split mode '{mode}' (expected one of: {', '.join(SPLIT_MODES)})")
     jit = target is None
-    analyze(module)                       # records the sets kernels create objects of
+    record_created_sets(module)           # records the sets kernels create objects of
     virtual = module.functions_with("indirectly-callable")
     table = aspect_table(module)
     names_of = {v: k for k, v in table.items()}
@@ -134,7 +119,7 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
         for s, needed in _set_aspect_names(module, names_of).items():
             if not target.supports(needed):
                 stub.update(n for n, v in virtual.items() if v == s and not module.functions[n].is_declaration)
-    entries = entry_points(module, only_kernels, jit)
+    entries = entry_points(module, kernels_only=only_kernels, virtual_functions="include" if jit else "exclude")
     groups: dict[str, list[str]] = {}
     for name in entries:
         if name in virtual and jit and mode != "kernel":
@@ -162,12 +147,12 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     images: list[Image] = []
     for key in sorted(groups, key=lambda k: k.encode(), reverse=True):
         members = groups[key]
-        outlined = Excluding(virtual, members) if jit else ()
+        outlined = DifferenceView(virtual, members) if jit else ()
         roots = members + used + (copier_roots if key == "<GLOBAL>" else [])
         names = _closure(module, roots, outlined, by_type)
         part = module.extract(names + (["llvm.compiler.used"] if used else []), declare=outlined, stub=stub,
                               name=key)
-        part.filter_used_lists(Excluding(part.globals.keys() | part.functions.keys(), dgs))
+        part.filter_used_lists(DifferenceView(part.globals.keys() | part.functions.keys(), dgs))
         holds_vfs = jit and any(n in virtual for n in members)
         if holds_vfs:
             for n in members:
@@ -214,7 +199,7 @@ def _indirect_callees(module: Module) -> dict[str, list[str]]:
 def _closure(module: Module, roots: list[str], opaque, by_type: dict[str, list[str]]) -> list[str]:
     """``Module.closure`` plus upstream's indirect-call edges: a function that
     makes an indirect call reaches every candidate of the call's type."""
-    names = module.closure(roots, opaque=opaque)
+    names = module.closure(roots, skip_bodies_of=opaque)
     if not by_type:
         return names
     seen, looked = set(names), set()
@@ -229,7 +214,7 @@ def _closure(module: Module, roots: list[str], opaque, by_type: dict[str, list[s
                 extra.extend(c for c in by_type.get(sig, ()) if c not in seen and c not in extra)
         if not extra:
             return names
-        more = [n for n in module.closure(extra, opaque=opaque) if n not in seen]
+        more = [n for n in module.closure(extra, skip_bodies_of=opaque) if n not in seen]
         seen.update(more)
         names = names + more
 

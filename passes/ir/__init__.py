@@ -6,21 +6,24 @@
   scanners every fact about references is read with.
 * ``module``  — a module as its top-level entities on LLVM's canonical
   printing, with the facts passes ask for and whole-entity edits.
-* ``loading`` — ``load`` / ``parse_text`` / ``render``: files and text in,
-  verified text or bitcode out.
+* ``loading`` — ``load`` / ``parse_text`` / ``verify_and_serialize`` /
+  ``link``: files and text in, verified text or bitcode out, LLVM's plain
+  linker (``passes/link.py`` is the SYCL-aware one over it; the front end's
+  multi-source compile uses it as it is).
 
 Why text and not LLVM's in-memory module: extracting one device image then
 costs in proportion to the image, where cloning a module per image costs the
 whole module each time (``bench/bench_postlink.py`` shows both).
 """
 from .bridge import IRError
-from .loading import load, parse_text, render
+from .loading import InternalCompilerError, link, load, parse_text, verify_and_serialize, verify_generated
 from .lexer import quote_name, quote_string, split_operands, split_type, tokens, unquote_name
-from .module import (DISCARDABLE_LINKAGES, USED_LISTS, Excluding, Function, Global, Module, function_type, indirect_call_types, indirect_calls,
+from .module import (DISCARDABLE_LINKAGES, USED_LISTS, DifferenceView, Function, Global, Module, function_type, indirect_call_types, indirect_calls,
                      metadata_attachments, parse_attribute_group, attachment_pairs,
                      without_attachments)
 from ..support.gc_pause import gc_paused
 
-__all__ = ["IRError", "Module", "Function", "Global", "load", "parse_text", "render", "quote_name", "unquote_name",
-           "split_operands", "split_type", "parse_attribute_group", "gc_paused", "Excluding", "USED_LISTS",
+__all__ = ["IRError", "Module", "Function", "Global", "load", "parse_text", "verify_and_serialize",
+           "link", "verify_generated", "InternalCompilerError", "quote_name", "unquote_name",
+           "split_operands", "split_type", "parse_attribute_group", "gc_paused", "DifferenceView", "USED_LISTS",
            "DISCARDABLE_LINKAGES", "indirect_calls", "indirect_call_types", "function_type", "metadata_attachments", "attachment_pairs", "without_attachments", "quote_string", "tokens"]

@@ -15,7 +15,7 @@ and streams LLVM's printing back through a pipe; a child that dies becomes one
 
 * files and standard input (``loading.load``) and bundle images and host
   modules at run time (``runtime/``): untrusted, always through ``read_bitcode``;
-* bitcode this process made itself (``render``'s ``as_bitcode``, the frontend's
+* bitcode this process made itself (``verify_and_serialize``'s ``as_bitcode``, the frontend's
   output, images ``postlink/build.py`` compiles to native code right after
   making them): trusted, LLVM's reader in process (``parse_bitcode``).
 """
@@ -43,7 +43,7 @@ from ..support import knobs
 from ..support.diagnostics import UserError
 
 __all__ = ["IRError", "parse_and_verify", "complaint", "in_background", "parse_assembly", "parse_bitcode",
-           "first_line", "BITCODE_MAGIC", "read_bitcode"]
+           "link_assembly", "first_line", "BITCODE_MAGIC", "read_bitcode"]
 
 BITCODE_MAGIC = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
 
@@ -86,6 +86,24 @@ def parse_and_verify(text: str, name: str) -> tuple[llvm.ModuleRef | None, str |
         return None, str(err)
     ref.name = name
     return ref, None
+
+
+def link_assembly(texts: list[str], name: str | None = None) -> tuple[llvm.ModuleRef | None, str | None]:
+    """LLVM's linker: parse every text in one fresh context, link them into the
+    first and verify the result.  ``(module, None)`` (named ``name`` when given;
+    else LLVM's own module name stays), or ``(None, LLVM's complaint)`` (a bad
+    text, a symbol defined twice, a verifier error)."""
+    ctx = llvm.create_context()
+    try:
+        out = llvm.parse_assembly(texts[0], context=ctx)
+        for text in texts[1:]:
+            out.link_in(llvm.parse_assembly(text, context=ctx))
+        out.verify()
+    except RuntimeError as err:
+        return None, str(err)
+    if name is not None:
+        out.name = name
+    return out, None
 
 
 def complaint(ref: llvm.ModuleRef) -> str | None:

@@ -21,10 +21,11 @@ import re
 import sys
 
 from ..support.gc_pause import gc_paused
-from .bridge import BITCODE_MAGIC, IRError, complaint, first_line, in_background, parse_assembly, read_bitcode
+from .bridge import (BITCODE_MAGIC, IRError, complaint, first_line, in_background, link_assembly, parse_and_verify,
+                     parse_assembly, read_bitcode)
 from .module import Module
 
-__all__ = ["load", "parse_text", "render", "read_untrusted_bitcode", "bitcode_complaint", "text_error",
+__all__ = ["load", "parse_text", "verify_and_serialize", "link", "verify_generated", "InternalCompilerError", "read_untrusted_bitcode", "bitcode_complaint", "text_error",
            "first_typed_pointer"]
 
 
@@ -163,9 +164,34 @@ def load(path: str) -> Module:
     return parse_text(text, name)[0]
 
 
-def render(modules: list[Module], bitcode: bool = False) -> list:
+def verify_and_serialize(modules: list[Module], bitcode: bool = False) -> list:
     """Verify every module with LLVM, then return its bitcode or the very text
     LLVM verified: callers write nothing unless all of them are valid."""
     texts = [m.text() for m in modules]
     refs = [m.verify(t) for m, t in zip(modules, texts)]
     return [r.as_bitcode() for r in refs] if bitcode else texts
+
+
+def link(texts: list[str], inputs: list[str], name: str | None = None):
+    """LLVM's plain linker over IR texts (``inputs``: their names, for the
+    error): LLVM's verified module, named ``name`` when given.  A failure
+    (a symbol defined twice, types that do not match) raises one-line
+    ``IRError`` naming the inputs.  The SYCL-aware ``minisycl link`` (its own
+    duplicate and unresolved-reference errors) is ``passes/link.py``, over this."""
+    ref, problem = link_assembly(texts, name)
+    if problem is not None:
+        raise IRError(f"cannot link {', '.join(inputs)}: {problem.strip().splitlines()[0]}")
+    return ref
+
+
+class InternalCompilerError(Exception):
+    """A tool of ours produced IR that LLVM rejects: a bug in minisycl, not in the input."""
+
+
+def verify_generated(text: str, name: str):
+    """LLVM's verified module of IR text this process generated (the front end's
+    output), named ``name``; LLVM rejecting it raises ``InternalCompilerError``."""
+    ref, problem = parse_and_verify(text, name)
+    if problem is not None:
+        raise InternalCompilerError(f"{name}: LLVM rejected the generated IR: {problem}")
+    return ref

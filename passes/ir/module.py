@@ -30,7 +30,7 @@ from .lexer import (LexError, attribute_refs, closing, global_refs, metadata_ref
                     skip_type, split_operands, split_type, tokens, type_refs, unquote_name)
 
 __all__ = ["Module", "Function", "Global", "quote_name", "unquote_name", "split_operands",
-           "parse_attribute_group", "split_type", "Excluding", "USED_LISTS", "DISCARDABLE_LINKAGES", "indirect_calls", "indirect_call_types", "function_type",
+           "parse_attribute_group", "split_type", "DifferenceView", "USED_LISTS", "DISCARDABLE_LINKAGES", "indirect_calls", "indirect_call_types", "function_type",
            "metadata_attachments",
            "attachment_pairs", "without_attachments"]
 
@@ -716,15 +716,16 @@ class Module:
             raise RuntimeError(problem)
         return ref
 
-    def verify_soon(self) -> None:
+    def start_verification(self) -> None:
         """Start ``verify`` of the module as it is now on a second thread, where
         LLVM works (llvmlite lets go of the GIL) while Python goes on; a later
         ``verify`` of the unchanged module takes that result."""
         text = self.text()
         self._early = (text, in_background(parse_and_verify, text, self.name))
 
-    def replace_with(self, other: "Module") -> None:
-        """Become ``other`` (a pass that rebuilds the module still edits it in place)."""
+    def take_contents_of(self, other: "Module") -> None:
+        """Become ``other``: this object takes its contents (a pass that
+        rebuilds the module still edits the manager's module in place)."""
         self.__dict__.update(other.__dict__)
 
     def entity(self, name: str):
@@ -863,15 +864,16 @@ class Module:
 
     # -- extraction ---------------------------------------------------------------
 
-    def closure(self, roots: Iterable[str], opaque: Iterable[str] = ()) -> list[str]:
+    def closure(self, roots: Iterable[str], skip_bodies_of: Iterable[str] = ()) -> list[str]:
         """Every function and global reachable from ``roots`` through references
         (calls, constants, initialisers, personality and prefix data), not
-        looking inside the bodies of ``opaque`` functions.  A definition brings
+        looking inside the bodies of the functions in ``skip_bodies_of`` (they
+        are reached, what they reference is not followed).  A definition brings
         its whole comdat group, and a function whose blocks are addressed
-        (``blockaddress``) is followed even when opaque: both must stay defined
+        (``blockaddress``) is followed even when skipped: both must stay defined
         with their users, as in LLVM's GlobalDCE.  Order: discovery order
         (deterministic).  The ``llvm.used`` lists are not followed."""
-        opaque = _as_set(opaque)
+        opaque = _fast_membership(skip_bodies_of)
         functions, globals_ = self.functions, self.globals
         partners = self._comdat_partners()
         seen: dict[str, None] = {}
@@ -884,7 +886,7 @@ class Module:
                 continue
             seen[name] = None
             if name in USED_LISTS or name in opaque and name not in addressed:
-                continue            # what an opaque body reaches is not followed
+                continue            # what a skipped body reaches is not followed
             expanded.add(name)
             ent = functions.get(name) or globals_[name]
             refs = ent.refs()
@@ -924,13 +926,13 @@ class Module:
         whose body becomes ``ret void`` / ``ret <ty> undef``.  The ``llvm.used``
         lists keep only members that are defined in the result.  ``closed``:
         the caller knows that ``names`` already holds everything they reference
-        (a ``closure`` whose opaque functions are stubbed).  Cost is
+        (a ``closure`` whose skipped functions are stubbed).  Cost is
         proportional to the extracted entities.
         """
         out = Module()
         out.name = name or self.name
         out.header = list(self.header)
-        declare, stub = _as_set(declare), _as_set(stub)
+        declare, stub = _fast_membership(declare), _fast_membership(stub)
         functions, globals_ = self.functions, self.globals
         # 1. the named entities, then declarations of what they mention (one
         #    level: a declaration mentions nothing)
@@ -1188,11 +1190,6 @@ class Module:
             new = h[:at] + tail[:-2] + run + " {"
         self.functions[name] = Function(name, new, fn.body)
 
-    def set_named_metadata(self, name: str, nodes: list[list[str]]) -> None:
-        refs = [self.add_metadata_node(ops) for ops in nodes]
-        self.named_metadata[name] = f"!{name} = !{{{', '.join(refs)}}}"
-        self._named_nodes = None
-
     def _attribute_group(self, attrs: dict[str, str | None]) -> int:
         text = _render_attributes(attrs)
         n = self._new_attrs.get(text)
@@ -1241,14 +1238,15 @@ class Module:
 USED_LISTS = ("llvm.used", "llvm.compiler.used")
 
 
-def _as_set(names):
+def _fast_membership(names):
     """Names as something with fast ``in``: sets, dicts and views are used as they
     are (so a per-image filter over a big set costs nothing to pass)."""
     return names if hasattr(names, "__contains__") and not isinstance(names, (list, tuple, str)) else set(names)
 
 
-class Excluding:
-    """The names of ``base`` that are not in ``removed``, without copying ``base``."""
+class DifferenceView:
+    """``base - removed`` for ``in`` tests, without copying ``base``: the names
+    of ``base`` that are not in ``removed``."""
 
     __slots__ = ("base", "removed")
 

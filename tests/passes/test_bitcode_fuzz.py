@@ -22,7 +22,7 @@ import pytest
 
 from minisycl.frontend import compile_files
 from minisycl.passes import parse_pipeline
-from minisycl.passes.ir import parse_text, render
+from minisycl.passes.ir import parse_text, verify_and_serialize
 from minisycl.passes.manager import PassContext, PassManager
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -59,7 +59,7 @@ def seeds():
     compiled = compile_files([os.path.join(EXAMPLES, "shapes.ksl")])
     mod, _ = parse_text(compiled.ir, "shapes.ll")
     PassManager(parse_pipeline("split-if-device,propagate-aspects")).run(mod, PassContext())
-    return [compiled.bitcode(), render([mod], bitcode=True)[0]]
+    return [compiled.bitcode(), verify_and_serialize([mod], bitcode=True)[0]]
 
 
 CHILD = r"""

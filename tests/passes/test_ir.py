@@ -4,7 +4,7 @@ import llvmlite.binding as llvm
 import pytest
 
 from minisycl.frontend import compile_source
-from minisycl.passes.ir import IRError, Module, parse_text, render, split_operands
+from minisycl.passes.ir import IRError, Module, parse_text, split_operands, verify_and_serialize
 
 SRC = """
 class Shape { float s; virtual float area() [[indirectly_callable]] { return s; } };
@@ -131,15 +131,15 @@ def test_bad_input_is_one_line_error():
 
 
 def test_written_text_is_llvms_printing():
-    # what render() writes is the text LLVM verified; unedited, it is LLVM's
+    # what verify_and_serialize() writes is the text LLVM verified; unedited, it is LLVM's
     # own printing without its comment lines
     m = module()
     printed = [ln for ln in str(m.verify()).splitlines() if not ln.startswith(";")]
-    assert render([m])[0].splitlines() == printed
+    assert verify_and_serialize([m])[0].splitlines() == printed
     # a declaration made by an edit prints as LLVM prints one: no parameter names
     part = module("define void @f(ptr %p, i32 %n) {\n  ret void\n}\n"
                   "define void @g(ptr %q) {\n  call void @f(ptr %q, i32 1)\n  ret void\n}\n").extract(["g"])
-    assert "declare void @f(ptr, i32)" in render([part])[0]
+    assert "declare void @f(ptr, i32)" in verify_and_serialize([part])[0]
 
 
 def test_added_metadata_reuses_an_identical_node():
@@ -148,11 +148,11 @@ def test_added_metadata_reuses_an_identical_node():
     assert m.add_metadata_node(["i32 7"]) not in ("!0", "!1")
 
 
-def test_verify_soon_result_is_used_only_for_the_text_it_checked():
+def test_start_verification_result_is_used_only_for_the_text_it_checked():
     m = module()
-    m.verify_soon()
+    m.start_verification()
     assert m.verify().get_function("kern") is not None
-    m.verify_soon()
+    m.start_verification()
     del m.functions["_Z3foov"]          # kern now calls an undefined function
     with pytest.raises(RuntimeError):
         m.verify()

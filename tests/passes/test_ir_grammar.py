@@ -6,7 +6,7 @@ facts come from the IR's meaning, not its spelling."""
 import llvmlite.binding as llvm
 import pytest
 
-from minisycl.passes.ir import Module, parse_text, quote_name, render, tokens, unquote_name
+from minisycl.passes.ir import Module, parse_text, quote_name, tokens, unquote_name, verify_and_serialize
 from minisycl.passes.ir.lexer import has_word, split_type
 from minisycl.passes.propagate_aspects import propagate_aspects
 from minisycl.postlink import split_module
@@ -24,7 +24,7 @@ def defined(m: Module) -> set[str]:
 
 def images(text: str, mode: str = "kernel"):
     ims = split_module(load(text), mode=mode)
-    render([im.module for im in ims])           # every image verifies in LLVM
+    verify_and_serialize([im.module for im in ims])           # every image verifies in LLVM
     return ims
 
 
@@ -105,7 +105,7 @@ def test_used_lists_are_edited_element_by_element():
     assert "@b" not in line and "@a to" in line and "@keep to" in line
     assert line.endswith('section "llvm.metadata"')
     assert used.refs() == ["a", "b", "keep"]
-    render([m])
+    verify_and_serialize([m])
 
 
 def test_metadata_naming_values_is_followed():
@@ -137,14 +137,14 @@ def test_outlined_functions_with_aggregate_prefix_data_and_any_return_type():
     m = load(PREFIX)
     propagate_aspects(m)
     ims = split_module(m, mode="kernel")
-    texts = render([im.module for im in ims])
+    texts = verify_and_serialize([im.module for im in ims])
     kernel = next(t for t, im in zip(texts, ims) if im.entry_points == ["k"])
     assert "declare spir_func i32 @vf()" in kernel and "prefix" not in kernel
     dummy = next(t for t, im in zip(texts, ims) if im.dummy)       # @vs uses fp64 through %struct.S
     assert "ret %struct.S undef" in dummy
     m.stub_body("vp")
     m.stub_body("vf")
-    render([m])
+    verify_and_serialize([m])
     assert "ret ptr addrspace(4) undef" in m.functions["vp"].body
     assert "prefix { i32, ptr } { i32 1, ptr @g }" in m.functions["vf"].header
 
