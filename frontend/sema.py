@@ -254,7 +254,6 @@ class Checker:
             else:
                 cls.base = base
         methods = []
-        fields_ll = 0
         for m in node.members:
             if isinstance(m, A.VarDecl):
                 if any(s[1] == "static" for s in m.specs):
@@ -282,7 +281,6 @@ class Checker:
                         self.error(dcl.loc, f"duplicate field '{dcl.name}'")
                         continue
                     cls.fields.append((dcl.name, ty))
-                    fields_ll += 1
             elif isinstance(m, A.FuncDef):
                 sym = self.declare_function(m, cls)
                 if sym is not None:
@@ -295,7 +293,6 @@ class Checker:
             inherited = cls.base.find_method(sym.name) if cls.base else None
             if inherited is not None and inherited.is_virtual:
                 sym.is_virtual = True
-                sym.overrides = inherited
                 if [p for _, p in inherited.params] != [p for _, p in sym.params] or inherited.ret != sym.ret:
                     self.error(m.loc, f"'{sym.display}' overrides '{inherited.display}' with a different signature")
                 if inherited.set_name is not None and sym.set_name != inherited.set_name:
@@ -960,7 +957,7 @@ class Checker:
             if found is not None:
                 this = self.this(e.loc)
                 m = A.Member(e.loc, this, e.name, True)
-                m.path, m.field_ty = found
+                m.path = found[0]
                 return self.set(m, found[1], lvalue=True)
             cls = self.fn.cls
             while cls is not None:
@@ -1278,7 +1275,7 @@ class Checker:
                 self.error(e.loc, f"no member named '{e.name}' in '{cls.name}'")
             return self.bad(e)
         e.base = base
-        e.path, e.field_ty = found
+        e.path = found[0]
         return self.set(e, found[1], lvalue=e.arrow or base.lvalue)
 
     # calls ----------------------------------------------------------------

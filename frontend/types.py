@@ -15,10 +15,6 @@ class Type:
     def is_arith(self) -> bool:
         return self.is_int or self.is_float or self.is_bool
 
-    @property
-    def is_scalar(self) -> bool:
-        return self.is_arith or self.is_ptr
-
 
 class VoidType(Type):
     __slots__ = ()
