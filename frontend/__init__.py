@@ -4,7 +4,7 @@ Stages, each a plain function (``../shared/design/architecture.md``):
 
     parse(text, file, diags)      -> ast.Unit                 (parser.py, Lark LALR tables)
     check(unit, diags)            -> sema.Program             (sema.py + device_rules.py)
-    emit(program, module_id)      -> ir_text.Module           (codegen.py; str() is IR text)
+    emit(program, module_id)      -> ir_writer.Module         (codegen.py; str() is IR text)
     verify(ir_module, file)       -> llvmlite.binding.ModuleRef
 
 ``compile_source`` runs them all and returns LLVM's canonical printing of the
@@ -23,9 +23,10 @@ from . import device_rules
 from ..passes.support.gc_pause import gc_paused
 from .codegen import emit
 from ..passes.support.diagnostics import CompileError, Diagnostic, DiagnosticSink, NestingTooDeep, SourceLoc
-from .layout import sizeof
+from .data_layout import sizeof
 from .parser import parse
-from .sema import Checker, Program
+from .sema import Checker
+from .symbols import Program
 
 __all__ = ["compile_source", "compile_files", "parse", "check", "emit", "verify", "link_modules",
            "CompileResult", "CompileError", "Diagnostic", "DiagnosticSink", "SourceLoc"]

@@ -13,7 +13,10 @@ from . import ast as A
 from . import types as T
 from ..device_configs.aspects import Aspect, lookup as lookup_aspect
 from ..passes.support.diagnostics import DiagnosticSink, SourceLoc, too_deep
-from .symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym, set_symbol
+from .constants import const_fold, is_null_constant
+from .data_layout import flat_fields
+from .item_queries import item_query
+from .symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym, Program, set_symbol
 from .types import BOOL, DOUBLE, FLOAT, HALF, INT, LONG, VOID, ArrayType, ClassType, ItemType, PointerType
 
 MATH_1 = ("sqrt", "exp", "log", "sin", "cos", "fabs", "floor", "ceil", "exp2", "log2", "log10", "tan", "round", "trunc")
@@ -21,9 +24,6 @@ ATOMIC_RMW = ("atomic_fetch_add", "atomic_fetch_sub", "atomic_fetch_min", "atomi
               "atomic_fetch_and", "atomic_fetch_or", "atomic_fetch_xor", "atomic_exchange")
 BUILTINS = set(MATH_1) | {"pow", "min", "max", "abs", "print", "atomic_load", "atomic_store",
                           "atomic_compare_exchange"} | set(ATOMIC_RMW)
-ITEM_QUERIES = {"get_global_id": 4, "get_local_id": 5, "get_group": 6, "get_global_range": 7,
-                "get_local_range": 8, "get_group_range": 9, "get_global_linear_id": 0,
-                "get_local_linear_id": 0, "get_id": 4, "get_range": 7}
 HOST_ACCESS = {"read": 0, "write": 1, "read_write": 2, "none": 3}
 INIT_MODE = {"reprogram": 0, "reset": 1}
 PROPERTIES = {
@@ -31,17 +31,6 @@ PROPERTIES = {
     "kernel": ("calls_indirectly", "device_has", "reqd_work_group_size"),
     "device_global": ("device_image_scope", "host_access", "init_mode", "implement_in_csr"),
 }
-
-
-class Program:
-    """Everything one translation unit declares, in source order."""
-
-    def __init__(self, file: str):
-        self.file = file
-        self.classes: list[ClassType] = []
-        self.functions: list[FuncSym] = []      # free functions, kernels, methods, ctors
-        self.device_globals: list[DeviceGlobalSym] = []
-        self.uses_half = False
 
 
 class _Scope(dict):
@@ -54,76 +43,6 @@ class _Boundary:
 
     def __init__(self, kind):
         self.kind, self.captures, self.loops = kind, [], 0
-
-
-def const_fold(e: A.Expr):
-    """Value of a constant expression (int/float/bool), or None when it is not constant."""
-    if isinstance(e, (A.IntLit, A.CharLit)):
-        return e.value
-    if isinstance(e, A.FloatLit):
-        return e.value
-    if isinstance(e, A.BoolLit):
-        return int(e.value)
-    if isinstance(e, (A.SizeofType, A.SizeofExpr)):
-        return e.value
-    if isinstance(e, A.Name) and isinstance(e.sym, (ConstSym, LocalSym)):
-        return e.sym.value
-    if isinstance(e, A.Cast) and e.ty is not None and e.ty.is_arith:
-        v = const_fold(e.operand)
-        if v is None:
-            return None
-        return _convert_const(v, e.ty)
-    if isinstance(e, A.Unary):
-        v = const_fold(e.operand)
-        if v is None:
-            return None
-        return {"-": lambda x: -x, "+": lambda x: x, "~": lambda x: ~int(x), "!": lambda x: int(not x)}[e.op](v)
-    if isinstance(e, A.Binary) and e.kind in ("arith", "cmp"):
-        a, b = const_fold(e.lhs), const_fold(e.rhs)
-        if a is None or b is None:
-            return None
-        try:
-            if e.op == "/" and isinstance(a, int) and isinstance(b, int):
-                return int(a / b) if b else None
-            if e.op == "%" and isinstance(a, int) and isinstance(b, int):
-                return a - int(a / b) * b if b else None
-            ops = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a / b,
-                   "<<": lambda: a << b, ">>": lambda: a >> b, "&": lambda: a & b, "|": lambda: a | b,
-                   "^": lambda: a ^ b, "<": lambda: int(a < b), ">": lambda: int(a > b),
-                   "<=": lambda: int(a <= b), ">=": lambda: int(a >= b), "==": lambda: int(a == b),
-                   "!=": lambda: int(a != b)}
-            v = ops[e.op]()
-        except (ZeroDivisionError, TypeError, ValueError, OverflowError):
-            return None
-        return _convert_const(v, e.ty) if e.ty is not None and e.ty.is_arith else v
-    if isinstance(e, A.Ternary):
-        c = const_fold(e.cond)
-        if c is None:
-            return None
-        return const_fold(e.then if c else e.other)
-    if isinstance(e, A.Logical):
-        a, b = const_fold(e.lhs), const_fold(e.rhs)
-        if a is None or b is None:
-            return None
-        return int(bool(a) and bool(b)) if e.op == "&&" else int(bool(a) or bool(b))
-    return None
-
-
-def _convert_const(v, ty):
-    if ty.is_bool:
-        return int(bool(v))
-    if ty.is_int:
-        try:
-            v = int(v)
-        except (OverflowError, ValueError):
-            return None
-        v &= (1 << ty.bits) - 1
-        if ty.signed and v >= 1 << (ty.bits - 1):
-            v -= 1 << ty.bits
-        return v
-    if ty.is_float:
-        return float(v)
-    return v
 
 
 class Checker:
@@ -1069,7 +988,7 @@ class Checker:
                 if not (ta == tb or ta.pointee.is_void or tb.pointee.is_void):
                     self.error(e.loc, f"comparison of distinct pointer types ('{ta}' and '{tb}')")
                 e.lhs, e.rhs = a, b
-            elif _is_null_constant(a) or _is_null_constant(b):
+            elif is_null_constant(a) or is_null_constant(b):
                 e.lhs = self.convert(a, tb if tb.is_ptr else ta, "operand")
                 e.rhs = self.convert(b, tb if tb.is_ptr else ta, "operand")
             else:
@@ -1142,9 +1061,9 @@ class Checker:
             ty = T.usual_arithmetic(a.ty, b.ty) if not (a.ty.is_bool and b.ty.is_bool) else BOOL
         elif a.ty == b.ty:
             ty = a.ty
-        elif a.ty.is_ptr and _is_null_constant(b):
+        elif a.ty.is_ptr and is_null_constant(b):
             ty = a.ty
-        elif b.ty.is_ptr and _is_null_constant(a):
+        elif b.ty.is_ptr and is_null_constant(a):
             ty = b.ty
         else:
             self.error(e.loc, f"incompatible operand types in '?:' ('{a.ty}' and '{b.ty}')")
@@ -1380,9 +1299,9 @@ class Checker:
     def item_query(self, e, base, callee):
         ty = base.ty
         name = callee.name
-        if ty.kind == "nd_item" and name in ITEM_QUERIES or ty.kind == "id" and name == "get" \
-                or ty.kind == "range" and name in ("get", "size"):
-            nargs = 0 if name in ("get_global_linear_id", "get_local_linear_id", "size") else 1
+        query = item_query(ty.kind, name)
+        if query is not None:
+            nargs = query.nargs
             if len(e.args) != nargs:
                 self.error(e.loc, f"{ty.kind}::{name} expects {nargs} argument(s), but {len(e.args)} were given")
                 return self.bad(e)
@@ -1498,26 +1417,13 @@ class Checker:
                     return A.Cast(e.loc, None, e, to, "ptr")
                 if src.pointee.is_class and to.pointee.is_class and src.pointee.derives_from(to.pointee):
                     return A.Cast(e.loc, None, e, to, "upcast")
-            elif _is_null_constant(e):
+            elif is_null_constant(e):
                 return A.Cast(e.loc, None, e, to, "null")
         if src.is_void:
             self.error(e.loc, f"{what}: a void value cannot be used")
         else:
             self.error(e.loc, f"{what}: cannot convert '{src}' to '{to}'")
         return A.Cast(e.loc, None, e, to, "invalid")
-
-
-def _is_null_constant(e) -> bool:
-    if isinstance(e, A.NullLit):
-        return True
-    return (e.ty.is_int or e.ty.is_bool) and const_fold(e) == 0 and not isinstance(e, A.Name)
-
-
-def flat_fields(cls: ClassType):
-    """Fields in layout order including inherited ones (for aggregate initialisation)."""
-    out = list(flat_fields(cls.base)) if cls.base is not None else []
-    out.extend(cls.fields)
-    return out
 
 
 def _slot_of(slots, name):

@@ -8,7 +8,7 @@ code that runs on both sides, ``"device"`` inside an ``if_device`` block (or the
 """
 from __future__ import annotations
 
-from .types import Type
+from .types import ClassType, Type
 
 DEFAULT_SET = "_ZTSv"
 
@@ -81,3 +81,14 @@ class ConstSym:
 
     def __init__(self, name, ty, value, loc):
         self.name, self.ty, self.value, self.loc = name, ty, value, loc
+
+
+class Program:
+    """Everything one translation unit declares, in source order."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self.classes: list[ClassType] = []
+        self.functions: list[FuncSym] = []      # free functions, kernels, methods, ctors
+        self.device_globals: list[DeviceGlobalSym] = []
+        self.uses_half = False
