@@ -3,7 +3,7 @@
 Stages, each a plain function (``../shared/design/architecture.md``):
 
     parse(text, file, diags)      -> ast.Unit                 (parser.py, Lark LALR tables)
-    check(unit, diags)            -> sema.Program             (sema.py + device_rules.py)
+    check(unit, diags)            -> symbols.Program          (checker/ + device_rules.py)
     emit(program, module_id)      -> ir_writer.Module         (codegen.py; str() is IR text)
     verify(ir_module, file)       -> llvmlite.binding.ModuleRef
 
@@ -25,7 +25,7 @@ from .codegen import emit
 from ..passes.support.diagnostics import CompileError, Diagnostic, DiagnosticSink, NestingTooDeep, SourceLoc
 from .data_layout import sizeof
 from .parser import parse
-from .sema import Checker
+from .checker import Checker
 from .symbols import Program
 
 __all__ = ["compile_source", "compile_files", "parse", "check", "emit", "verify", "link_modules",
