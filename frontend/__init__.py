@@ -3,8 +3,8 @@
 Stages, each a plain function (``../shared/design/architecture.md``):
 
     parse(text, file, diags)      -> ast.Unit                 (parser.py, Lark LALR tables)
-    check(unit, diags)            -> sema.Program             (sema.py + device_rules.py)
-    emit(program, module_id)      -> ir_text.Module           (codegen.py; str() is IR text)
+    check(unit, diags)            -> symbols.Program          (checker/ + device_rules.py)
+    emit(program, module_id)      -> ir_writer.Module         (codegen.py; str() is IR text)
     verify(ir_module, file)       -> LLVM's verified module   (the IR layer's ``verify_generated``)
 
 ``compile_source`` runs them all and returns LLVM's canonical printing of the
@@ -25,9 +25,10 @@ from ..passes.support.gc_pause import gc_paused
 from .codegen import emit
 from ..passes.ir import InternalCompilerError, link, verify_generated
 from ..passes.support.diagnostics import CompileError, Diagnostic, DiagnosticSink, NestingTooDeep, SourceLoc
-from .layout import sizeof
+from .data_layout import sizeof
 from .parser import parse
-from .sema import Checker, Program
+from .checker import Checker
+from .symbols import Program
 
 __all__ = ["compile_source", "compile_files", "parse", "check", "emit", "verify", "InternalCompilerError",
            "CompileResult", "CompileError", "Diagnostic", "DiagnosticSink", "SourceLoc"]

@@ -213,19 +213,19 @@ class Index(Expr):
 class Call(Expr):
     """A call.  Sema sets ``kind`` ('func', 'method', 'virtual', 'builtin', 'dg_get',
     'item_query'), ``target`` (a FuncSym or builtin name) and ``this_arg``."""
-    __slots__ = ("callee", "args", "kind", "target", "this_arg", "extra")
+    __slots__ = ("callee", "args", "kind", "target", "this_arg")
 
     def __init__(self, loc, callee, args):
         self.loc, self.callee, self.args = loc, callee, args
-        self.kind = self.target = self.this_arg = self.extra = None
+        self.kind = self.target = self.this_arg = None
 
 
 class Member(Expr):
-    __slots__ = ("base", "name", "arrow", "path", "field_ty")
+    __slots__ = ("base", "name", "arrow", "path")
 
     def __init__(self, loc, base, name, arrow):
         self.loc, self.base, self.name, self.arrow = loc, base, name, arrow
-        self.path = self.field_ty = None
+        self.path = None
 
 
 class InitList(Expr):

@@ -1,4 +1,4 @@
-"""LLVM IR emission (as text, ``ir_text``) from the checked AST: one module, host and device code together.
+"""LLVM IR emission (as text, ``ir_writer``) from the checked AST: one module, host and device code together.
 
 IR conventions (``../shared/design/architecture.md``, as DPC++ emits them):
 
@@ -23,12 +23,12 @@ from . import ast as A
 from ..device_configs.aspects import Aspect, HALF_CLASS, TYPES_THAT_USE_ASPECTS
 from ..passes.support.diagnostics import NestingTooDeep
 from .ir_attributes import render
-from .ir_text import (DOUBLE, FLOAT, HALF, I1, I8, I32, I64, NULL, PTR, VOID, Builder, Function,
+from .ir_writer import (DOUBLE, FLOAT, HALF, I1, I8, I32, I64, NULL, PTR, VOID, Builder, Function,
                       GlobalVariable, Module, Value, array_type, const, const_aggregate, const_bytes,
                       int_type, struct_type)
-from .layout import DATALAYOUT, ND_ITEM_FIELDS, TRIPLE, sizeof
-from .sema import Program, const_fold, flat_fields
-from .symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym
+from .item_queries import item_query
+from .data_layout import DATALAYOUT, ND_ITEM_FIELDS, TRIPLE, flat_fields, sizeof
+from .symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym, Program
 
 ZERO32 = const(I32, 0)
 
@@ -837,35 +837,33 @@ class Emitter:
         return ", !minisycl.loc " + self.loc_md(loc) if loc is not None else ""
 
     def item_query(self, e):
+        """A member function of an ``id``/``range``/``nd_item`` (``item_queries``):
+        loads of the item object's vectors."""
         b = self.st.builder
         item = e.this_arg
         ty = item.ty
         addr = self.addr(item)
-        name = e.target
+        query = item_query(ty.kind, e.target)
 
         def field(idx, d):
             return b.load(self.gep(addr, [ZERO32, _i32(idx), d], ty), I64)
 
-        if ty.kind != "nd_item":
-            if name == "size":
-                total = _i64(1)
-                for d in range(ty.dims):
-                    total = b.binop("mul", total, field(0, _i32(d)))
-                return total
-            return field(0, self.value(e.args[0]))
-        if name in ("get_global_linear_id", "get_local_linear_id"):
-            idx, rng = (0, 3) if name == "get_global_linear_id" else (1, 4)
+        if query.how == "product":
+            total = _i64(1)
+            for d in range(ty.dims):
+                total = b.binop("mul", total, field(query.fields[0], _i32(d)))
+            return total
+        if query.how == "linear":
+            idx, rng = query.fields
             lin = _i64(0)
             for d in range(ty.dims):
                 dd = _i32(d)
                 lin = b.binop("add", b.binop("mul", lin, field(rng, dd)), field(idx, dd))
             return lin
         d = self.value(e.args[0])
-        if name == "get_group_range":
-            return b.binop("udiv", field(3, d), field(4, d))
-        idx = {"get_global_id": 0, "get_id": 0, "get_local_id": 1, "get_group": 2,
-               "get_global_range": 3, "get_range": 3, "get_local_range": 4}[name]
-        return field(idx, d)
+        if query.how == "ratio":
+            return b.binop("udiv", field(query.fields[0], d), field(query.fields[1], d))
+        return field(query.fields[0], d)
 
     def intrinsic(self, name, ret, params):
         fn = self.intrinsics.get(name)
@@ -975,8 +973,8 @@ def _suffix(ty):
 
 
 def emit(prog: Program, module_id: str) -> Module:
-    """The IR module (``ir_text.Module``; ``str()`` is its text) of one checked translation unit."""
+    """The IR module (``ir_writer.Module``; ``str()`` is its text) of one checked translation unit."""
     return Emitter(prog, module_id).emit()
 
 
-__all__ = ["emit", "Emitter", "const_fold"]
+__all__ = ["emit", "Emitter"]

@@ -8,7 +8,7 @@ code that runs on both sides, ``"device"`` inside an ``if_device`` block (or the
 """
 from __future__ import annotations
 
-from .types import Type
+from .types import ClassType, Type
 
 DEFAULT_SET = "_ZTSv"
 
@@ -23,13 +23,13 @@ class FuncSym:
     __slots__ = ("name", "llname", "cls", "ret", "params", "loc", "node", "is_kernel", "is_host",
                  "is_static", "is_external", "is_virtual", "is_ctor", "defined", "set_name",
                  "calls_sets", "device_has", "reqd_wg", "launch", "calls", "host_uses",
-                 "vcalls", "aspects", "if_count", "module_id", "overrides", "implicit")
+                 "vcalls", "aspects", "if_count", "module_id")
 
     def __init__(self, name, llname, ret, params, loc):
         self.name, self.llname, self.ret, self.params, self.loc = name, llname, ret, params, loc
         self.cls = self.node = None
         self.is_kernel = self.is_host = self.is_static = self.is_external = False
-        self.is_virtual = self.is_ctor = self.defined = self.implicit = False
+        self.is_virtual = self.is_ctor = self.defined = False
         self.set_name = None            # IR set string when indirectly_callable
         self.calls_sets: list[str] = []
         self.device_has = None          # list[Aspect] or None
@@ -41,7 +41,6 @@ class FuncSym:
         self.aspects: dict = {}         # Aspect -> (loc, what)
         self.if_count = 0
         self.module_id = None
-        self.overrides = None
 
     @property
     def display(self) -> str:
@@ -82,3 +81,14 @@ class ConstSym:
 
     def __init__(self, name, ty, value, loc):
         self.name, self.ty, self.value, self.loc = name, ty, value, loc
+
+
+class Program:
+    """Everything one translation unit declares, in source order."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self.classes: list[ClassType] = []
+        self.functions: list[FuncSym] = []      # free functions, kernels, methods, ctors
+        self.device_globals: list[DeviceGlobalSym] = []
+        self.uses_half = False

@@ -1,6 +1,6 @@
 """Types of the kernel language and C's conversion rules over them.
 
-Sizes and layouts are LLVM's (computed in ``codegen`` from the data layout); this
+Sizes and layouts are LLVM's (computed in ``data_layout``); this
 module only knows the language-level facts: integer ranks and signedness, the
 usual arithmetic conversions, and class layout order (vptr, base, fields).
 """
@@ -14,10 +14,6 @@ class Type:
     @property
     def is_arith(self) -> bool:
         return self.is_int or self.is_float or self.is_bool
-
-    @property
-    def is_scalar(self) -> bool:
-        return self.is_arith or self.is_ptr
 
 
 class VoidType(Type):

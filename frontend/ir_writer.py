@@ -1,4 +1,4 @@
-"""LLVM IR written as text, one instruction line at a time.
+"""LLVM IR written as text, one instruction line at a time: the front end's IR writer.
 
 The emitter used to build llvmlite.ir objects and print them; that was more
 than half of the front end's time (an object per instruction, a name scope

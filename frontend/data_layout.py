@@ -1,4 +1,6 @@
-"""Target facts of the emitted IR: triple, data layout, and type sizes under it.
+"""The data layout of the emitted IR: triple, layout string, type sizes and
+alignments, class layouts (the checker's ``sizeof`` and the emitter's types both
+take them from here).
 
 The front end emits DPC++'s device convention, ``spir64-unknown-unknown`` with its
 data layout; the runtime retargets modules to the host CPU before JIT (both are
@@ -6,7 +8,7 @@ data layout; the runtime retargets modules to the host CPU before JIT (both are
 """
 from __future__ import annotations
 
-from . import types as T
+from . import types
 
 TRIPLE = "spir64-unknown-unknown"
 DATALAYOUT = "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-n8:16:32:64"
@@ -15,7 +17,7 @@ DATALAYOUT = "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v51
 ND_ITEM_FIELDS = ("global_id", "local_id", "group", "global_range", "local_range")
 
 
-def size_align(ty: T.Type) -> tuple[int, int]:
+def size_align(ty: types.Type) -> tuple[int, int]:
     """ABI size and alignment in bytes, as LLVM computes them for ``DATALAYOUT``."""
     if ty.is_bool:
         return 1, 1
@@ -35,7 +37,7 @@ def size_align(ty: T.Type) -> tuple[int, int]:
     return 1, 1   # void, as GCC's sizeof(void)
 
 
-def struct_layout(cls: T.ClassType) -> tuple[list[int], int, int]:
+def struct_layout(cls: types.ClassType) -> tuple[list[int], int, int]:
     """Byte offsets of the LLVM struct members, total size, alignment."""
     offset, align, offsets = 0, 1, []
     for kind, payload in cls.llvm_members():
@@ -53,5 +55,12 @@ def struct_layout(cls: T.ClassType) -> tuple[list[int], int, int]:
     return offsets, max(size, 1) if not offsets else size, align
 
 
-def sizeof(ty: T.Type) -> int:
+def sizeof(ty: types.Type) -> int:
     return size_align(ty)[0]
+
+
+def flat_fields(cls: types.ClassType) -> list[tuple[str, types.Type]]:
+    """Fields in layout order including inherited ones (for aggregate initialisation)."""
+    out = list(flat_fields(cls.base)) if cls.base is not None else []
+    out.extend(cls.fields)
+    return out

@@ -1,0 +1,248 @@
+"""Calls: free functions, methods (direct and virtual), the ``id``/``range``/
+``nd_item`` queries, ``device_global::get()`` and the built-in functions (math,
+``print``, atomics), with the call-graph facts recorded for ``device_rules``."""
+from __future__ import annotations
+
+from ...device_configs.aspects import Aspect
+from .. import ast, types
+from ..item_queries import item_query
+from ..symbols import DeviceGlobalSym, FuncSym
+from ..types import BOOL, DOUBLE, FLOAT, HALF, INT, LONG, VOID, PointerType
+from .context import Part
+
+MATH_1 = ("sqrt", "exp", "log", "sin", "cos", "fabs", "floor", "ceil", "exp2", "log2", "log10", "tan", "round", "trunc")
+ATOMIC_RMW = ("atomic_fetch_add", "atomic_fetch_sub", "atomic_fetch_min", "atomic_fetch_max",
+              "atomic_fetch_and", "atomic_fetch_or", "atomic_fetch_xor", "atomic_exchange")
+ATOMIC_ARITY = {"atomic_load": 1, "atomic_store": 2, "atomic_compare_exchange": 3}
+BUILTINS = set(MATH_1) | {"pow", "min", "max", "abs", "print", "atomic_load", "atomic_store",
+                          "atomic_compare_exchange"} | set(ATOMIC_RMW)
+
+
+def _is_device_global(e) -> bool:
+    return isinstance(e, (ast.Name, ast.Scoped)) and isinstance(e.sym, DeviceGlobalSym)
+
+
+class Calls(Part):
+    uses = {"expressions": ("expr", "rvalue", "set", "bad", "this", "item_to_long", "check_dim"),
+            "scopes": ("lookup_local",), "conversions": ("convert",)}
+
+    def e_Call(self, e: ast.Call):
+        callee = e.callee
+        if isinstance(callee, ast.Name):
+            typed = self.call_by_name(e, callee)
+            if typed is not None:
+                return typed
+        if isinstance(callee, ast.Member):
+            return self.member_call(e, callee)
+        if isinstance(callee, ast.Name) and self.lookup_local(callee.name) is None and callee.name not in self.globals:
+            self.error(callee.loc, f"use of undeclared identifier '{callee.name}'")
+            for a in e.args:
+                self.expr(a)
+            return self.bad(e)
+        self.error(e.loc, "called object is not a function")
+        return self.bad(e)
+
+    def call_by_name(self, e, callee: ast.Name):
+        """``f(...)`` where ``f`` is no local: a method of ``this``, a function or a
+        built-in; None when it is none of those."""
+        if self.lookup_local(callee.name) is not None:
+            return None
+        fn = self.cx.fn
+        if fn is not None and fn.cls is not None:
+            m = fn.cls.find_method(callee.name)
+            if m is not None and not m.is_ctor:
+                return self.method_call(e, self.this(callee.loc), m, via_pointer=True)
+        sym = self.globals.get(callee.name)
+        if isinstance(sym, FuncSym):
+            return self.func_call(e, sym)
+        if sym is None and callee.name in BUILTINS:
+            return self.builtin_call(e, callee.name)
+        return None
+
+    def member_call(self, e, callee: ast.Member):
+        """``x.f(...)`` / ``p->f(...)``: a method, an item query or ``dg.get()``."""
+        base = self.expr(callee.base)
+        if _is_device_global(base) and callee.name == "get" and not callee.arrow:
+            if e.args:
+                self.error(e.loc, "device_global::get() takes no arguments")
+            e.kind = "dg_get"
+            e.callee = base
+            return self.set(e, base.ty, lvalue=True)
+        if _is_device_global(base) and callee.arrow and base.ty.is_class:
+            callee.arrow = False            # dg->f(), as device_global::operator->
+        if base.ty.is_item and not callee.arrow:
+            return self.item_query_call(e, base, callee)
+        if base.ty is types.ERROR:
+            return self.bad(e)
+        obj = self.rvalue(base) if callee.arrow else base
+        cls = obj.ty.pointee if callee.arrow and obj.ty.is_ptr else obj.ty if not callee.arrow else None
+        if cls is None or not cls.is_class:
+            self.error(callee.loc, f"member reference base type '{obj.ty}' is not a {'pointer to a ' if callee.arrow else ''}class")
+            return self.bad(e)
+        m = cls.find_method(callee.name)
+        if m is None:
+            self.error(callee.loc, f"no method named '{callee.name}' in '{cls.name}'")
+            return self.bad(e)
+        if not callee.arrow:
+            if not obj.lvalue:
+                self.error(callee.loc, "cannot call a method on a temporary")
+                return self.bad(e)
+            addr = ast.AddrOf(obj.loc, obj)
+            addr.operand, addr.ty, addr.lvalue = obj, PointerType(cls), False
+            obj = addr
+        return self.method_call(e, obj, m, via_pointer=callee.arrow)
+
+    def check_args(self, e, params, what):
+        if len(e.args) != len(params):
+            self.error(e.loc, f"{what} expects {len(params)} argument{'s' if len(params) != 1 else ''}, but {len(e.args)} were given")
+            for a in e.args:
+                self.expr(a)
+            return False
+        out = []
+        for i, (a, (pname, pty)) in enumerate(zip(e.args, params)):
+            x = self.rvalue(self.expr(a))
+            if not pty.is_item:
+                x = self.item_to_long(x)
+            out.append(self.convert(x, pty, f"argument {i + 1} of {what}"))
+        e.args = out
+        return True
+
+    def func_call(self, e, sym: FuncSym):
+        if sym.is_kernel:
+            self.error(e.loc, f"kernel '{sym.name}' cannot be called; launch it from the host")
+            return self.bad(e)
+        self.check_args(e, sym.params, f"'{sym.display}'")
+        e.kind, e.target = "func", sym
+        self.record_call(sym, e.loc)
+        return self.set(e, sym.ret)
+
+    def method_call(self, e, this_ptr, m: FuncSym, via_pointer):
+        self.check_args(e, m.params, f"'{m.display}'")
+        owner = m.cls
+        if this_ptr.ty.pointee is not owner:
+            this_ptr = ast.Cast(this_ptr.loc, None, this_ptr, PointerType(owner), "upcast")
+        e.this_arg = this_ptr
+        e.target = m
+        if m.is_virtual and via_pointer:
+            e.kind = "virtual"
+            if self.cx.fn is not None:
+                self.cx.fn.vcalls.append((m, e.loc, self.cx.region))
+        else:
+            e.kind = "method"
+            self.record_call(m, e.loc)
+        return self.set(e, m.ret)
+
+    def record_call(self, sym, loc):
+        if self.cx.fn is not None:
+            self.cx.fn.calls.append((sym, loc, self.cx.region))
+
+    def item_query_call(self, e, base, callee):
+        """A member function of an ``id``/``range``/``nd_item`` (``item_queries``)."""
+        ty = base.ty
+        name = callee.name
+        query = item_query(ty.kind, name)
+        if query is None:
+            self.error(callee.loc, f"'{ty}' has no member function '{name}'")
+            return self.bad(e)
+        nargs = query.nargs
+        if len(e.args) != nargs:
+            self.error(e.loc, f"{ty.kind}::{name} expects {nargs} argument(s), but {len(e.args)} were given")
+            return self.bad(e)
+        e.args = [self.convert(self.rvalue(self.expr(a)), INT, "dimension") for a in e.args]
+        if e.args:
+            self.check_dim(e.args[0], ty.dims)
+        if not base.lvalue:
+            self.error(e.loc, f"cannot query a temporary {ty}")
+            return self.bad(e)
+        e.kind, e.target, e.this_arg = "item_query", name, base
+        return self.set(e, LONG)
+
+    # ------------------------------------------------------------------ built-ins
+    def builtin_call(self, e, name):
+        args = [self.item_to_long(self.rvalue(self.expr(a))) for a in e.args]
+        e.kind, e.target = "builtin", name
+        if name == "print":
+            return self.print_call(e, args)
+        if name in MATH_1 or name == "abs":
+            return self.unary_math(e, name, args)
+        if name in ("pow", "min", "max"):
+            return self.binary_math(e, name, args)
+        return self.atomic_call(e, name, args)
+
+    def arity(self, e, name, args, n) -> bool:
+        if len(args) != n:
+            self.error(e.loc, f"'{name}' expects {n} argument{'s' if n != 1 else ''}, but {len(args)} were given")
+            return False
+        return True
+
+    def print_call(self, e, args):
+        for a in args:
+            if not (a.ty.is_arith or a.ty.is_ptr):
+                self.error(a.loc, f"print cannot format a value of type '{a.ty}'")
+        e.args = [self.convert(a, DOUBLE, "print argument") if a.ty is FLOAT or a.ty is HALF else a for a in args]
+        if self.cx.fn is not None:
+            self.cx.fn.host_uses.append(("print", e.loc, self.cx.region))
+        return self.set(e, VOID)
+
+    def unary_math(self, e, name, args):
+        """``sqrt`` and the other one-argument functions (integers computed in
+        double), and ``abs`` (integers promoted)."""
+        if not self.arity(e, name, args, 1) or not args[0].ty.is_arith:
+            if len(args) == 1:
+                self.error(e.loc, f"'{name}' needs an arithmetic argument, not '{args[0].ty}'")
+            return self.bad(e)
+        if args[0].ty.is_float:
+            ty = args[0].ty
+        else:
+            ty = types.promote(args[0].ty) if name == "abs" else DOUBLE
+        e.args = [self.convert(args[0], ty, "argument")]
+        return self.set(e, ty)
+
+    def binary_math(self, e, name, args):
+        """``pow``, ``min``, ``max``: the usual arithmetic conversions (``pow`` in floating point)."""
+        if not self.arity(e, name, args, 2):
+            return self.bad(e)
+        if not args[0].ty.is_arith or not args[1].ty.is_arith:
+            self.error(e.loc, f"'{name}' needs arithmetic arguments, not '{args[0].ty}' and '{args[1].ty}'")
+            return self.bad(e)
+        ty = types.usual_arithmetic(args[0].ty, args[1].ty)
+        if name == "pow" and not ty.is_float:
+            ty = DOUBLE
+        e.args = [self.convert(a, ty, "argument") for a in args]
+        return self.set(e, ty)
+
+    def atomic_call(self, e, name, args):
+        if not self.arity(e, name, args, ATOMIC_ARITY.get(name, 2)):
+            return self.bad(e)
+        p = args[0]
+        vt = self.atomic_value_type(name, p)
+        if vt is None:
+            return self.bad(e)
+        if (vt.is_ptr or vt.bits == 64) and self.cx.fn is not None and (vt.is_int or vt.is_float):
+            self.cx.fn.aspects.setdefault((Aspect.atomic64, self.cx.region), (e.loc, f"a 64-bit atomic ('{name}' on '{vt}')"))
+        if name == "atomic_compare_exchange":
+            if args[1].ty != p.ty:
+                self.error(args[1].loc, f"'expected' must have type '{p.ty}', not '{args[1].ty}'")
+                return self.bad(e)
+            e.args = [p, args[1], self.convert(args[2], vt, "desired value")]
+            return self.set(e, BOOL)
+        if name == "atomic_load":
+            e.args = [p]
+            return self.set(e, vt)
+        e.args = [p, self.convert(args[1], vt, "operand")]
+        return self.set(e, VOID if name == "atomic_store" else vt)
+
+    def atomic_value_type(self, name, p):
+        """The type atomic ``name`` works on through pointer ``p``, or None (an error)."""
+        pointee = p.ty.pointee if p.ty.is_ptr else None
+        if pointee is None or not (pointee.is_int or pointee.is_float or pointee.is_ptr) \
+                or pointee.is_float and pointee.bits == 16:
+            self.error(p.loc, f"'{name}' needs a pointer to an integer, float or pointer, not '{p.ty}'")
+            return None
+        if name in ("atomic_fetch_and", "atomic_fetch_or", "atomic_fetch_xor") and not pointee.is_int:
+            self.error(p.loc, f"'{name}' needs a pointer to an integer, not '{p.ty}'")
+            return None
+        if name in ATOMIC_RMW and name != "atomic_exchange" and pointee.is_ptr:
+            self.error(p.loc, f"'{name}' needs a pointer to an integer or float, not '{p.ty}'")
+            return None
+        return pointee

@@ -1,0 +1,75 @@
+"""What every part of the checker shares: the translation unit's tables, the
+function being checked, and the diagnostics.
+
+The checker is a set of parts, one concern each (``declarations``,
+``statements``, ``expressions``, ``calls``, ``conversions``, ``constants``,
+``properties``, ``type_names``, ``scopes``).  Each part is a ``Part``: it holds
+the shared ``CheckContext`` and declares in ``uses`` the methods of other
+parts it calls; ``connect`` binds them onto it once all parts exist, so a call
+reads ``self.expr(e)`` in whichever part ``expr`` lives, and costs no more than
+a method of its own.
+"""
+from __future__ import annotations
+
+from ...passes.support.diagnostics import DiagnosticSink, SourceLoc, too_deep
+from ..symbols import FuncSym, LocalSym, Program
+from ..types import ClassType
+
+
+class CheckContext:
+    """The state the parts share.  Tables (``classes``, ``globals``, ``prog``) are
+    filled in place; ``fn``, ``region`` and ``this_sym`` describe the body being
+    checked (``region``: None, ``"device"`` or ``"host"``, see ``symbols``)."""
+
+    def __init__(self, unit, diags: DiagnosticSink, sizeof):
+        self.unit = unit
+        self.file = unit.file
+        self.diags = diags
+        self.sizeof = sizeof        # callable(Type) -> int: data_layout.sizeof
+        self.prog = Program(unit.file)
+        self.classes: dict[str, ClassType] = {}
+        self.globals: dict[str, object] = {}
+        self.fn: FuncSym | None = None
+        self.region: str | None = None
+        self.this_sym: LocalSym | None = None
+
+    def error(self, loc, msg, notes=None):
+        self.diags.error(loc, msg, notes)
+
+    def note(self, loc, msg):
+        return self.diags.note(loc, msg)
+
+    def tok_loc(self, tok) -> SourceLoc:
+        """Where a token (``lexer.Token``) of this file is."""
+        return SourceLoc(self.file, tok[2], tok[3], len(tok[1]))
+
+    def guarded(self, loc, name, work, *args):
+        """``work(*args)``, or the too-deep error at ``loc`` when the construct
+        nests deeper than the checker's recursion can follow."""
+        try:
+            return work(*args)
+        except RecursionError:
+            self.error(loc, too_deep(name))
+            return None
+
+
+class Part:
+    """One concern of the checker (see the module docstring)."""
+
+    #: context attribute of another part -> names of its methods this part calls
+    uses: dict[str, tuple[str, ...]] = {}
+
+    def __init__(self, cx: CheckContext):
+        self.cx = cx
+        self.error, self.note, self.tok_loc = cx.error, cx.note, cx.tok_loc
+        self.file, self.prog, self.classes, self.globals = cx.file, cx.prog, cx.classes, cx.globals
+
+    def connect(self) -> None:
+        for part, names in self.uses.items():
+            other = getattr(self.cx, part)
+            for name in names:
+                setattr(self, name, getattr(other, name))
+
+    def disconnect(self) -> None:
+        """Drop what ``connect`` bound (and anything else held), breaking the cycles between parts."""
+        self.__dict__.clear()

@@ -1,0 +1,321 @@
+"""Expressions other than operators and calls: literals, names, members,
+subscripts, dereference and address-of, assignment, increments, ``sizeof`` and
+placement ``new``.  Each ``e_<Node>`` types one node in place (``ty``,
+``lvalue``) and returns it, or the node that replaces it."""
+from __future__ import annotations
+
+from .. import ast, types
+from ..constants import const_fold
+from ..data_layout import flat_fields
+from ..symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym
+from ..types import BOOL, DOUBLE, FLOAT, HALF, INT, LONG, VOID, PointerType
+from .calls import BUILTINS
+from .context import Part
+
+
+class Expressions(Part):
+    uses = {"scopes": ("lookup_local", "capture"), "conversions": ("convert",),
+            "type_names": ("resolve_type", "is_complete", "note_type_aspects"),
+            "operators": ("binary",), "calls": ("record_call",)}
+
+    def connect(self):
+        super().connect()
+        self.sizeof = self.cx.sizeof
+        self.dispatch = {}      # ast class -> its e_<Node> method, in this part or operators/calls
+        for part in (self, self.cx.operators, self.cx.calls):
+            for name in dir(type(part)):
+                if name.startswith("e_"):
+                    self.dispatch[getattr(ast, name[2:])] = getattr(part, name)
+
+    def expr(self, e):
+        """Type expression ``e`` (its ``e_<Node>`` method)."""
+        return self.dispatch[type(e)](e)
+
+    def this(self, loc):
+        if self.cx.this_sym is None:
+            self.error(loc, "'this' can only be used inside a method")
+            return None
+        self.capture(self.cx.this_sym)
+        e = ast.This(loc)
+        e.sym = self.cx.this_sym
+        e.ty = self.cx.this_sym.ty
+        e.lvalue = False
+        return e
+
+    def rvalue(self, e):
+        """Array lvalues decay to a pointer to their first element."""
+        if e.ty is not None and e.ty.is_array:
+            return ast.Cast(e.loc, None, e, PointerType(e.ty.elem), "decay")
+        return e
+
+    def set(self, e, ty, lvalue=False):
+        e.ty, e.lvalue = ty, lvalue
+        if ty is not None and ty.is_float and self.cx.fn is not None:
+            self.note_type_aspects(ty, e.loc, f"an expression of type '{ty}'")
+        return e
+
+    def bad(self, e):
+        e.ty, e.lvalue = types.ERROR, True
+        return e
+
+    def e_IntLit(self, e):
+        v = e.value
+        suffix = e.text.lower().lstrip("0123456789abcdefx")
+        hexlike = e.text[:2].lower() in ("0x", "0b") or (len(e.text) > 1 and e.text[0] == "0")
+        if "u" in suffix:
+            ty = types.UINT if "l" not in suffix and v < 2 ** 32 else types.ULONG
+        elif "l" in suffix:
+            ty = LONG if v < 2 ** 63 else types.ULONG
+        elif v < 2 ** 31:
+            ty = INT
+        elif hexlike and v < 2 ** 32:
+            ty = types.UINT
+        elif v < 2 ** 63:
+            ty = LONG
+        else:
+            ty = types.ULONG
+        if v >= 2 ** 64:
+            self.error(e.loc, "integer literal is too large")
+            e.value = 0
+        return self.set(e, ty)
+
+    def e_FloatLit(self, e):
+        return self.set(e, {"f": FLOAT, "h": HALF}.get(e.suffix, DOUBLE))
+
+    def e_BoolLit(self, e):
+        return self.set(e, BOOL)
+
+    def e_CharLit(self, e):
+        return self.set(e, types.CHAR)
+
+    def e_StrLit(self, e):
+        return self.set(e, PointerType(types.CHAR))
+
+    def e_NullLit(self, e):
+        return self.set(e, PointerType(VOID))
+
+    def e_This(self, e):
+        return self.this(e.loc) or self.bad(e)
+
+    def e_InitList(self, e):
+        self.error(e.loc, "a brace list can only initialise a variable")
+        return self.bad(e)
+
+    def e_Name(self, e: ast.Name):
+        sym = self.lookup_local(e.name)
+        if sym is not None:
+            e.sym = sym
+            return self.set(e, sym.ty, lvalue=True)
+        if self.cx.fn is not None and self.cx.fn.cls is not None:
+            found = self.cx.fn.cls.find_field(e.name)
+            if found is not None:
+                this = self.this(e.loc)
+                m = ast.Member(e.loc, this, e.name, True)
+                m.path = found[0]
+                return self.set(m, found[1], lvalue=True)
+            cls = self.cx.fn.cls
+            while cls is not None:
+                if e.name in cls.statics:
+                    return self.dg_ref(e, cls.statics[e.name])
+                cls = cls.base
+        sym = self.globals.get(e.name)
+        if isinstance(sym, DeviceGlobalSym):
+            return self.dg_ref(e, sym)
+        if isinstance(sym, ConstSym):
+            e.sym = sym
+            return self.set(e, sym.ty)
+        if isinstance(sym, FuncSym) or e.name in BUILTINS:
+            self.error(e.loc, f"function '{e.name}' used as a value; call it with '()'")
+            return self.bad(e)
+        self.error(e.loc, f"use of undeclared identifier '{e.name}'")
+        return self.bad(e)
+
+    def dg_ref(self, e, g):
+        e.sym = g
+        if self.cx.fn is not None and self.cx.fn.is_host:
+            self.error(e.loc, f"device_global '{g.name}' cannot be accessed from host function '{self.cx.fn.display}'; use queue.copy/memcpy")
+        return self.set(e, g.ty, lvalue=True)
+
+    def e_Scoped(self, e: ast.Scoped):
+        cls = self.classes.get(e.cls)
+        while cls is not None:
+            if e.name in cls.statics:
+                return self.dg_ref(e, cls.statics[e.name])
+            cls = cls.base
+        self.error(e.loc, f"'{e.cls}' has no static member '{e.name}'")
+        return self.bad(e)
+
+    def e_Unary(self, e: ast.Unary):
+        x = self.rvalue(self.expr(e.operand))
+        x = self.item_to_long(x)
+        if x.ty is types.ERROR:
+            return self.bad(e)
+        if e.op == "!":
+            e.operand = self.convert(x, BOOL, "operand of '!'")
+            return self.set(e, BOOL)
+        if not x.ty.is_arith or (e.op == "~" and not (x.ty.is_int or x.ty.is_bool)):
+            self.error(e.loc, f"invalid operand type '{x.ty}' for unary '{e.op}'")
+            return self.bad(e)
+        ty = types.promote(x.ty) if not x.ty.is_float else x.ty
+        e.operand = self.convert(x, ty, "operand")
+        return self.set(e, ty)
+
+    def e_Deref(self, e):
+        x = self.rvalue(self.expr(e.operand))
+        if x.ty is types.ERROR:
+            return self.bad(e)
+        if not x.ty.is_ptr or x.ty.pointee.is_void:
+            self.error(e.loc, f"cannot dereference a value of type '{x.ty}'")
+            return self.bad(e)
+        e.operand = x
+        return self.set(e, x.ty.pointee, lvalue=True)
+
+    def e_AddrOf(self, e):
+        x = self.expr(e.operand)
+        if not x.lvalue:
+            self.error(e.loc, "cannot take the address of an rvalue")
+            return self.bad(e)
+        e.operand = x
+        return self.set(e, PointerType(x.ty))
+
+    def e_IncDec(self, e):
+        x = self.expr(e.operand)
+        if not x.lvalue or not (x.ty.is_arith or x.ty.is_ptr) or x.ty.is_bool:
+            self.error(e.loc, f"'{e.op}' needs a modifiable arithmetic or pointer lvalue")
+            return self.bad(e)
+        self.check_modifiable(x, e.loc)
+        e.operand = x
+        return self.set(e, x.ty)
+
+    def item_to_long(self, x):
+        if x.ty.is_item and x.ty.dims == 1 and x.ty.kind != "nd_item":
+            return ast.Cast(x.loc, None, x, LONG, "item")
+        return x
+
+    def check_modifiable(self, x, loc):
+        if isinstance(x, ast.Name) and isinstance(x.sym, LocalSym) and x.sym.const:
+            self.error(loc, f"cannot assign to const variable '{x.name}'")
+        elif isinstance(x, ast.Name) and isinstance(x.sym, DeviceGlobalSym) is False and isinstance(x.sym, ConstSym):
+            self.error(loc, f"cannot assign to constant '{x.name}'")
+
+    def e_Assign(self, e: ast.Assign):
+        target = self.expr(e.target)
+        if not target.lvalue:
+            self.error(e.loc, "expression is not assignable")
+            return self.bad(e)
+        if target.ty.is_array:
+            self.error(e.loc, f"arrays cannot be assigned ('{target.ty}')")
+            return self.bad(e)
+        self.check_modifiable(target, e.loc)
+        e.target = target
+        value = self.rvalue(self.expr(e.value))
+        if e.op is None:
+            e.value = self.convert(value, target.ty, "assignment")
+        else:
+            placeholder = ast.Loaded(target.loc, target.ty)
+            if target.ty.is_item:
+                self.error(e.loc, f"compound assignment to '{target.ty}' is not supported")
+                return self.bad(e)
+            binary = ast.Binary(e.loc, e.op, placeholder, value)
+            binary = self.binary(binary, placeholder, self.item_to_long(value))
+            e.binary = self.convert(binary, target.ty, "assignment")
+        return self.set(e, target.ty)
+
+    def e_SizeofType(self, e):
+        ty = self.resolve_type(e.spec, e.dims)
+        if ty is None or not self.is_complete(ty, e.loc, "sizeof operand"):
+            e.value = 1
+        else:
+            e.value = self.sizeof(ty)
+        return self.set(e, types.ULONG)
+
+    def e_SizeofExpr(self, e):
+        x = self.expr(e.operand)
+        e.value = self.sizeof(x.ty) if not x.ty.is_void else 1
+        e.operand = x
+        return self.set(e, types.ULONG)
+
+    def e_New(self, e: ast.New):
+        place = self.rvalue(self.expr(e.place))
+        cls = self.classes.get(e.cls_name)
+        if not place.ty.is_ptr:
+            self.error(e.place.loc, f"placement new needs a pointer, not '{place.ty}'")
+            return self.bad(e)
+        e.place, e.cls = place, cls
+        args = [self.item_to_long(self.rvalue(self.expr(a))) for a in (e.args or [])]
+        ctor = next((c for c in cls.ctors if len(c.params) == len(args)), None)
+        if ctor is not None:
+            e.args = [self.convert(a, t, f"argument {i + 1} of constructor") for i, (a, (_, t)) in enumerate(zip(args, ctor.params))]
+            e.ctor = ctor
+            self.record_call(ctor, e.loc)
+        elif cls.ctors and args or cls.ctors and not any(len(c.params) == 0 for c in cls.ctors):
+            self.error(e.loc, f"no constructor of '{cls.name}' takes {len(args)} argument(s)")
+            return self.bad(e)
+        else:
+            flat = flat_fields(cls)
+            if len(args) > len(flat):
+                self.error(e.loc, f"too many initialisers for '{cls.name}' ({len(args)} given, {len(flat)} fields)")
+                return self.bad(e)
+            e.args = [self.convert(a, fty, f"initialiser of field '{fname}'") for a, (fname, fty) in zip(args, flat)]
+        return self.set(e, PointerType(cls))
+
+    def e_Index(self, e: ast.Index):
+        base = self.expr(e.base)
+        idx = self.item_to_long(self.rvalue(self.expr(e.index)))
+        if base.ty is types.ERROR or idx.ty is types.ERROR:
+            return self.bad(e)
+        if base.ty.is_item:
+            if base.ty.kind == "nd_item":
+                self.error(e.loc, "nd_item cannot be indexed; use get_global_id(d)")
+                return self.bad(e)
+            e.base, e.index, e.kind = base, self.convert(idx, INT, "index"), "item"
+            self.check_dim(e.index, base.ty.dims)
+            return self.set(e, LONG, lvalue=base.lvalue)
+        if not (idx.ty.is_int or idx.ty.is_bool):
+            self.error(e.index.loc, f"array subscript is not an integer ('{idx.ty}')")
+            return self.bad(e)
+        if base.ty.is_array and base.lvalue:
+            e.base, e.index, e.kind = base, self.convert(idx, LONG, "index"), "array"
+            return self.set(e, base.ty.elem, lvalue=True)
+        base = self.rvalue(base)
+        if not base.ty.is_ptr or base.ty.pointee.is_void:
+            self.error(e.loc, f"subscripted value of type '{base.ty}' is not an array or pointer")
+            return self.bad(e)
+        e.base, e.index, e.kind = base, self.convert(idx, LONG, "index"), "ptr"
+        return self.set(e, base.ty.pointee, lvalue=True)
+
+    def check_dim(self, idx, dims):
+        v = const_fold(idx)
+        if v is not None and not 0 <= v < dims:
+            self.error(idx.loc, f"dimension {v} is out of range for {dims} dimension(s)")
+
+    def e_Member(self, e: ast.Member):
+        base = self.expr(e.base)
+        ty = base.ty
+        if ty is types.ERROR:
+            return self.bad(e)
+        if e.arrow and isinstance(base, (ast.Name, ast.Scoped)) and isinstance(base.sym, DeviceGlobalSym) and ty.is_class:
+            e.arrow = False            # dg->member, as device_global::operator->
+        if e.arrow:
+            base = self.rvalue(base)
+            if not base.ty.is_ptr or not base.ty.pointee.is_class:
+                self.error(e.loc, f"member reference type '{base.ty}' is not a pointer to a class")
+                return self.bad(e)
+            cls = base.ty.pointee
+        else:
+            if not ty.is_class:
+                self.error(e.loc, f"member reference base type '{ty}' is not a class"
+                           + ("; did you mean '->'?" if ty.is_ptr else ""))
+                return self.bad(e)
+            cls = ty
+        found = cls.find_field(e.name)
+        if found is None:
+            if cls.find_method(e.name) is not None:
+                self.error(e.loc, f"method '{e.name}' must be called")
+            else:
+                self.error(e.loc, f"no member named '{e.name}' in '{cls.name}'")
+            return self.bad(e)
+        e.base = base
+        e.path = found[0]
+        return self.set(e, found[1], lvalue=e.arrow or base.lvalue)
+
