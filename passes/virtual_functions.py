@@ -78,9 +78,10 @@ def analyze(module: Module, diags=None) -> dict[str, list[str]]:
     return created
 
 
-def _created(module: Module) -> dict[str, list[str]]:
+def created_sets(module: Module) -> dict[str, list[str]]:
     """Kernel → sorted sets of the vtables its call tree names (what
-    ``PassContext.created_sets`` holds in both modes)."""
+    ``PassContext.created_sets`` holds in both modes, and what ``analyze``
+    records), without editing the module."""
     vtables = vtable_sets(module)
     if not vtables:
         return {}
@@ -163,7 +164,7 @@ class AnalyzeVirtualFunctions:
         before = {k: module.functions[k].header for k in module.functions if module.functions[k].is_kernel}
         if self.mode == "upstream":
             analyze_upstream(module, am.ctx.diagnostics)
-            am.ctx.created_sets = _created(module)
+            am.ctx.created_sets = created_sets(module)
         else:
             am.ctx.created_sets = analyze(module, am.ctx.diagnostics)
         changed = any(module.functions[k].header != h for k, h in before.items())
