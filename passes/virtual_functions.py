@@ -82,7 +82,8 @@ def record_created_sets(module: Module, diags=None) -> dict[str, list[str]]:
 
 def created_sets(module: Module) -> dict[str, list[str]]:
     """Kernel → sorted sets of the vtables its call tree names (what
-    ``PassContext.created_sets`` holds in both modes)."""
+    ``PassContext.created_sets`` holds in both modes, and what ``analyze``
+    records), without editing the module."""
     vtables = vtable_sets(module)
     if not vtables:
         return {}

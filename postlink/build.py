@@ -1,151 +1,165 @@
-"""``minisycl build``: sources → bundle, every stage of ``architecture.md`` in order.
+"""``minisycl build``: sources → bundle, as a table of stages (``STAGES``), in
+the way Triton's compiler keeps its ``stages``: each stage is a name, the
+function that runs it, the products it consumes and the products it makes.
 
-    compile each source (frontend)  → link (passes.link)
-    → split-if-device, propagate-aspects, analyze-virtual-functions (passes)
-    → JIT images (split_module), and per ``--target`` AOT images compiled to
-      native objects for this machine's CPU (the device the target's runtime
-      device runs on), one process per image, in parallel
-    → Bundle (images, properties, host module, kernel signatures, device globals)
+    stage           consumes                     produces
+    compile         sources                      modules          (frontend; one IR module per source)
+    link            modules                      module           (passes.link; one source: that module)
+    opt             module                       device, host     (the pass pipeline ``PIPELINE``)
+    post-link       device                       images           (JIT images, then per --target AOT images)
+    device-globals  device                       device_globals   (the table with initial values)
+    native          images                       native           (AOT images → object code for this CPU)
+    bundle          device, host, images,        bundle           (everything the runtime needs, one file)
+                    native, device_globals
+
+``run_stages`` runs the table in order and stops after a given stage (``minisycl
+build --stop-after``); ``build`` runs all of it.  ``stage_outputs`` writes a
+stage's products as files (``--stop-after``, ``--emit``).  A stage never
+changes a product it consumes except ``opt``, whose pass pipeline edits the
+linked module in place (that module is then ``device``): a caller that wants
+``link``'s product as it was reads it after ``link`` (``after_stage``).
 """
 from __future__ import annotations
 
-import ctypes
-import os
-from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
-import llvmlite.binding as llvm
-
+from ..device_configs.targets import TargetInfo, load_target
 from ..frontend import compile_files
 from ..passes import parse_pipeline
-from ..passes.ir import Module, parse_text, split_operands, verify_and_serialize
+from ..passes.ir import Module, parse_text, verify_and_serialize
 from ..passes.link import link
 from ..passes.manager import PassContext, PassManager
+from ..passes.support.diagnostics import UserError
 from .bundle import Bundle, BundleImage
-from ..device_configs.targets import load_target
-from .properties import is_image_scope
+from .initial_values import device_global_table
+from .native import compile_all
 from .split import split_module
 
-__all__ = ["build", "compile_native", "PIPELINE"]
+__all__ = ["build", "run_stages", "Stage", "STAGES", "STAGE_NAMES", "PIPELINE", "BuildRun"]
 
+#: the ``opt`` stage's pass pipeline
 PIPELINE = "split-if-device,propagate-aspects,analyze-virtual-functions"
 
 
-def _for_this_cpu(mod, **machine_options):
-    """Retarget a (SPIR) module to this machine's CPU, where every runtime device
-    runs; returns the target machine."""
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    mod.triple = llvm.get_process_triple()
-    machine = llvm.Target.from_triple(mod.triple).create_target_machine(**machine_options)
-    mod.data_layout = str(machine.target_data)
-    return machine
+@dataclass
+class BuildRun:
+    """The options of one build and the warnings its stages collect."""
+    split: str = "auto"
+    targets: list[TargetInfo] = field(default_factory=list)
+    progress: Callable[[int, int], None] | None = None
+    jobs: int | None = None
+    warnings: list = field(default_factory=list)
 
 
-def compile_native(bitcode: bytes) -> bytes:
-    """Native object code for this machine's CPU from an image's bitcode (that
-    this build just wrote: trusted, so LLVM's reader runs in process; see
-    ``passes/ir/bridge.py`` for bitcode from elsewhere)."""
-    mod = llvm.parse_bitcode(bitcode, context=llvm.create_context())
-    return _for_this_cpu(mod, opt=2, reloc="pic", codemodel="default").emit_object(mod)
+def compile_sources(run: BuildRun, sources: list[str]) -> list[Module]:
+    modules = []
+    for path in sources:
+        result = compile_files([path])
+        run.warnings.extend(result.warnings)
+        modules.append(parse_text(result.ir, path)[0])
+    return modules
 
 
-def _element_size(value_type: str, size: int) -> int:
-    """``sizeof(remove_all_extents_t<T>)`` from the LLVM type of ``T``: the size
-    divided by every array extent (``[4 x [2 x float]]`` → size / 8)."""
-    count, rest = 1, value_type.strip()
-    while rest.startswith("["):
-        n, _, rest = rest[1:].partition(" x ")
-        count *= int(n)
-        rest = rest[:-1].strip()
-    return max(size // max(count, 1), 1)
+def link_modules(run: BuildRun, modules: list[Module]) -> Module:
+    return modules[0] if len(modules) == 1 else link(modules, name="app")
 
 
-def _initial_bytes(module: Module, name: str, image_scope: bool, size: int) -> bytes:
-    """The initial value of ``T`` as bytes: LLVM lays out the global's initialiser
-    for this CPU (the runtime's devices) and we read it back."""
-    ctx = llvm.create_context()
-    mod = llvm.parse_assembly(module.extract([name]).text(), context=ctx)
-    engine = llvm.create_mcjit_compiler(mod, _for_this_cpu(mod))
-    try:
-        engine.finalize_object()
-        addr = engine.get_global_value_address(name)
-        return ctypes.string_at(addr + (0 if image_scope else 8), size)
-    finally:
-        engine.close()          # before its context goes (see runtime/jit.py)
-        del ctx
+def run_pipeline(run: BuildRun, module: Module) -> tuple[Module, Module]:
+    """``PIPELINE`` on ``module`` (in place): (the device module, the host module)."""
+    ctx = PassManager(parse_pipeline(PIPELINE)).run(module, PassContext())
+    run.warnings.extend(ctx.diagnostics.warnings())
+    return module, ctx.host_module
 
 
-def _device_global_table(module: Module) -> dict[str, dict]:
-    """unique id → what the runtime needs to know of each device global."""
-    table = {}
-    for name in module.globals_with("sycl-device-global-size"):
-        g = module.globals[name]
-        attrs = module.global_attributes(name)
-        size = int(attrs["sycl-device-global-size"])
-        scope = is_image_scope(attrs)
-        fields = split_operands(g.value_type.strip()[1:-1]) if g.value_type.startswith("{") else [g.value_type]
-        value_type = fields[-1]
-        table[attrs.get("sycl-unique-id") or name] = {
-            "name": name,
-            "size": size,
-            "element_size": _element_size(value_type, size),
-            "device_image_scope": scope,
-            "host_access": int(attrs.get("sycl-host-access") or 2),
-            "init_mode": attrs.get("sycl-init-mode"),
-            "implement_in_csr": attrs.get("sycl-implement-in-csr"),
-            "init": "" if g.is_declaration else _initial_bytes(module, name, scope, size).hex(),
-        }
-    return table
+def post_link(run: BuildRun, device: Module) -> list[BundleImage]:
+    """The JIT images (``jit_<N>``), then each target's AOT images
+    (``<target>_<N>``), as bitcode with their properties."""
+    images = []
+    jit = split_module(device, mode=run.split, device_globals=True)
+    for i, (im, bc) in enumerate(zip(jit, verify_and_serialize([im.module for im in jit], bitcode=True))):
+        images.append(BundleImage(f"jit_{i}", im.entry_points, im.properties, bc, dummy=im.dummy))
+    for cfg in run.targets:
+        aot = split_module(device, mode=run.split, device_globals=True, target=cfg)
+        for i, (im, bc) in enumerate(zip(aot, verify_and_serialize([im.module for im in aot], bitcode=True))):
+            images.append(BundleImage(f"{cfg.name}_{i}", im.entry_points, im.properties, bc, target=cfg.name))
+    return images
+
+
+def device_globals(run: BuildRun, device: Module) -> dict[str, dict]:
+    return device_global_table(device)
+
+
+def native_code(run: BuildRun, images: list[BundleImage]) -> dict[str, bytes]:
+    """AOT image name → its object code (``native.compile_all``; ``run.progress``
+    is called as images finish)."""
+    aot = [im for im in images if im.target is not None]
+    return dict(zip((im.name for im in aot), compile_all([im.ir for im in aot], run.jobs, run.progress)))
+
+
+def make_bundle(run: BuildRun, device: Module, host: Module, images: list[BundleImage], native: dict[str, bytes],
+                globals_table: dict[str, dict]) -> Bundle:
+    bundle = Bundle(split=run.split, targets=[c.name for c in run.targets])
+    bundle.host = verify_and_serialize([host], bitcode=True)[0]
+    for name, value in device.functions_with("minisycl-kernel-signature").items():
+        bundle.kernels[name] = value or ""
+    for name, fn in device.functions.items():
+        if fn.is_kernel and not fn.is_declaration and name not in bundle.kernels:
+            bundle.kernels[name] = ""
+    bundle.device_globals = globals_table
+    bundle.images = [replace(im, native=native[im.name]) if im.name in native else im for im in images]
+    return bundle
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One row of the table: ``run(build_run, *consumed)`` returns the produced
+    product (or a tuple of them, in ``produces`` order)."""
+    name: str
+    run: Callable
+    consumes: tuple[str, ...]
+    produces: tuple[str, ...]
+    summary: str
+
+
+STAGES = (
+    Stage("compile", compile_sources, ("sources",), ("modules",), "each source to an LLVM IR module"),
+    Stage("link", link_modules, ("modules",), ("module",), "the modules linked into one"),
+    Stage("opt", run_pipeline, ("module",), ("device", "host"), "the pass pipeline: device and host modules"),
+    Stage("post-link", post_link, ("device",), ("images",), "device images and their property sets"),
+    Stage("device-globals", device_globals, ("device",), ("device_globals",),
+          "the device-global table with initial values"),
+    Stage("native", native_code, ("images",), ("native",), "AOT images compiled to object code for this CPU"),
+    Stage("bundle", make_bundle, ("device", "host", "images", "native", "device_globals"), ("bundle",),
+          "the bundle: everything the runtime needs"),
+)
+STAGE_NAMES = tuple(s.name for s in STAGES)
+
+
+def run_stages(sources: list[str], *, split: str = "auto", targets: list[str] = (), stop_after: str = "bundle",
+               progress: Callable[[int, int], None] | None = None, jobs: int | None = None,
+               after_stage: Callable[[Stage, dict], None] | None = None) -> tuple[dict, list]:
+    """Run ``STAGES`` in order on ``sources`` up to and including ``stop_after``;
+    ``after_stage(stage, products)`` is called after each.  Returns (the
+    products by name, the warnings of every stage).  Unknown targets fail
+    before any work."""
+    if stop_after not in STAGE_NAMES:
+        raise UserError(f"unknown stage '{stop_after}' (expected one of: {', '.join(STAGE_NAMES)})")
+    run = BuildRun(split, [load_target(t) for t in targets], progress, jobs)
+    products: dict = {"sources": list(sources)}
+    for stage in STAGES:
+        made = stage.run(run, *(products[name] for name in stage.consumes))
+        products.update(zip(stage.produces, made if len(stage.produces) > 1 else (made,)))
+        if after_stage is not None:
+            after_stage(stage, products)
+        if stage.name == stop_after:
+            break
+    return products, run.warnings
 
 
 def build(sources: list[str], *, split: str = "auto", targets: list[str] = (),
           progress: Callable[[int, int], None] | None = None, jobs: int | None = None) -> tuple[Bundle, list]:
     """The bundle for ``sources`` and the warnings of every stage.  ``progress(done,
     total)`` is called as AOT images finish compiling."""
-    configs = [load_target(t) for t in targets]          # unknown targets fail before any work
-    warnings = []
-    modules = []
-    for path in sources:
-        result = compile_files([path])
-        warnings.extend(result.warnings)
-        modules.append(parse_text(result.ir, path)[0])
-    module = modules[0] if len(modules) == 1 else link(modules, name="app")
-    ctx = PassManager(parse_pipeline(PIPELINE)).run(module, PassContext())
-    warnings.extend(ctx.diagnostics.warnings())
-    device = module
-    bundle = Bundle(split=split, targets=[c.name for c in configs])
-    bundle.host = verify_and_serialize([ctx.host_module], bitcode=True)[0]
-    for name, value in device.functions_with("minisycl-kernel-signature").items():
-        bundle.kernels[name] = value or ""
-    for name, fn in device.functions.items():
-        if fn.is_kernel and not fn.is_declaration and name not in bundle.kernels:
-            bundle.kernels[name] = ""
-    bundle.device_globals = _device_global_table(device)
-    jit = split_module(device, mode=split, device_globals=True)
-    for i, (im, bc) in enumerate(zip(jit, verify_and_serialize([im.module for im in jit], bitcode=True))):
-        bundle.images.append(BundleImage(f"jit_{i}", im.entry_points, im.properties, bc, dummy=im.dummy))
-    aot = []
-    for cfg in configs:
-        images = split_module(device, mode=split, device_globals=True, target=cfg)
-        for i, (im, bc) in enumerate(zip(images, verify_and_serialize([im.module for im in images], bitcode=True))):
-            aot.append(BundleImage(f"{cfg.name}_{i}", im.entry_points, im.properties, bc, target=cfg.name))
-    if aot:
-        workers = max(1, min(jobs or os.cpu_count() or 1, len(aot)))
-        codes = [im.ir for im in aot]
-        if workers == 1:
-            results = map(compile_native, codes)
-            pool = None
-        else:
-            pool = ProcessPoolExecutor(max_workers=workers)
-            results = pool.map(compile_native, codes)
-        try:
-            for done, (im, obj) in enumerate(zip(aot, results), 1):
-                im.native = obj
-                if progress:
-                    progress(done, len(aot))
-        finally:
-            if pool is not None:
-                pool.shutdown()
-        bundle.images.extend(aot)
-    return bundle, warnings
+    products, warnings = run_stages(sources, split=split, targets=targets, progress=progress, jobs=jobs)
+    return products["bundle"], warnings

@@ -146,20 +146,53 @@ def _write_ir_only(module, path: str, text_ir: bool, only_kernels: bool, device_
 
 @click.command("build")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-o", "--output", required=True, help="The bundle file to write.")
+@click.option("-o", "--output", required=True,
+              help="The bundle file to write (with --stop-after: that stage's products).")
 @click.option("--split", type=click.Choice(["kernel", "source", "auto", "none"]), default="auto", show_default=True,
               help="Device code split mode.")
 @click.option("--target", "targets", multiple=True, metavar="NAME",
               help="Also build AOT images for this device config (repeatable); see device_configs/.")
 @click.option("-j", "--jobs", type=int, default=None, help="Parallel AOT compile jobs (default: CPU count).")
-def build_cmd(sources, output, split, targets, jobs):
-    """Compile, link, run the passes and the post-link step, and write one bundle."""
+@click.option("--stop-after", "stop_after", default="bundle", show_default=True, metavar="STAGE",
+              help="Run the stages up to STAGE and write its products to -o instead of the bundle.")
+@click.option("--emit", "emit", multiple=True, metavar="STAGE",
+              help="Also write STAGE's products beside -o, as <stem>.<stage><ext> (repeatable); "
+                   "'all': every stage before the last one run.")
+def build_cmd(sources, output, split, targets, jobs, stop_after, emit):
+    """Compile, link, run the passes and the post-link step, and write one bundle.
+
+    \b
+    The stages, in order (STAGE for --stop-after and --emit), and what -o gets:
+      compile         LLVM IR of each source (.ll; .bc when -o ends in .bc;
+                      several sources: <stem>_<N><ext>)
+      link            the linked module as LLVM IR
+      opt             the device module after the pass pipeline, as LLVM IR
+      post-link       a file table [Code|Properties|Symbols] of the device
+                      images (JIT, then AOT per --target), written beside it
+      device-globals  the device-global table (JSON)
+      native          a file table [Code] of the AOT images' object code (.o)
+      bundle          the bundle (the default)
+    """
     def body():
         import os
         import sys
         import time
-        from ..passes.support.output import write_output
-        from .build import build
+        from ..passes.support.diagnostics import UserError
+        from ..passes.support.output import write_files
+        from .build import STAGE_NAMES, run_stages
+        from .stage_outputs import emitted_path, product_files
+        for name in (stop_after, *(e for e in emit if e != "all")):
+            if name not in STAGE_NAMES:
+                raise UserError(f"unknown stage '{name}' (expected one of: {', '.join(STAGE_NAMES)})")
+        last = STAGE_NAMES.index(stop_after)
+        wanted = set(STAGE_NAMES[:last]) if "all" in emit else set()
+        for name in emit:
+            if name != "all" and STAGE_NAMES.index(name) > last:
+                raise UserError(f"--emit {name}: the build stops after '{stop_after}'")
+            wanted.add(name)
+        wanted.discard("all")
+        if wanted and output == "-":
+            raise UserError("--emit writes beside -o: give -o a file name, not '-'")
         for s in sources:
             if not os.path.isfile(s):
                 raise OSError(2, "no such file", s)
@@ -174,15 +207,25 @@ def build_cmd(sources, output, split, targets, jobs):
             if bar:
                 bar[0].update(1)
 
+        files = []
+
+        def keep(stage, products):
+            # a stage's products are made into files as soon as it ends: ``opt`` edits ``link``'s module
+            if stage.name in wanted:
+                files.extend(product_files(stage.name, products, emitted_path(output, stage.name)))
+            if stage.name == stop_after:
+                files.extend(product_files(stage.name, products, output))
+
         try:
-            bundle, warnings = build(list(sources), split=split, targets=list(targets), progress=progress, jobs=jobs)
+            _, warnings = run_stages(list(sources), split=split, targets=list(targets), stop_after=stop_after,
+                                     progress=progress, jobs=jobs, after_stage=keep)
         finally:
             if bar:
                 bar[0].__exit__(None, None, None)
         sources_text = {}
         for w in warnings:
             click.echo(w.render(sources_text), err=True)
-        write_output(output, bundle.to_bytes())
+        write_files(files)
     run_guarded(body)
 
 

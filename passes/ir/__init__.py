@@ -1,7 +1,9 @@
 """The IR layer: the one way every stage reads, edits and writes LLVM IR.
 
 * ``bridge``  — the only code that calls ``llvmlite.binding`` for modules
-  (parse text or bitcode, verify, print, bitcode out).
+  (parse text or bitcode, verify, print, bitcode out); ``parse_assembly`` and
+  ``parse_bitcode`` (bitcode this process wrote) hand LLVM's module to code
+  that compiles it (native AOT code, initial values).
 * ``lexer``   — LLVM's token grammar: quoting, types, constants, and the
   scanners every fact about references is read with.
 * ``module``  — a module as its top-level entities on LLVM's canonical
@@ -15,7 +17,7 @@ Why text and not LLVM's in-memory module: extracting one device image then
 costs in proportion to the image, where cloning a module per image costs the
 whole module each time (``bench/bench_postlink.py`` shows both).
 """
-from .bridge import IRError
+from .bridge import IRError, parse_assembly, parse_bitcode
 from .loading import InternalCompilerError, link, load, parse_text, verify_and_serialize, verify_generated
 from .lexer import quote_name, quote_string, split_operands, split_type, tokens, unquote_name
 from .module import (DISCARDABLE_LINKAGES, USED_LISTS, DifferenceView, Function, Global, Module, function_type, indirect_call_types, indirect_calls,
@@ -26,4 +28,5 @@ from ..support.gc_pause import gc_paused
 __all__ = ["IRError", "Module", "Function", "Global", "load", "parse_text", "verify_and_serialize",
            "link", "verify_generated", "InternalCompilerError", "quote_name", "unquote_name",
            "split_operands", "split_type", "parse_attribute_group", "gc_paused", "DifferenceView", "USED_LISTS",
-           "DISCARDABLE_LINKAGES", "indirect_calls", "indirect_call_types", "function_type", "metadata_attachments", "attachment_pairs", "without_attachments", "quote_string", "tokens"]
+           "DISCARDABLE_LINKAGES", "indirect_calls", "indirect_call_types", "function_type", "metadata_attachments", "attachment_pairs", "without_attachments", "quote_string", "tokens",
+           "parse_assembly", "parse_bitcode"]

@@ -16,8 +16,8 @@ and streams LLVM's printing back through a pipe; a child that dies becomes one
 * files and standard input (``loading.load``) and bundle images and host
   modules at run time (``runtime/``): untrusted, always through ``read_bitcode``;
 * bitcode this process made itself (``verify_and_serialize``'s ``as_bitcode``, the frontend's
-  output, images ``postlink/build.py`` compiles to native code right after
-  making them): trusted, LLVM's reader in process (``parse_bitcode``).
+  output, images ``postlink/native.py`` compiles to native code right after
+  the build made them): trusted, LLVM's reader in process (``parse_bitcode``).
 """
 from __future__ import annotations
 

@@ -728,6 +728,20 @@ class Module:
         rebuilds the module still edits the manager's module in place)."""
         self.__dict__.update(other.__dict__)
 
+    def copy(self) -> "Module":
+        """The same module as a new object: editing the copy leaves this one as
+        it is.  Entities are values that edits replace, never change, so the
+        copy shares them and only the containers are new (cost: one dict copy
+        per kind of entity); the copy computes its facts afresh."""
+        out = Module()
+        out.name = self.name
+        out.header = list(self.header)
+        out.types, out.comdats = dict(self.types), dict(self.comdats)
+        out.globals, out.functions = dict(self.globals), dict(self.functions)
+        out.attribute_groups = dict(self.attribute_groups)
+        out.named_metadata, out.metadata = dict(self.named_metadata), dict(self.metadata)
+        return out
+
     def entity(self, name: str):
         return self.functions.get(name) or self.globals.get(name)
 

@@ -1,5 +1,6 @@
 """``minisycl build`` / ``inspect`` and the bundle format."""
 import json
+import os
 
 import pytest
 from click.testing import CliRunner
@@ -104,3 +105,102 @@ def test_post_link_failure_leaves_no_table(tmp_path):
     r = CliRunner().invoke(main, ["post-link", "-split=kernel", "--device-globals", str(src), "-o", str(tmp_path / "o.table")])
     assert r.exit_code == 1 and "used in more than one device image" in r.output
     assert list(tmp_path.iterdir()) == [src]
+
+
+# --- the stage table: --stop-after and --emit ------------------------------------
+
+def test_stage_table_is_consistent():
+    from minisycl.postlink.build import STAGE_NAMES, STAGES
+    made = {"sources"}
+    for stage in STAGES:
+        assert set(stage.consumes) <= made, stage.name          # each stage consumes what came before
+        made.update(stage.produces)
+    assert STAGE_NAMES[-1] == "bundle"
+    r = CliRunner().invoke(main, ["build", "--help"])
+    assert all(name in r.output for name in STAGE_NAMES)
+
+
+@pytest.fixture
+def shapes(tmp_path):
+    (tmp_path / "shapes.ksl").write_text(SRC)
+    return tmp_path
+
+
+def test_stop_after_opt_writes_the_device_module(shapes):
+    from minisycl.passes.ir import load
+    r = CliRunner().invoke(main, ["build", str(shapes / "shapes.ksl"), "-o", str(shapes / "x.ll"),
+                                  "--stop-after", "opt", "--emit", "link"])
+    assert r.exit_code == 0, r.output
+    device = load(str(shapes / "x.ll"))
+    assert {"make", "areas", "precise"} <= {n for n, f in device.functions.items() if f.is_kernel}
+    assert "host_only" not in device.functions                    # split-if-device ran
+    # link's product as it was before opt edited the module in place
+    linked = load(str(shapes / "x.link.ll"))
+    assert not linked.functions["host_only"].is_declaration
+    assert sorted(p.name for p in shapes.iterdir()) == ["shapes.ksl", "x.link.ll", "x.ll"]
+
+
+def test_stop_after_post_link_writes_a_file_table(shapes):
+    out = shapes / "images.table"
+    r = CliRunner().invoke(main, ["build", str(shapes / "shapes.ksl"), "-o", str(out), "--stop-after", "post-link",
+                                  "--target", "intel_gpu_pvc"])
+    assert r.exit_code == 0, r.output
+    lines = out.read_text().splitlines()
+    assert lines[0] == "[Code|Properties|Symbols]"
+    rows = [line.split("|") for line in lines[1:]]
+    assert [os.path.basename(r[0]) for r in rows if "jit_" not in r[0]][0] == "images_intel_gpu_pvc_0.bc"
+    for code, prop, sym in rows:
+        assert open(code, "rb").read(4) == b"BC\xc0\xde"
+        assert open(prop).read().startswith("[SYCL/device requirements]")
+        assert open(sym).read()
+    assert any("compile_target" in open(prop).read() for _, prop, _ in rows)
+
+
+def test_stop_after_device_globals_and_native(shapes, bundle_path):
+    src = str(shapes / "shapes.ksl")
+    r = CliRunner().invoke(main, ["build", src, "-o", str(shapes / "dg.json"), "--stop-after", "device-globals"])
+    assert r.exit_code == 0, r.output
+    def by_name(table):         # unique ids hash the source's path
+        return {g["name"]: g for g in table.values()}
+    assert by_name(json.loads((shapes / "dg.json").read_text())) == \
+        by_name(Bundle.read(str(bundle_path)).device_globals)
+    r = CliRunner().invoke(main, ["build", src, "-o", str(shapes / "obj.table"), "--stop-after", "native",
+                                  "--target", "intel_gpu_tgllp", "-j", "1"])
+    assert r.exit_code == 0, r.output
+    objects = (shapes / "obj.table").read_text().splitlines()
+    assert objects[0] == "[Code]" and len(objects) > 1
+    assert all(o.endswith(".o") and os.path.getsize(o) > 100 for o in objects[1:])
+    assert not list(shapes.glob("*.bundle"))
+
+
+def test_emit_all_writes_every_stage_before_the_last(shapes):
+    (shapes / "other.ksl").write_text("kernel k2(int* p) { p[0] = 2; }\n")
+    r = CliRunner().invoke(main, ["build", str(shapes / "shapes.ksl"), str(shapes / "other.ksl"),
+                                  "-o", str(shapes / "app.bundle"), "--emit", "all"])
+    assert r.exit_code == 0, r.output
+    names = sorted(p.name for p in shapes.iterdir())
+    for expected in ("app.bundle", "app.compile_0.ll", "app.compile_1.ll", "app.link.ll", "app.opt.ll",
+                     "app.post-link.table", "app.device-globals.json", "app.native.table"):
+        assert expected in names
+    assert (shapes / "app.native.table").read_text() == "[Code]\n"        # no --target: no object code
+    assert "k2" in (shapes / "app.compile_1.ll").read_text()
+    assert Bundle.read(str(shapes / "app.bundle")).kernels.keys() == {"make", "areas", "precise", "k2"}
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--stop-after", "optimize"], "unknown stage 'optimize' (expected one of: compile, link, opt, post-link, "),
+    (["--emit", "nope"], "unknown stage 'nope'"),
+    (["--stop-after", "opt", "--emit", "native"], "--emit native: the build stops after 'opt'"),
+])
+def test_bad_stages_are_one_error_line(shapes, args, message):
+    r = CliRunner().invoke(main, ["build", str(shapes / "shapes.ksl"), "-o", str(shapes / "x.out"), *args])
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert r.output.count("error:") == 1 and message in r.output
+    assert sorted(p.name for p in shapes.iterdir()) == ["shapes.ksl"]
+
+
+def test_several_files_need_a_file_name(shapes):
+    r = CliRunner().invoke(main, ["build", str(shapes / "shapes.ksl"), "-o", "-", "--stop-after", "post-link"])
+    assert r.exit_code == 1 and "give -o a file name, not '-'" in r.output
+    r = CliRunner().invoke(main, ["build", str(shapes / "shapes.ksl"), "-o", "-", "--stop-after", "link"])
+    assert r.exit_code == 0 and "define spir_kernel void @make" in r.output

@@ -138,3 +138,58 @@ def test_target_with_a_path_is_refused(tmp_path):
     r = CliRunner().invoke(main, ["post-link", "-properties", str(src), "-o", f"../up,{tmp_path / 'a.table'}"])
     assert r.exit_code == 1 and r.output.startswith("minisycl: error: invalid target name '../up'")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.ll"]
+
+
+EDITED_BY_A_SPLIT = """
+$c = comdat any
+@dg = global { i32 } zeroinitializer #2
+@kept = global i32 0
+@llvm.compiler.used = appending global [2 x ptr] [ptr @dg, ptr @kept], section "llvm.metadata"
+define linkonce_odr spir_func void @helper() comdat($c) {
+  ret void
+}
+define weak_odr spir_func void @ext() #0 {
+  call void @helper()
+  ret void
+}
+define spir_kernel void @k1() #0 {
+  call void @ext()
+  %x = load i32, ptr @dg
+  ret void
+}
+define spir_kernel void @k2() #1 {
+  call void @helper()
+  ret void
+}
+attributes #0 = { "sycl-module-id"="a.cpp" }
+attributes #1 = { "sycl-module-id"="b.cpp" }
+attributes #2 = { "sycl-device-global-size"="4" "sycl-unique-id"="u" }
+"""
+
+
+@pytest.mark.parametrize("target", [None, "intel_gpu_tgllp", "intel_gpu_pvc"])
+def test_split_leaves_its_input_as_it_was(tmp_path, target):
+    # the design example without analyze-virtual-functions: the split annotates
+    # the kernels with the sets they create objects of, in a copy
+    path = tmp_path / "src.ksl"
+    path.write_text(DESIGN)
+    design = parse_text(compile_files([str(path)]).ir, str(path))[0]
+    PassManager(parse_pipeline("split-if-device,propagate-aspects")).run(design, PassContext())
+    inputs = [design, parse_text(EDITED_BY_A_SPLIT, "edited.ll")[0]]
+    config = load_target(target) if target else None
+    for module in inputs:
+        before = module.text()
+        for mode in ("kernel", "source", "auto", "none"):
+            images = split_module(module, mode=mode, device_globals=True, target=config)
+            assert module.text() == before, mode
+            if module is design and config is None:
+                props = [im.properties for im in images]
+                assert any(p.get("SYCL/virtual functions", "creates-virtual-functions-set") for p in props)
+                assert sum(im.dummy for im in images) == 1
+    # what the split edits in its images, it edits in copies
+    images = split_module(inputs[1], mode="kernel", only_kernels=True)
+    assert [im.entry_points for im in images] == [["k2"], ["k1"]]
+    assert [im.module.functions["helper"].linkage for im in images] == ["internal", "internal"]
+    assert inputs[1].functions["helper"].linkage == "linkonce_odr"
+    assert "@dg" not in images[1].module.globals["llvm.compiler.used"].line
+    assert "@dg" in inputs[1].globals["llvm.compiler.used"].line

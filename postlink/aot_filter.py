@@ -1,0 +1,62 @@
+"""The AOT flow's filtering for one target's device config (``minisycl build
+--target``; upstream's ``isTargetCompatibleWithModule``).
+
+Algorithm:
+  1. Before the split (``emptied_virtual_functions``): the virtual functions
+     of every set whose functions use aspects the target lacks have their
+     bodies emptied in every image (there are no separate virtual-function
+     images in the AOT flow, so this is what keeps such a set from making
+     its users incompatible).
+  2. After the split (``target_compatible``): an image whose IR uses an aspect
+     the target does not list, or that requires a sub-group size the target
+     does not list, is left out.
+  (``minisycl post-link -o TARGET,FILE`` splits once as upstream does and only
+  applies step 2 per table.)
+"""
+from __future__ import annotations
+
+from ..device_configs.targets import TargetInfo
+from ..passes.ir import Module
+from ..passes.propagate_aspects import aspect_table
+from .image import Image
+from ..passes.propagate_aspects import used_aspects
+
+__all__ = ["emptied_virtual_functions", "target_compatible"]
+
+
+def _set_aspect_names(module: Module, names_of: dict[int, str]) -> dict[str, set[str]]:
+    """Virtual-function set → names of the aspects its functions use (the union)."""
+    out: dict[str, set[str]] = {}
+    for name, s in module.functions_with("indirectly-callable").items():
+        if not module.functions[name].is_declaration:
+            out.setdefault(s, set()).update(names_of.get(a, str(a)) for a in used_aspects(module, [name]))
+    return out
+
+
+def emptied_virtual_functions(module: Module, target: TargetInfo, virtual) -> set[str]:
+    """Step 1: the defined virtual functions to empty for ``target``;
+    ``virtual``: the module's ``"indirectly-callable"`` functions."""
+    names_of = {v: k for k, v in aspect_table(module).items()}
+    emptied: set[str] = set()
+    for s, needed in _set_aspect_names(module, names_of).items():
+        if not target.supports(needed):
+            emptied.update(n for n, v in virtual.items() if v == s and not module.functions[n].is_declaration)
+    return emptied
+
+
+def target_compatible(image: Image, target: TargetInfo) -> bool:
+    """Step 2: whether ``target`` keeps ``image``.  Upstream's
+    ``isTargetCompatibleWithModule``: the image is left out when its IR uses an
+    aspect whose name the target does not list (``may_support_other_aspects``
+    is not consulted), or when it requires a sub-group size the target does
+    not list.  Aspect names come from the image's ``!sycl_aspects``, so a dummy
+    image (bodies emptied, their aspect metadata gone) fits targets that lack
+    the set's aspects.  A target missing from the device configs is handled by
+    the caller: upstream keeps every image for it (its ``TargetTable`` lookup
+    fails and it returns true)."""
+    names_of = {v: k for k, v in aspect_table(image.module).items()}
+    needed = {names_of.get(a, str(a)) for a in used_aspects(image.module)}
+    if not target.supports(needed):
+        return False
+    sg = image.properties.get("SYCL/device requirements", "reqd_sub_group_size")
+    return sg is None or sg in target.sub_group_sizes

@@ -1,0 +1,71 @@
+"""Entry points into groups, one device image per group (upstream's
+``EntryPointGroup`` and ``groupEntryPointsByScope``).
+
+Algorithm:
+  1. Each entry point gets a group key by the split mode: ``kernel``: its own
+     name; ``none``: ``<GLOBAL>``; ``source`` and ``auto``: upstream's
+     per-source category (``group_key``), so entry points of one translation
+     unit that agree on the properties an image is built for share an image.
+  2. In the JIT flow a virtual function always gets the per-source category
+     (unless the mode is ``kernel``), so each virtual-function set is outlined
+     into its own image(s) whatever the mode (the seeds' design).
+  3. Entry points keep module order within their group; no entry point at all
+     gives one empty ``<GLOBAL>`` group (the module's globals still make an
+     image).
+  4. Groups come out in *descending* key order (byte order), as upstream's
+     ``std::map`` walked from its end.
+"""
+from __future__ import annotations
+
+from ..passes.ir import Module
+
+__all__ = ["GLOBAL", "group_key", "group_entry_points"]
+
+#: the key of the one group of ``-split=none``
+GLOBAL = "<GLOBAL>"
+
+
+def _md_values(module: Module, fn, kind: str) -> list[int]:
+    return module.metadata_ints(fn.metadata.get(kind))
+
+
+def group_key(module: Module, name: str) -> str:
+    """Upstream's per-source category of one entry point
+    (``computeFuncCategoryForSplittingPerSource``): its module id,
+    virtual-function set, register-allocation mode and GRF size, aspects,
+    required work-group size and dimensions, required sub-group size,
+    optimisation level and joint-matrix metadata, joined with dashes."""
+    fn = module.functions[name]
+    attrs = module.function_attributes(fn)
+    parts = [attrs.get("sycl-module-id") or "", attrs.get("indirectly-callable") or "",
+             attrs.get("sycl-register-alloc-mode") or "", attrs.get("sycl-grf-size") or ""]
+    key = "".join(p + "-" for p in parts)
+    aspects = sorted(_md_values(module, fn, "sycl_used_aspects"))
+    key += "".join(f"-{a}" for a in aspects) + "-"
+    for kind in ("reqd_work_group_size", "work_group_num_dim", "intel_reqd_sub_group_size"):
+        key += "".join(f"-{v}" for v in _md_values(module, fn, kind)) + "-"
+    key += (attrs.get("sycl-optlevel") or "") + "-"
+    for kind in ("sycl_joint_matrix", "sycl_joint_matrix_mad"):
+        ops = module.function_metadata(fn, kind) or []
+        key += "".join(f"-{o[2:-1] if o.startswith(chr(33) + chr(34)) else o}" for o in ops) + "-"
+    return key
+
+
+def group_entry_points(module: Module, entries: list[str], mode: str, jit: bool,
+                       virtual) -> list[tuple[str, list[str]]]:
+    """``(key, entry points)`` per group, in output order (see the module
+    docstring); ``virtual``: the module's ``"indirectly-callable"`` functions."""
+    groups: dict[str, list[str]] = {}
+    for name in entries:
+        if name in virtual and jit and mode != "kernel":
+            key = group_key(module, name)
+        elif mode == "kernel":
+            key = name
+        elif mode in ("source", "auto"):
+            key = group_key(module, name)
+        else:
+            key = GLOBAL
+        groups.setdefault(key, []).append(name)
+    if not groups:
+        groups[GLOBAL] = []
+    return [(key, groups[key]) for key in sorted(groups, key=lambda k: k.encode(), reverse=True)]

@@ -1,0 +1,164 @@
+"""What each device image holds (upstream's dependency graph, ``ModuleCopier``
+and the clean-up of ``ModuleDesc::cleanup``).
+
+Algorithm:
+  1. Shared by every image of one split (``SplitContext.of``): the members of
+     ``@llvm.compiler.used`` that stay (``device_globals.trim_compiler_used``),
+     the candidates of each indirect-call type, what Internalize keeps besides
+     the entry points (``"referenced-indirectly"`` and virtual functions), and
+     the extra roots of the ``<GLOBAL>`` image.
+  2. An image's roots: its entry points and what is left of
+     ``@llvm.compiler.used``.  The ``<GLOBAL>`` image (``-split=none``) is the
+     module as upstream's ``ModuleCopier`` keeps it after Internalize and
+     GlobalDCE: its roots also hold every global variable that is not
+     discardable (so a module without entry points still gives its globals)
+     and every ``"referenced-indirectly"`` function (virtual functions
+     excepted in the JIT flow: they live in their own images).
+  3. The image holds everything its roots reach through references, copied
+     into each image that needs it; a function making an indirect call also
+     reaches every defined ``"referenced-indirectly"`` function (kernels
+     excepted) of the call's function type (``reachable``).  Virtual
+     functions outlined elsewhere (``outlining``) are opaque: declared, not
+     followed.  Device globals leave the image's ``@llvm.compiler.used``.
+  4. Internalize (``internalize``): a defined function that is not one of the
+     image's entry points and is neither ``"indirectly-callable"`` nor
+     ``"referenced-indirectly"`` becomes ``internal``.  So a SYCL_EXTERNAL
+     function is external only in the image where it is an entry point.
+     Globals keep their linkage.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..passes.ir import DISCARDABLE_LINKAGES, DifferenceView, Module, function_type, indirect_call_types
+from .device_globals import trim_compiler_used
+from .grouping import GLOBAL
+from .outlining import outlined_elsewhere
+
+__all__ = ["SplitContext", "image_module", "reachable", "indirect_callees", "internalize", "KeptExternal"]
+
+
+@dataclass
+class SplitContext:
+    """Step 1: what every image of one split of ``module`` shares."""
+    module: Module
+    jit: bool
+    virtual: dict                       # "indirectly-callable" functions -> their set
+    device_globals: set[str]
+    compiler_used: list[str]            # what stays of @llvm.compiler.used
+    indirect_callees: dict[str, list[str]]
+    preserved: set[str]                 # kept external by Internalize, besides the entry points
+    global_roots: list[str]             # the <GLOBAL> image's further roots
+
+    @classmethod
+    def of(cls, module: Module, virtual, jit: bool) -> "SplitContext":
+        dgs = set(module.globals_with("sycl-device-global-size"))
+        dead, used = trim_compiler_used(module, dgs)
+        by_type = indirect_callees(module)
+        # what upstream's Internalize keeps (and so GlobalDCE too), besides the entry points
+        preserved = set(module.functions_with("referenced-indirectly")) | set(virtual)
+        copier_roots = [n for n, g in module.globals.items()
+                        if g.linkage not in DISCARDABLE_LINKAGES and n not in ("llvm.used", "llvm.compiler.used")
+                        and n not in dead]
+        # (in the JIT flow the virtual functions live in their set images: declared
+        # here only where something refers to them, as StripDeadPrototypes leaves it)
+        copier_roots += [n for n in module.functions if n in preserved and not module.functions[n].is_declaration
+                         and not (jit and n in virtual)]
+        return cls(module, jit, virtual, dgs, used, by_type, preserved, copier_roots)
+
+
+def image_module(ctx: SplitContext, key: str, members: list[str], stub) -> Module:
+    """Steps 2 and 3: the module of the image of group ``key`` (entry points
+    ``members``); ``stub``: functions whose bodies are emptied (AOT filtering)."""
+    module = ctx.module
+    outlined = outlined_elsewhere(ctx.virtual, members, ctx.jit)
+    roots = members + ctx.compiler_used + (ctx.global_roots if key == GLOBAL else [])
+    names = reachable(module, roots, outlined, ctx.indirect_callees)
+    part = module.extract(names + (["llvm.compiler.used"] if ctx.compiler_used else []), declare=outlined,
+                          stub=stub, name=key)
+    part.filter_used_lists(DifferenceView(part.globals.keys() | part.functions.keys(), ctx.device_globals))
+    return part
+
+
+def indirect_callees(module: Module) -> dict[str, list[str]]:
+    """Function type → the defined ``"referenced-indirectly"`` functions of that
+    type (kernels excepted: they cannot be called), the candidates of an
+    indirect call in upstream's dependency graph."""
+    out: dict[str, list[str]] = {}
+    for name in module.functions_with("referenced-indirectly"):
+        fn = module.functions[name]
+        if not fn.is_declaration and not fn.is_kernel:
+            out.setdefault(function_type(fn), []).append(name)
+    return out
+
+
+def reachable(module: Module, roots: list[str], opaque, by_type: dict[str, list[str]]) -> list[str]:
+    """``Module.closure`` plus upstream's indirect-call edges: a function that
+    makes an indirect call reaches every candidate of the call's type."""
+    names = module.closure(roots, skip_bodies_of=opaque)
+    if not by_type:
+        return names
+    seen, looked = set(names), set()
+    while True:
+        extra = []
+        for n in names:
+            fn = module.functions.get(n)
+            if n in looked or fn is None or fn.is_declaration or n in opaque:
+                continue
+            looked.add(n)
+            for sig in sorted(indirect_call_types(fn.body or "")):
+                extra.extend(c for c in by_type.get(sig, ()) if c not in seen and c not in extra)
+        if not extra:
+            return names
+        more = [n for n in module.closure(extra, skip_bodies_of=opaque) if n not in seen]
+        seen.update(more)
+        names = names + more
+
+
+class KeptExternal:
+    """What Internalize keeps external in one image: its entry points and the
+    split's preserved functions, without building their union per image."""
+
+    __slots__ = ("a", "b")
+
+    def __init__(self, a, b):
+        self.a, self.b = set(a), b
+
+    def __contains__(self, name) -> bool:
+        return name in self.a or name in self.b
+
+
+_INTERNALIZABLE = frozenset(("external", "weak", "weak_odr", "linkonce", "linkonce_odr"))
+
+
+def internalize(part: Module, keep: set[str]) -> list[str]:
+    """Upstream's Internalize step of ``ModuleDesc::cleanup`` on one image: every
+    defined function not in ``keep`` with an external-ish linkage (``external``,
+    ``weak``, ``weak_odr``, ``linkonce``, ``linkonce_odr``; not
+    ``available_externally`` nor ``dllexport``) becomes ``internal`` with default
+    visibility.  A comdat that only this function uses is dropped; one shared
+    with an entity that stays external keeps its members external, as LLVM's
+    pass does.  Returns the internalized names."""
+    comdat_of = {}
+    for name, ent in list(part.functions.items()) + list(part.globals.items()) if part.comdats else ():
+        if ent.is_declaration:
+            continue
+        key = ent.comdat()
+        if key is not None:
+            comdat_of[name] = key
+
+    def stays_external(name):
+        fn = part.functions.get(name)
+        return fn is None or name in keep or fn.linkage not in _INTERNALIZABLE or " dllexport " in fn.header
+    external_comdats = {k for n, k in comdat_of.items() if stays_external(n)}
+    done = []
+    for name, fn in list(part.functions.items()):
+        if fn.is_declaration or stays_external(name) or comdat_of.get(name) in external_comdats:
+            continue
+        key = comdat_of.get(name)
+        alone = key is not None and sum(1 for k in comdat_of.values() if k == key) == 1
+        part.make_internal(name, drop_comdat=alone)
+        if alone:
+            part.comdats.pop(key, None)
+        done.append(name)
+    return done
