@@ -25,10 +25,10 @@ import numpy as np
 from ..device_configs.aspects import Aspect
 from ..postlink.bundle import Bundle, BundleError, BundleImage
 from ..postlink.propertyset import PropertySets, u32_values
-from .device import device as Device
+from .device import default_context, device as Device
 from .errors import errc, exception
 from .jit import LinkedProgram, link_and_jit, read_bundle_bitcode
-from .device_global import bind_program
+from .device_global import bind_program, device_global
 from .memory import usm_allocation
 
 __all__ = ["program", "kernel", "load_bundle", "build_program"]
@@ -127,7 +127,6 @@ class program:  # noqa: N801
 
     def linked_for(self, name: str, dev: Device, ctx=None) -> tuple[LinkedProgram, list[int]]:
         """The built program for kernel ``name`` on ``dev`` in ``ctx`` (default context)."""
-        from .device import default_context
         ctx = ctx or default_context(dev)
         main = self._image_for(name, dev)
         missing = missing_requirements(self.images[main], dev)
@@ -148,7 +147,6 @@ class program:  # noqa: N801
 
     def device_global(self, name: str):
         """The handle of a device global, by source name, IR name or unique id."""
-        from .device_global import device_global
         for uid, info in self.device_globals.items():
             if name in (uid, info["name"]) or uid.endswith("___" + name):
                 return device_global(self, uid, info)
