@@ -450,7 +450,7 @@ class PlanEntry(ctypes.Structure):
 
 class _Native:
     def __init__(self, futex: int, hint_decl: str, hint: str, workers: int):
-        from .jit import compile_ir, keep_context
+        from .engine import compile_ir, keep_context
         text = (_IR.replace("MAXBYTES", str(MAX_THREADS * 128)).replace("MAXT", str(MAX_THREADS))
                 .replace("FUTEX", str(futex)).replace("HINT_DECL", hint_decl).replace("HINT", hint)
                 .replace("SPIN", str(_SPIN)))

@@ -23,10 +23,12 @@ import threading
 import numpy as np
 
 from ..device_configs.aspects import Aspect
+from ..passes.ir import Module, split_operands, split_type
 from ..postlink.bundle import Bundle, BundleError, BundleImage
 from ..postlink.propertyset import PropertySets, u32_values
 from .device import default_context, device as Device
 from .errors import errc, exception
+from .engine import close_engine, jit_module, keep_context
 from .jit import LinkedProgram, link_and_jit, read_bundle_bitcode
 from .device_global import bind_program, device_global
 from .memory import usm_allocation
@@ -264,24 +266,13 @@ class _HostProgram:
                "ptr": ctypes.c_void_p}
 
     def __init__(self, bitcode: bytes, what: str):
-        import llvmlite.binding as llvm
-        from ..passes.ir import Module, split_type, split_operands
-        from .jit import _target_machine, keep_context, new_machine
-        machine = _target_machine()
-        context = llvm.create_context()
         text = read_bundle_bitcode(bitcode, what, cut=lambda t: t)      # LLVM's text parser does not abort
         self.view = Module.parse(text)
-        mod = llvm.parse_assembly(text, context=context)
-        mod.triple = machine.triple
-        mod.data_layout = str(machine.target_data)
-        self.engine = llvm.create_mcjit_compiler(mod, new_machine())
+        self.engine, context = jit_module(text)
         keep_context(self, context)
-        self.engine.finalize_object()
-        self._split, self._ops = split_type, split_operands
         self._fns = {}
 
     def __del__(self):
-        from .jit import close_engine
         close_engine(self)
 
     def function(self, name: str):
@@ -291,7 +282,7 @@ class _HostProgram:
         if fn is None or fn.is_declaration:
             known = ", ".join(n for n, f in self.view.functions.items() if not f.is_declaration and "." not in n)
             raise exception(errc.invalid, f"no host function named '{name}' (host functions: {known or 'none'})")
-        types = [self._split(op)[0] for op in self._ops(fn.params[1:-1])]
+        types = [split_type(op)[0] for op in split_operands(fn.params[1:-1])]
         try:
             restype = self._CTYPES[fn.return_type]
             argtypes = [self._CTYPES[t] for t in types]
