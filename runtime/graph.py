@@ -87,7 +87,6 @@ class node:  # noqa: N801
         self.id = next(node._ids)
         self.preds: list[node] = []
         self.succs: list[node] = []
-        self.dynamic_group: dynamic_command_group | None = None
 
     def get_type(self) -> node_type:
         return self.kind
@@ -249,7 +248,6 @@ class command_graph:  # noqa: N801
                 deps += [n for n in self.nodes if not n.succs]
             n = self._new_node(cmd, deps)
             if isinstance(cgf, dynamic_command_group):
-                n.dynamic_group = cgf
                 cgf.nodes.append(n)
             return n
 

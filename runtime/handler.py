@@ -34,7 +34,7 @@ class handler:  # noqa: N801
     def depends_on(self, events) -> None:
         self.deps.extend([events] if isinstance(events, event) else list(events))
 
-    def _set(self, cmd):
+    def _record(self, cmd):
         if self.command is not None:
             raise exception(errc.invalid, "a command group can hold only one command")
         self.command = cmd if isinstance(cmd, Command) else Command(getattr(cmd, "_kind", "host_task"), cmd)
@@ -43,7 +43,7 @@ class handler:  # noqa: N801
         """Set kernel argument ``index`` (a value or a ``dynamic_parameter``) for the next launch."""
         self._set_args[int(index)] = value
 
-    def _args(self, args) -> list:
+    def _with_set_args(self, args) -> list:
         args = list(args)
         for i, v in sorted(self._set_args.items()):
             while len(args) <= i:
@@ -52,23 +52,23 @@ class handler:  # noqa: N801
         return args
 
     def single_task(self, k: Kernel, *args) -> None:
-        self._set(KernelCommand(k, None, self._args(args)))
+        self._record(KernelCommand(k, None, self._with_set_args(args)))
 
     def parallel_for(self, k: Kernel, r, *args) -> None:
-        self._set(KernelCommand(k, r, self._args(args)))
+        self._record(KernelCommand(k, r, self._with_set_args(args)))
 
     def prefetch(self, ptr, nbytes: int) -> None:
         checked_address(ptr, "prefetch", int(nbytes))
-        self._set(Command("prefetch", None, "prefetch"))
+        self._record(Command("prefetch", None, "prefetch"))
 
     def mem_advise(self, ptr, nbytes: int, advice: int = 0) -> None:
         checked_address(ptr, "mem_advise", int(nbytes))
-        self._set(Command("memadvise", None, "mem_advise"))
+        self._record(Command("memadvise", None, "mem_advise"))
 
     def ext_oneapi_barrier(self, events=None) -> None:
         if events:
             self.depends_on(events)
-        self._set(Command("ext_oneapi_barrier", None, "barrier"))
+        self._record(Command("ext_oneapi_barrier", None, "barrier"))
 
     def memcpy(self, dst, src, nbytes: int | None = None, offset: int = 0) -> None:
         """``memcpy(dst, src, nbytes)``; with a device global on either side, SYCL's
@@ -81,7 +81,7 @@ class handler:  # noqa: N801
         if nbytes is None:
             raise exception(errc.invalid, "memcpy needs a byte count")
         d, s = checked_address(dst, "memcpy", int(nbytes)), checked_address(src, "memcpy", int(nbytes))
-        self._set(Command("memcpy", lambda: ctypes.memmove(d, s, int(nbytes)), f"memcpy {int(nbytes)} bytes"))
+        self._record(Command("memcpy", lambda: ctypes.memmove(d, s, int(nbytes)), f"memcpy {int(nbytes)} bytes"))
 
     def _device_global_copy(self, dg: device_global, other, direction: str, offset: int, nbytes: int) -> None:
         if self.graph is not None:
@@ -96,17 +96,17 @@ class handler:  # noqa: N801
         def run():
             where = storage_address(dg, dev, ctx) + offset
             ctypes.memmove(where, host, nbytes) if direction == "to" else ctypes.memmove(host, where, nbytes)
-        self._set(Command("memcpy", run, f"copy {direction} device_global {dg.name}"))
+        self._record(Command("memcpy", run, f"copy {direction} device_global {dg.name}"))
 
     def memset(self, ptr, value: int, nbytes: int) -> None:
         p = checked_address(ptr, "memset", int(nbytes))
-        self._set(Command("memset", lambda: ctypes.memset(p, int(value), int(nbytes)), f"memset {int(nbytes)} bytes"))
+        self._record(Command("memset", lambda: ctypes.memset(p, int(value), int(nbytes)), f"memset {int(nbytes)} bytes"))
 
     def fill(self, ptr, pattern, count: int) -> None:
         if not isinstance(ptr, usm_allocation):
             raise exception(errc.invalid, "fill expects a USM allocation")
         ptr.check("fill")
-        self._set(Command("memfill", lambda: ptr.array.__setitem__(slice(0, int(count)), pattern), f"fill {int(count)}"))
+        self._record(Command("memfill", lambda: ptr.array.__setitem__(slice(0, int(count)), pattern), f"fill {int(count)}"))
 
     def copy(self, src, dst, count: int | None = None, start_index: int = 0) -> None:
         """``copy(src, dst, count)`` of elements; with a device global on either side,
@@ -126,10 +126,10 @@ class handler:  # noqa: N801
         for x in (src, dst):
             if isinstance(x, usm_allocation):
                 x.check("copy")
-        self._set(Command("memcpy", run, f"copy {int(count)} elements"))
+        self._record(Command("memcpy", run, f"copy {int(count)} elements"))
 
     def host_task(self, fn) -> None:
-        self._set(Command("host_task", fn, getattr(fn, "__name__", "host_task")))
+        self._record(Command("host_task", fn, getattr(fn, "__name__", "host_task")))
 
     def async_malloc(self, size: int, kind: str = "device", dtype=np.uint8):
         """Graph-owned (or, outside a graph, ordinary) device memory of ``size`` elements.
@@ -140,12 +140,12 @@ class handler:  # noqa: N801
                             "Only device allocations are currently supported in graph allocation nodes!")
         if self.graph is None:
             alloc = usm_allocation(size, dtype, "device", self.queue)
-            self._set(Command("async_malloc", None, f"async_malloc {size}"))
+            self._record(Command("async_malloc", None, f"async_malloc {size}"))
             return alloc
         cmd = Command("async_malloc", None, f"async_malloc {size}")
         cmd.request = (int(size), np.dtype(dtype))
         cmd.allocation = None
-        self._set(cmd)
+        self._record(cmd)
         return GraphPointer(cmd)
 
     def async_free(self, ptr) -> None:
@@ -153,10 +153,10 @@ class handler:  # noqa: N801
         cmd.frees = ptr
         if self.graph is None and isinstance(ptr, usm_allocation):
             cmd._run = lambda: None if ptr.freed else free(ptr)
-        self._set(cmd)
+        self._record(cmd)
 
     def ext_oneapi_graph(self, graph) -> None:
         """Run an executable command graph as this command group's command."""
         if self.graph is not None and getattr(graph.graph, "_pool", None):
             raise exception(errc.invalid, "a graph with graph-owned allocations cannot be used as a sub-graph")
-        self._set(Command("subgraph", lambda: graph._execute(self.queue), "graph"))
+        self._record(Command("subgraph", lambda: graph._execute(self.queue), "graph"))

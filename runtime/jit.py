@@ -59,16 +59,16 @@ def kernel_shape(module: Module, name: str) -> KernelShape:
     return KernelShape(name, None, 0, "", types)
 
 
-def _launchers(shape: KernelShape, accs, private: str | None) -> str:
+def _launcher_ir(shape: KernelShape, accs, private: str | None) -> str:
     """LLVM IR of the launcher of one kernel: its native loop, or, when the kernel
     only updates some parameters atomically (``accs``, with ``private`` the
     kernel's copy that updates private accumulators: the ``aggregate-atomics``
     pass), a choice between that loop and one that aggregates the updates."""
     if not accs:
-        return _loop(shape, launcher_name(shape.name))
+        return _loop_ir(shape, launcher_name(shape.name))
     plain, agg = f"__minisycl_each.{shape.name}", f"__minisycl_agg.{shape.name}"
-    return (_loop(shape, plain, linkage="internal ")
-            + _loop(shape, agg, callee=private, accs=accs, linkage="internal ")
+    return (_loop_ir(shape, plain, linkage="internal ")
+            + _loop_ir(shape, agg, callee=private, accs=accs, linkage="internal ")
             + f"""define void @{launcher_name(shape.name)}(ptr %args, i64 %begin, i64 %end, ptr %geom) {{
 entry:
   %n = sub i64 %end, %begin
@@ -84,7 +84,7 @@ agg:
 """)
 
 
-def _loop(shape: KernelShape, name: str, callee: str | None = None, accs=None, linkage: str = "") -> str:
+def _loop_ir(shape: KernelShape, name: str, callee: str | None = None, accs=None, linkage: str = "") -> str:
     """LLVM IR of the native loop around one kernel (``callee``, by default the
     kernel itself), with a private accumulator for each of ``accs`` (index among
     the non-item parameters -> accumulator)."""
@@ -153,7 +153,7 @@ def _loop(shape: KernelShape, name: str, callee: str | None = None, accs=None, l
     return "\n".join(lines) + "\n"
 
 
-def _dedupe(modules: list[Module]) -> None:
+def _declare_duplicates(modules: list[Module]) -> None:
     """Step 1: later images declare what earlier images already define."""
     defined: set[str] = set()
     for m in modules:
@@ -209,7 +209,7 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
     them in errors."""
     names = names or [f"device image {i + 1}" for i in range(len(image_bitcodes))]
     texts = [read_bundle_bitcode(bc, name) for bc, name in zip(image_bitcodes, names)]
-    _dedupe(texts)
+    _declare_duplicates(texts)
     try:
         main = parse_and_link([t.text() for t in texts], new_context())
     except RuntimeError as err:
@@ -231,7 +231,7 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
     # for kernels launched over a range: index among the non-item parameters -> accumulator
     accs = {k: {a.param - 1: a for a in aggregated[k].accumulators} if k in aggregated and s.item is not None
             else {} for k, s in shapes.items()}
-    text = linked.text() + "".join(_launchers(s, accs[k], aggregated[k].copy if accs[k] else None)
+    text = linked.text() + "".join(_launcher_ir(s, accs[k], aggregated[k].copy if accs[k] else None)
                                    for k, s in shapes.items())
     engine, context, key, from_disk = compile_ir(text, "device program")
     return LinkedProgram(engine, context, shapes, key, from_disk,

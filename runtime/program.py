@@ -22,7 +22,7 @@ import threading
 
 import numpy as np
 
-from ..device_configs.aspects import Aspect
+from ..device_configs.aspects import aspect_name
 from ..passes.ir import Module, split_operands, split_type
 from ..postlink.bundle import Bundle, BundleError, BundleImage
 from ..postlink.propertyset import PropertySets, u32_values
@@ -38,27 +38,20 @@ __all__ = ["program", "kernel", "load_bundle", "build_program"]
 REQ, VF = "SYCL/device requirements", "SYCL/virtual functions"
 
 
-def _aspects(im: BundleImage) -> list[int]:
+def _required_aspects(im: BundleImage) -> list[int]:
     raw = im.properties.get(REQ, "aspects")
     return [] if raw is None else u32_values(raw)
 
 
-def _aspect_name(n: int) -> str:
-    try:
-        return Aspect(n).name
-    except ValueError:
-        return f"Unknown aspect {n}"
-
-
-def _sets(im: BundleImage, key: str) -> list[str]:
+def _virtual_function_sets(im: BundleImage, key: str) -> list[str]:
     raw = im.properties.get(VF, key)
     return [s for s in PropertySets.payload(raw).decode().split(",") if s] if raw else []
 
 
 def missing_requirements(im: BundleImage, dev: Device) -> list[str]:
     """Upstream's messages for every requirement of ``im`` that ``dev`` lacks."""
-    out = [f"Required aspect {_aspect_name(a)} is not supported on the device"
-           for a in _aspects(im) if not any(int(x) == a for x in dev.aspects)]
+    out = [f"Required aspect {aspect_name(a, 'Unknown aspect {}')} is not supported on the device"
+           for a in _required_aspects(im) if not any(int(x) == a for x in dev.aspects)]
     sg = im.properties.get(REQ, "reqd_sub_group_size")
     if sg is not None and dev.sub_group_sizes and sg not in dev.sub_group_sizes:
         out.append(f"Sub-group size {sg} is not supported on the device")
@@ -108,11 +101,11 @@ class program:  # noqa: N801
         providers: dict[str, list[int]] = {}
         for i, other in enumerate(self.images):
             if other.target is None:
-                for s in _sets(other, "virtual-functions-set"):
+                for s in _virtual_function_sets(other, "virtual-functions-set"):
                     providers.setdefault(s, []).append(i)
-        for s in _sets(im, "calls-virtual-functions-set") + _sets(im, "uses-virtual-functions-set"):
+        for s in _virtual_function_sets(im, "calls-virtual-functions-set") + _virtual_function_sets(im, "uses-virtual-functions-set"):
             out += [i for i in providers.get(s, []) if not self.images[i].dummy and i not in out]
-        for s in _sets(im, "creates-virtual-functions-set"):
+        for s in _virtual_function_sets(im, "creates-virtual-functions-set"):
             real = [i for i in providers.get(s, []) if not self.images[i].dummy]
             dummies = [i for i in providers.get(s, []) if self.images[i].dummy]
             for r in real:
