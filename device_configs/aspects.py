@@ -113,6 +113,15 @@ def lookup(name: str) -> Aspect | None:
     return Aspect.__members__.get(name)
 
 
+def aspect_name(number: int, unknown: str = "{}") -> str:
+    """The name of aspect ``number``; for a number the table lacks, ``unknown``
+    with the number filled in (``"{}"``: the number itself)."""
+    try:
+        return Aspect(number).name
+    except ValueError:
+        return unknown.format(number)
+
+
 def names() -> list[str]:
     """All aspect names in numeric order (for messages and ``!sycl_aspects``)."""
     return [a.name for a in Aspect]

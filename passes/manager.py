@@ -59,6 +59,8 @@ class PassContext:
     verify_host_in_background: bool = False
     #: set by analyze-virtual-functions: kernel -> virtual-function sets of the vtables it uses
     created_sets: dict[str, list[str]] = field(default_factory=dict)
+    #: set by aggregate-atomics: kernel -> its private copy and the parameters whose updates it aggregates
+    aggregated_atomics: dict[str, object] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
 
 

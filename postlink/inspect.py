@@ -4,19 +4,12 @@ from __future__ import annotations
 
 import struct
 
-from ..device_configs.aspects import Aspect
+from ..device_configs.aspects import aspect_name
 from .bundle import Bundle
 from .propertyset import BYTE_ARRAY, PropertySets, u32_values, u64_values
 
 _U32_KEYS = {"aspects", "fixed_target", "reqd_work_group_size"}
 _U64_KEYS = {"reqd_work_group_size_uint64_t"}
-
-
-def _aspect_name(n: int) -> str:
-    try:
-        return Aspect(n).name
-    except ValueError:
-        return str(n)
 
 
 def decode(set_name: str, key: str, kind: int, value):
@@ -25,7 +18,7 @@ def decode(set_name: str, key: str, kind: int, value):
         return value
     if key in _U32_KEYS:
         nums = u32_values(value)
-        return [{"value": n, "name": _aspect_name(n)} for n in nums] if key in ("aspects", "fixed_target") else nums
+        return [{"value": n, "name": aspect_name(n)} for n in nums] if key in ("aspects", "fixed_target") else nums
     if key in _U64_KEYS:
         return u64_values(value)
     payload = PropertySets.payload(value)

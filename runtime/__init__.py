@@ -15,7 +15,10 @@ from .graph import (async_free, async_malloc, command_graph, dynamic_command_gro
                     executable_command_graph, node, node_type)
 from .memory import free, malloc_device, malloc_host, malloc_shared, usm_allocation
 from .program import build_program, kernel, load_bundle, program
-from .queue import event, handler, nd_range, queue, range
+from .events import event
+from .handler import handler
+from .queue import queue
+from .ranges import nd_range, range
 
 __all__ = ["aspect", "device", "context", "default_context", "get_devices", "default_device", "HOST_CPU", "errc", "exception", "free",
            "malloc_device", "malloc_host", "malloc_shared", "usm_allocation", "kernel", "load_bundle", "program",

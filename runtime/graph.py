@@ -26,9 +26,16 @@ import itertools
 import threading
 import weakref
 
+import numpy as np
+
+from .commands import Command, DynamicValue, KernelCommand
 from .errors import errc, exception
+from .events import event
+from .handler import handler
+from .memory import usm_allocation
 from .native import PlanEntry, run_plan
-from .queue import Command, KernelCommand, event, handler, nd_range, queue
+from .queue import queue
+from .ranges import as_range, nd_range
 
 __all__ = ["node_type", "node", "command_graph", "executable_command_graph", "dynamic_parameter",
            "dynamic_command_group", "async_malloc", "async_free"]
@@ -36,7 +43,6 @@ __all__ = ["node_type", "node", "command_graph", "executable_command_graph", "dy
 
 def async_malloc(q: queue, size: int, kind: str = "device", dtype=None):
     """``async_malloc(queue, alloc kind, size)``: in a recording queue, an allocation node."""
-    import numpy as np
     box = []
     q.submit(lambda h: box.append(h.async_malloc(size, kind, np.uint8 if dtype is None else dtype)))
     return box[0]
@@ -81,7 +87,6 @@ class node:  # noqa: N801
         self.id = next(node._ids)
         self.preds: list[node] = []
         self.succs: list[node] = []
-        self.dynamic_group: dynamic_command_group | None = None
 
     def get_type(self) -> node_type:
         return self.kind
@@ -108,9 +113,8 @@ class node:  # noqa: N801
         if isinstance(cmd.range, nd_range):
             raise _invalid("Cannot update the nd_range of a node with a range")
         old = cmd.range if cmd.range is not None else None
-        from .queue import _as_range
-        new = _as_range(r)
-        if old is not None and len(_as_range(old)) != len(new):
+        new = as_range(r)
+        if old is not None and len(as_range(old)) != len(new):
             raise _invalid("Cannot update execution range of a node with an execution range of different dimensions")
         cmd.set_range(new)
 
@@ -126,8 +130,10 @@ class node:  # noqa: N801
         return f"<node {self.id} {self.kind.name}>"
 
 
-class dynamic_parameter:  # noqa: N801
+class dynamic_parameter(DynamicValue):  # noqa: N801
     """A kernel argument that an executable graph can update without a rebuild."""
+
+    graph_only = True
 
     def __init__(self, graph: "command_graph", value):
         self.graph, self.value = graph, value
@@ -137,6 +143,9 @@ class dynamic_parameter:  # noqa: N801
         if graph is not self.graph:
             raise _invalid("a dynamic_parameter can only be used in nodes of the graph it was created for")
         self._commands.append(cmd)
+
+    def resolve(self):
+        return self.value
 
     def update(self, value) -> None:
         """New value for every node using it; executable graphs see it after ``update(node)``."""
@@ -239,7 +248,6 @@ class command_graph:  # noqa: N801
                 deps += [n for n in self.nodes if not n.succs]
             n = self._new_node(cmd, deps)
             if isinstance(cgf, dynamic_command_group):
-                n.dynamic_group = cgf
                 cgf.nodes.append(n)
             return n
 
@@ -267,7 +275,6 @@ class command_graph:  # noqa: N801
     def _allocate(self, request, deps):
         """Reuse the block of an ``async_free`` node the new node depends on (same
         size and type), else reserve a new one in the graph's pool."""
-        from .memory import usm_allocation
         size, dtype = request
         seen, work = set(), list(deps)
         while work:

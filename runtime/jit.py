@@ -18,48 +18,20 @@ Python runs per work-item.
 """
 from __future__ import annotations
 
-import hashlib
-import os
-import threading
 from dataclasses import dataclass
 
-import llvmlite.binding as llvm
-
-from ..passes.support import knobs
-from ..passes.ir import IRError, Module, split_type, split_operands
-from ..passes.ir.loading import read_untrusted_bitcode
-from .atomics import accumulators, private_copy, private_name
+from ..passes import parse_pipeline
+from ..passes.ir import (IRError, Module, module_text, new_context, parse_and_link, read_untrusted_bitcode, run_sroa,
+                         split_operands, split_type)
+from ..passes.manager import PassManager
+from .engine import close_engine, compile_ir, keep_context, shared_machine
 from .errors import errc, exception
 
 __all__ = ["LinkedProgram", "link_and_jit", "launcher_name", "read_bundle_bitcode"]
 
-_OPT_LEVEL = 3
-_init = threading.Lock()
-_initialised = False
-_machine = None
-
-
-def _target_machine():
-    """The shared machine that gives triple, data layout and the pass pipeline
-    (never handed to an engine)."""
-    global _machine
-    with _init:
-        if _machine is None:
-            _machine = new_machine()
-    return _machine
-
-
-def new_machine():
-    """A target machine for one execution engine: MCJIT takes ownership of the
-    machine it is given and destroys it with the engine, so engines never share one."""
-    global _initialised
-    if not _initialised:
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        _initialised = True
-    target = llvm.Target.from_triple(llvm.get_process_triple())
-    return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
-                                        opt=_OPT_LEVEL, reloc="default", codemodel="jitdefault")
+#: the registered pass that finds atomic updates a launcher can aggregate and
+#: makes each such kernel's copy that updates private accumulators
+_AGGREGATE = "aggregate-atomics"
 
 
 def launcher_name(kernel: str) -> str:
@@ -87,15 +59,16 @@ def kernel_shape(module: Module, name: str) -> KernelShape:
     return KernelShape(name, None, 0, "", types)
 
 
-def _launchers(module: Module, shape: KernelShape, accs) -> str:
+def _launcher_ir(shape: KernelShape, accs, private: str | None) -> str:
     """LLVM IR of the launcher of one kernel: its native loop, or, when the kernel
-    only updates some parameters atomically (``accs``), a choice between that
-    loop and one that aggregates the updates (``atomics.py``)."""
+    only updates some parameters atomically (``accs``, with ``private`` the
+    kernel's copy that updates private accumulators: the ``aggregate-atomics``
+    pass), a choice between that loop and one that aggregates the updates."""
     if not accs:
-        return _loop(shape, launcher_name(shape.name))
+        return _loop_ir(shape, launcher_name(shape.name))
     plain, agg = f"__minisycl_each.{shape.name}", f"__minisycl_agg.{shape.name}"
-    return (_loop(shape, plain, linkage="internal ") + private_copy(module, shape.name, accs)
-            + _loop(shape, agg, callee=private_name(shape.name), accs=accs, linkage="internal ")
+    return (_loop_ir(shape, plain, linkage="internal ")
+            + _loop_ir(shape, agg, callee=private, accs=accs, linkage="internal ")
             + f"""define void @{launcher_name(shape.name)}(ptr %args, i64 %begin, i64 %end, ptr %geom) {{
 entry:
   %n = sub i64 %end, %begin
@@ -111,12 +84,13 @@ agg:
 """)
 
 
-def _loop(shape: KernelShape, name: str, callee: str | None = None, accs=(), linkage: str = "") -> str:
+def _loop_ir(shape: KernelShape, name: str, callee: str | None = None, accs=None, linkage: str = "") -> str:
     """LLVM IR of the native loop around one kernel (``callee``, by default the
-    kernel itself), with a private accumulator for each of ``accs``."""
+    kernel itself), with a private accumulator for each of ``accs`` (index among
+    the non-item parameters -> accumulator)."""
     lines = [f"define {linkage}void @{name}(ptr %args, i64 %begin, i64 %end, ptr %geom) {{", "entry:"]
     call_args = []
-    private = {a.param: a for a in accs}
+    private = accs or {}
     for i, ty in enumerate(shape.params):
         lines.append(f"  %slot{i} = getelementptr i64, ptr %args, i64 {i}")
         lines.append(f"  %arg{i} = load {ty}, ptr %slot{i}, align 8")
@@ -179,7 +153,7 @@ def _loop(shape: KernelShape, name: str, callee: str | None = None, accs=(), lin
     return "\n".join(lines) + "\n"
 
 
-def _dedupe(modules: list[Module]) -> None:
+def _declare_duplicates(modules: list[Module]) -> None:
     """Step 1: later images declare what earlier images already define."""
     defined: set[str] = set()
     for m in modules:
@@ -197,7 +171,7 @@ class LinkedProgram:
                  aggregated: dict[str, list[int]]):
         self.engine, self.shapes, self.key, self.from_disk = engine, shapes, key, from_disk
         #: kernel -> indices (among the non-item parameters) of atomically updated parameters
-        #: whose updates its launcher aggregates (``atomics.py``)
+        #: whose updates its launcher aggregates (the ``aggregate-atomics`` pass)
         self.aggregated = aggregated
         keep_context(self, context)
         self._launchers = {}
@@ -235,21 +209,18 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
     them in errors."""
     names = names or [f"device image {i + 1}" for i in range(len(image_bitcodes))]
     texts = [read_bundle_bitcode(bc, name) for bc, name in zip(image_bitcodes, names)]
-    _dedupe(texts)
-    ctx = llvm.create_context()
+    _declare_duplicates(texts)
     try:
-        main = llvm.parse_assembly(texts[0].text(), context=ctx)
-        for t in texts[1:]:
-            main.link_in(llvm.parse_assembly(t.text(), context=ctx))
+        main = parse_and_link([t.text() for t in texts], new_context())
     except RuntimeError as err:
         raise exception(errc.build, f"linking device images failed: {str(err).strip()}") from None
-    linked_text = str(main)
-    if "atomicrmw" in linked_text:      # SROA first, so that kernels use their parameters directly
-        mpm = llvm.create_new_module_pass_manager()
-        mpm.add_sroa_pass()
-        mpm.run(main, llvm.create_pass_builder(_target_machine(), llvm.create_pipeline_tuning_options()))
-        linked_text = str(main)
+    linked_text = module_text(main)
+    aggregating = "atomicrmw" in linked_text
+    if aggregating:                 # SROA first, so that kernels use their parameters directly
+        run_sroa(main, shared_machine())
+        linked_text = module_text(main)
     linked = Module.parse(linked_text)
+    aggregated = _aggregate_atomics(linked) if aggregating else {}
     shapes = {k: kernel_shape(linked, k) for k in kernels if k in linked.functions}
     for k in shapes:            # a spir_kernel cannot be called; on the CPU it is a plain function
         fn = linked.functions[k]
@@ -257,87 +228,18 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
     for g in linked.globals_with("sycl-device-global-size"):
         if linked.globals[g].linkage in ("internal", "private"):
             linked.set_linkage(g, "external")     # so the runtime can find a static device global
-    accs = {k: accumulators(linked, k, s.params) if s.item is not None else [] for k, s in shapes.items()}
-    text = linked.text() + "".join(_launchers(linked, s, accs[k]) for k, s in shapes.items())
+    # for kernels launched over a range: index among the non-item parameters -> accumulator
+    accs = {k: {a.param - 1: a for a in aggregated[k].accumulators} if k in aggregated and s.item is not None
+            else {} for k, s in shapes.items()}
+    text = linked.text() + "".join(_launcher_ir(s, accs[k], aggregated[k].copy if accs[k] else None)
+                                   for k, s in shapes.items())
     engine, context, key, from_disk = compile_ir(text, "device program")
     return LinkedProgram(engine, context, shapes, key, from_disk,
-                         {k: [a.param for a in found] for k, found in accs.items() if found})
+                         {k: list(found) for k, found in accs.items() if found})
 
 
-def compile_ir(text: str, what: str):
-    """Verify, optimise and compile IR ``text`` for this CPU, reusing the disk
-    cache's object when it has one.  Returns ``(engine, context, key, from_disk)``;
-    the caller keeps the context alive (``keep_context``)."""
-    machine = _target_machine()
-    key = hashlib.sha256("\n".join([text, machine.triple, llvm.get_host_cpu_name(),
-                                    llvm.get_host_cpu_features().flatten(), str(_OPT_LEVEL),
-                                    "minisycl-jit-1"]).encode()).hexdigest()
-    context = llvm.create_context()
-    try:
-        mod = llvm.parse_assembly(text, context=context)
-        mod.triple = machine.triple
-        mod.data_layout = str(machine.target_data)
-        mod.verify()
-    except RuntimeError as err:
-        raise exception(errc.build, f"{what} failed to build: {str(err).strip()}") from None
-    cache = _DiskCache(key)
-    from_disk = cache.has()
-    if not from_disk:
-        pto = llvm.create_pipeline_tuning_options(speed_level=_OPT_LEVEL)
-        pb = llvm.create_pass_builder(machine, pto)
-        pb.getModulePassManager().run(mod, pb)
-    engine = llvm.create_mcjit_compiler(mod, new_machine())
-    engine.set_object_cache(cache.notify, cache.get)
-    engine.finalize_object()
-    return engine, context, key, from_disk
-
-
-#: id(owner) -> the LLVM context of its engine's module
-_CONTEXTS: dict[int, object] = {}
-
-
-def keep_context(owner, context) -> None:
-    """Keep ``context`` alive until ``owner`` has closed its engine.
-
-    Disposing a context deletes its modules; if Python's cycle collector
-    finalised the context before the engine, the engine would delete its module
-    a second time.  Held here, a context is released only by ``close_engine``,
-    after the engine is gone, whatever order the collector picks."""
-    _CONTEXTS[id(owner)] = context
-
-
-def close_engine(owner) -> None:
-    engine = getattr(owner, "engine", None)
-    if engine is not None and not engine.closed:
-        engine.close()
-    owner.engine = None
-    _CONTEXTS.pop(id(owner), None)
-
-
-class _DiskCache:
-    """MCJIT object cache: ``<cache dir>/objects/<key>.o``."""
-
-    def __init__(self, key: str):
-        d = knobs.cache_dir()
-        self.path = os.path.join(d, "objects", key + ".o") if d else None
-
-    def has(self) -> bool:
-        return self.path is not None and os.path.isfile(self.path)
-
-    def get(self, module):
-        if self.has():
-            with open(self.path, "rb") as fh:
-                return fh.read()
-        return None
-
-    def notify(self, module, data: bytes):
-        if self.path is None:
-            return
-        try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            tmp = f"{self.path}.{os.getpid()}.tmp"
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, self.path)
-        except OSError:
-            pass            # a read-only or full cache directory only costs speed
+def _aggregate_atomics(linked: Module) -> dict:
+    """Run the ``aggregate-atomics`` pass on ``linked``: kernel -> what it
+    aggregates (``Aggregation``: the kernel's private copy and its accumulators,
+    parameter indices counting every parameter)."""
+    return PassManager(parse_pipeline(_AGGREGATE)).run(linked).aggregated_atomics

@@ -28,12 +28,14 @@ import numpy as np
 
 from .errors import errc, exception
 
-__all__ = ["usm_allocation", "malloc_device", "malloc_shared", "malloc_host", "free", "lookup"]
+__all__ = ["usm_allocation", "malloc_device", "malloc_shared", "malloc_host", "free"]
 
 _ALIGN = 64
 _PROT_NONE = 0
 _MADV_HUGEPAGE = 14                 # Linux: back with transparent huge pages (fewer TLB misses and faults)
 _HUGE = 4 << 20
+#: address -> allocation: USM memory lives until ``free``, as in SYCL, even where
+#: only its address is kept
 _live: dict[int, "usm_allocation"] = {}
 _lock = threading.Lock()
 
@@ -197,7 +199,3 @@ def free(allocation: usm_allocation, queue=None) -> None:
     with _lock:
         _live.pop(allocation.ptr, None)
     allocation._raw = allocation._bytes = None
-
-
-def lookup(address: int) -> usm_allocation | None:
-    return _live.get(address)

@@ -26,16 +26,21 @@ without us.  The handlers are put back if someone else replaced them.
 
 Linux on x86-64 or AArch64 (glibc struct layouts, futex numbers); elsewhere
 kernels run on the calling thread without guards.
+
+The IR is ``native.ll``, package data with named substitutions (the thread
+limit, the architecture's futex number and spin-wait hint).
 """
 from __future__ import annotations
 
 import ctypes
 import os
 import platform
+import string
 import sys
 import threading
+from importlib import resources
 
-
+from .engine import compile_ir, keep_context
 from .errors import errc, exception
 
 __all__ = ["run_range", "run_plan", "PlanEntry", "SIGNALS"]
@@ -45,6 +50,7 @@ _ARCH = {"x86_64": (202, "declare void @llvm.x86.sse2.pause()", "call void @llvm
          "aarch64": (98, "declare void @llvm.aarch64.hint(i32)", "call void @llvm.aarch64.hint(i32 1)")}
 MAX_THREADS = 64
 _SPIN = 20000            # spin-wait hints before a worker sleeps (~0.2-1 ms)
+_SLOT_BYTES = 128        # a worker's slot (%slot in native.ll)
 #: the signals a kernel's guard catches: number -> (name, what it means, whether it has a faulting address)
 SIGNALS = {4: ("SIGILL", "illegal instruction (a trap or unreachable code)", False),
            7: ("SIGBUS", "bus error (misaligned or truncated memory)", True),
@@ -53,407 +59,25 @@ SIGNALS = {4: ("SIGILL", "illegal instruction (a trap or unreachable code)", Fal
 #: a launcher: ``void (ptr args, i64 begin, i64 end, ptr geometry)``
 _LAUNCH = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
 
-_IR = r"""
-%slot = type { i64, ptr, ptr, i64, i64, ptr, i32, i32, i64, i64, [56 x i8] }
-%entry = type { ptr, ptr, i64, ptr }
-%action = type { ptr, [128 x i8], i32, i32, ptr }
-
-@key = internal global i32 0
-@gen = internal global i32 0
-@sleepers = internal global i32 0
-@busy = internal global i32 0
-@started = internal global i64 0
-@nworkers = internal global i64 0
-@slots = internal global [MAXT x %slot] zeroinitializer, align 128
-@old_actions = internal global [32 x %action] zeroinitializer
-@ours = internal global %action { ptr @on_fault, [128 x i8] zeroinitializer, i32 134217732, i32 0, ptr null }
-@default = internal global %action zeroinitializer
-
-declare i32 @__sigsetjmp(ptr, i32) returns_twice
-declare void @siglongjmp(ptr, i32) noreturn
-declare i32 @sigaction(i32, ptr, ptr)
-declare i32 @pthread_key_create(ptr, ptr)
-declare ptr @pthread_getspecific(i32)
-declare i32 @pthread_setspecific(i32, ptr)
-declare i32 @pthread_create(ptr, ptr, ptr, ptr)
-declare i64 @syscall(i64, ...)
-declare i32 @sched_yield()
-declare i32 @sigemptyset(ptr)
-declare i32 @sigaddset(ptr, i32)
-declare i32 @pthread_sigmask(i32, ptr, ptr)
-declare i64 @llvm.umin.i64(i64, i64)
-HINT_DECL
-
-; --- fault guard ---------------------------------------------------------------
-; The jump buffer of the kernel running on this thread is the thread-specific
-; value of @key; the handler stores the faulting address at offset 480 of it.
-
-define internal i32 @guarded(ptr %fn, ptr %args, i64 %b, i64 %e, ptr %geom, ptr %faddr) noinline {
-entry:
-  %buf = alloca [512 x i8], align 16
-  %key = load i32, ptr @key
-  %r = call i32 @__sigsetjmp(ptr %buf, i32 0) returns_twice
-  %ok = icmp eq i32 %r, 0
-  br i1 %ok, label %run, label %faulted
-run:
-  %s0 = call i32 @pthread_setspecific(i32 %key, ptr %buf)
-  call void %fn(ptr %args, i64 %b, i64 %e, ptr %geom)
-  %s1 = call i32 @pthread_setspecific(i32 %key, ptr null)
-  ret i32 0
-faulted:
-  %s2 = call i32 @pthread_setspecific(i32 %key, ptr null)
-  ; the handler left its signal blocked: unblock it (the jump did not restore the mask)
-  %set = alloca [128 x i8], align 8
-  %z = call i32 @sigemptyset(ptr %set)
-  %a = call i32 @sigaddset(ptr %set, i32 %r)
-  %m = call i32 @pthread_sigmask(i32 1, ptr %set, ptr null)
-  %ap = getelementptr i8, ptr %buf, i64 480
-  %addr = load volatile i64, ptr %ap
-  store i64 %addr, ptr %faddr
-  ret i32 %r
-}
-
-define internal void @on_fault(i32 %sig, ptr %info, ptr %uctx) {
-entry:
-  %key = load i32, ptr @key
-  %buf = call ptr @pthread_getspecific(i32 %key)
-  %outside = icmp eq ptr %buf, null
-  br i1 %outside, label %chain, label %jump
-jump:
-  %ap = getelementptr i8, ptr %info, i64 16
-  %addr = load i64, ptr %ap
-  %slot = getelementptr i8, ptr %buf, i64 480
-  store volatile i64 %addr, ptr %slot
-  call void @siglongjmp(ptr %buf, i32 %sig)
-  unreachable
-chain:
-  %idx = sext i32 %sig to i64
-  %old = getelementptr [32 x %action], ptr @old_actions, i64 0, i64 %idx
-  %h = load ptr, ptr %old
-  %hi = ptrtoint ptr %h to i64
-  %special = icmp ule i64 %hi, 1
-  %self = icmp eq ptr %h, @on_fault
-  %skip = or i1 %special, %self
-  br i1 %skip, label %reset, label %call
-call:
-  %fp = getelementptr %action, ptr %old, i32 0, i32 2
-  %flags = load i32, ptr %fp
-  %si = and i32 %flags, 4
-  %three = icmp ne i32 %si, 0
-  br i1 %three, label %call3, label %call1
-call3:
-  call void %h(i32 %sig, ptr %info, ptr %uctx)
-  br label %reset
-call1:
-  call void %h(i32 %sig)
-  br label %reset
-reset:
-  ; the fault recurs on return and takes the default action
-  %r = call i32 @sigaction(i32 %sig, ptr @default, ptr null)
-  ret void
-}
-
-define internal void @install(i32 %sig) {
-entry:
-  %cur = alloca %action, align 16
-  %q = call i32 @sigaction(i32 %sig, ptr null, ptr %cur)
-  %h = load ptr, ptr %cur
-  %mine = icmp eq ptr %h, @on_fault
-  br i1 %mine, label %done, label %set
-set:
-  %prev = alloca %action, align 16
-  %r = call i32 @sigaction(i32 %sig, ptr @ours, ptr %prev)
-  %ph = load ptr, ptr %prev
-  %again = icmp eq ptr %ph, @on_fault
-  br i1 %again, label %done, label %keep
-keep:
-  %idx = sext i32 %sig to i64
-  %old = getelementptr [32 x %action], ptr @old_actions, i64 0, i64 %idx
-  call void @llvm.memcpy.p0.p0.i64(ptr %old, ptr %prev, i64 152, i1 false)
-  br label %done
-done:
-  ret void
-}
-
-declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
-
-; SIGSEGV's handler tells whether someone replaced ours (faulthandler.enable()
-; replaces all four at once): one system call per launch.
-define internal void @ensure_handlers() {
-entry:
-  %cur = alloca %action, align 16
-  %q = call i32 @sigaction(i32 11, ptr null, ptr %cur)
-  %h = load ptr, ptr %cur
-  %mine = icmp eq ptr %h, @on_fault
-  br i1 %mine, label %done, label %set
-set:
-  call void @install(i32 11)
-  call void @install(i32 7)
-  call void @install(i32 8)
-  call void @install(i32 4)
-  br label %done
-done:
-  ret void
-}
-
-define void @msycl_init(i64 %nworkers) {
-entry:
-  %r = call i32 @pthread_key_create(ptr @key, ptr null)
-  %n = call i64 @llvm.umin.i64(i64 %nworkers, i64 MAXT)
-  store i64 %n, ptr @nworkers
-  call void @ensure_handlers()
-  ret void
-}
-
-; after fork() the child has no workers: start afresh
-define void @msycl_after_fork() {
-entry:
-  store i64 0, ptr @started
-  store i32 0, ptr @busy
-  store i32 0, ptr @sleepers
-  call void @llvm.memset.p0.i64(ptr @slots, i8 0, i64 MAXBYTES, i1 false)
-  ret void
-}
-
-declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
-
-; Spin (with the CPU's spin-wait hint) until *%word == %value is %equal, at most
-; SPIN times; whether it came true.
-define internal i1 @spin(ptr %word, i64 %value, i1 %equal) {
-entry:
-  br label %check
-check:
-  %k = phi i64 [ 0, %entry ], [ %k1, %pause ]
-  %w = load atomic i64, ptr %word seq_cst, align 8
-  %eq = icmp eq i64 %w, %value
-  %done = icmp eq i1 %eq, %equal
-  br i1 %done, label %yes, label %pause
-pause:
-  HINT
-  %k1 = add i64 %k, 1
-  %more = icmp ult i64 %k1, SPIN
-  br i1 %more, label %check, label %no
-yes:
-  ret i1 true
-no:
-  ret i1 false
-}
-
-; --- worker threads ----------------------------------------------------------------
-; Slot i: ticket (bumped by the dispatcher for each job), launcher, args,
-; begin, end, geometry, status, -, fault address, finished (= ticket when done).
-
-define internal ptr @worker(ptr %arg) {
-entry:
-  %idx = ptrtoint ptr %arg to i64
-  %slot = getelementptr [MAXT x %slot], ptr @slots, i64 0, i64 %idx
-  br label %wait
-wait:
-  %seen = phi i64 [ 0, %entry ], [ %t, %run ], [ %seen, %woke ]
-  %new = call i1 @spin(ptr %slot, i64 %seen, i1 false)
-  br i1 %new, label %run, label %sleep
-sleep:
-  %a = atomicrmw add ptr @sleepers, i32 1 seq_cst
-  %g = load atomic i32, ptr @gen seq_cst, align 4
-  %t2 = load atomic i64, ptr %slot seq_cst, align 8
-  %new2 = icmp ne i64 %t2, %seen
-  br i1 %new2, label %woke, label %futex
-futex:
-  %w = call i64 (i64, ...) @syscall(i64 FUTEX, ptr @gen, i32 128, i32 %g, ptr null)
-  br label %woke
-woke:
-  %d = atomicrmw sub ptr @sleepers, i32 1 seq_cst
-  br label %wait
-run:
-  %t = load atomic i64, ptr %slot seq_cst, align 8
-  %fnp = getelementptr %slot, ptr %slot, i32 0, i32 1
-  %fn = load ptr, ptr %fnp
-  %argp = getelementptr %slot, ptr %slot, i32 0, i32 2
-  %args = load ptr, ptr %argp
-  %bp = getelementptr %slot, ptr %slot, i32 0, i32 3
-  %b = load i64, ptr %bp
-  %ep = getelementptr %slot, ptr %slot, i32 0, i32 4
-  %e = load i64, ptr %ep
-  %gp = getelementptr %slot, ptr %slot, i32 0, i32 5
-  %geom = load ptr, ptr %gp
-  %fa = getelementptr %slot, ptr %slot, i32 0, i32 8
-  %s = call i32 @guarded(ptr %fn, ptr %args, i64 %b, i64 %e, ptr %geom, ptr %fa)
-  %sp = getelementptr %slot, ptr %slot, i32 0, i32 6
-  store i32 %s, ptr %sp
-  %fin = getelementptr %slot, ptr %slot, i32 0, i32 9
-  store atomic i64 %t, ptr %fin seq_cst, align 8
-  br label %wait
-}
-
-; Start the worker threads the first time (called with @busy held).
-define internal void @start_workers() {
-entry:
-  %tid = alloca i64
-  %n = load i64, ptr @nworkers
-  br label %loop
-loop:
-  %i = load i64, ptr @started
-  %more = icmp ult i64 %i, %n
-  br i1 %more, label %create, label %done
-create:
-  %p = inttoptr i64 %i to ptr
-  %r = call i32 @pthread_create(ptr %tid, ptr null, ptr @worker, ptr %p)
-  %ok = icmp eq i32 %r, 0
-  br i1 %ok, label %next, label %failed
-next:
-  %i1 = add i64 %i, 1
-  store i64 %i1, ptr @started
-  br label %loop
-failed:
-  store i64 %i, ptr @nworkers
-  br label %done
-done:
-  ret void
-}
-
-define i32 @msycl_run(ptr %fn, ptr %args, i64 %total, ptr %geom, i64 %chunks, ptr %faddr) {
-entry:
-  call void @ensure_handlers()
-  %par = icmp ugt i64 %chunks, 1
-  br i1 %par, label %lock, label %alone
-lock:
-  %got = cmpxchg ptr @busy, i32 0, i32 1 seq_cst seq_cst
-  %locked = extractvalue { i32, i1 } %got, 1
-  br i1 %locked, label %start, label %alone
-alone:
-  %s = call i32 @guarded(ptr %fn, ptr %args, i64 0, i64 %total, ptr %geom, ptr %faddr)
-  ret i32 %s
-start:
-  call void @start_workers()
-  %avail = load i64, ptr @started
-  %want = sub i64 %chunks, 1
-  %w = call i64 @llvm.umin.i64(i64 %want, i64 %avail)
-  %any = icmp ugt i64 %w, 0
-  br i1 %any, label %split, label %unlock_alone
-unlock_alone:
-  store atomic i32 0, ptr @busy seq_cst, align 4
-  br label %alone
-split:
-  %k = add i64 %w, 1
-  %t1 = add i64 %total, %w
-  %step = udiv i64 %t1, %k
-  br label %post
-post:
-  %i = phi i64 [ 0, %split ], [ %i1, %post ]
-  %slot = getelementptr [MAXT x %slot], ptr @slots, i64 0, i64 %i
-  %b0 = mul i64 %i, %step
-  %b = call i64 @llvm.umin.i64(i64 %b0, i64 %total)
-  %e0 = add i64 %b0, %step
-  %e = call i64 @llvm.umin.i64(i64 %e0, i64 %total)
-  %fnp = getelementptr %slot, ptr %slot, i32 0, i32 1
-  store ptr %fn, ptr %fnp
-  %argp = getelementptr %slot, ptr %slot, i32 0, i32 2
-  store ptr %args, ptr %argp
-  %bp = getelementptr %slot, ptr %slot, i32 0, i32 3
-  store i64 %b, ptr %bp
-  %ep = getelementptr %slot, ptr %slot, i32 0, i32 4
-  store i64 %e, ptr %ep
-  %gp = getelementptr %slot, ptr %slot, i32 0, i32 5
-  store ptr %geom, ptr %gp
-  %t = load i64, ptr %slot
-  %tn = add i64 %t, 1
-  store atomic i64 %tn, ptr %slot seq_cst, align 8
-  %i1 = add i64 %i, 1
-  %again = icmp ult i64 %i1, %w
-  br i1 %again, label %post, label %wake
-wake:
-  %g = atomicrmw add ptr @gen, i32 1 seq_cst
-  %sl = load atomic i32, ptr @sleepers seq_cst, align 4
-  %sleeping = icmp ne i32 %sl, 0
-  br i1 %sleeping, label %futex, label %own
-futex:
-  %wk = call i64 (i64, ...) @syscall(i64 FUTEX, ptr @gen, i32 129, i32 2147483647)
-  br label %own
-own:
-  %ob0 = mul i64 %w, %step
-  %ob = call i64 @llvm.umin.i64(i64 %ob0, i64 %total)
-  %os = call i32 @guarded(ptr %fn, ptr %args, i64 %ob, i64 %total, ptr %geom, ptr %faddr)
-  br label %join
-join:
-  %j = phi i64 [ 0, %own ], [ %j1, %joined ]
-  %st = phi i32 [ %os, %own ], [ %st2, %joined ]
-  %js = getelementptr [MAXT x %slot], ptr @slots, i64 0, i64 %j
-  %jt = load i64, ptr %js
-  %finp = getelementptr %slot, ptr %js, i32 0, i32 9
-  br label %check
-check:
-  %fin = call i1 @spin(ptr %finp, i64 %jt, i1 true)
-  br i1 %fin, label %joined, label %yield
-yield:
-  %y = call i32 @sched_yield()
-  br label %check
-joined:
-  %wsp = getelementptr %slot, ptr %js, i32 0, i32 6
-  %ws = load i32, ptr %wsp
-  %wap = getelementptr %slot, ptr %js, i32 0, i32 8
-  %wa = load i64, ptr %wap
-  %clean = icmp eq i32 %st, 0
-  %hit = icmp ne i32 %ws, 0
-  %take = and i1 %clean, %hit
-  %st2 = select i1 %take, i32 %ws, i32 %st
-  %cur = load i64, ptr %faddr
-  %na = select i1 %take, i64 %wa, i64 %cur
-  store i64 %na, ptr %faddr
-  %j1 = add i64 %j, 1
-  %jm = icmp ult i64 %j1, %w
-  br i1 %jm, label %join, label %finish
-finish:
-  store atomic i32 0, ptr @busy seq_cst, align 4
-  ret i32 %st2
-}
-
-; Entries run in order on the calling thread; the index of the one that
-; faulted (its signal and address in %fault[0..1]), or -1.
-define i64 @msycl_run_plan(ptr %entries, i64 %count, ptr %fault) {
-start:
-  call void @ensure_handlers()
-  %empty = icmp eq i64 %count, 0
-  br i1 %empty, label %done, label %loop
-loop:
-  %i = phi i64 [ 0, %start ], [ %next, %ok ]
-  %e = getelementptr %entry, ptr %entries, i64 %i
-  %fn = load ptr, ptr %e
-  %ap = getelementptr %entry, ptr %e, i32 0, i32 1
-  %args = load ptr, ptr %ap
-  %tp = getelementptr %entry, ptr %e, i32 0, i32 2
-  %total = load i64, ptr %tp
-  %gp = getelementptr %entry, ptr %e, i32 0, i32 3
-  %geom = load ptr, ptr %gp
-  %addr = getelementptr i64, ptr %fault, i64 1
-  %s = call i32 @guarded(ptr %fn, ptr %args, i64 0, i64 %total, ptr %geom, ptr %addr)
-  %bad = icmp ne i32 %s, 0
-  br i1 %bad, label %faulted, label %ok
-ok:
-  %next = add i64 %i, 1
-  %more = icmp ult i64 %next, %count
-  br i1 %more, label %loop, label %done
-faulted:
-  %sig = sext i32 %s to i64
-  store i64 %sig, ptr %fault
-  ret i64 %i
-done:
-  ret i64 -1
-}
-"""
-
 
 class PlanEntry(ctypes.Structure):
-    """One launch of a plan: launcher, argument slots, work-items, geometry."""
+    """One launch of a plan: launcher, argument slots, work-items, geometry
+    (``%entry`` in ``native.ll``)."""
     _fields_ = [("fn", ctypes.c_void_p), ("args", ctypes.c_void_p), ("total", ctypes.c_int64),
                 ("geom", ctypes.c_void_p)]
 
 
+def native_ir(futex: int, hint_decl: str, hint: str) -> str:
+    """The IR of the native support for one architecture: ``native.ll`` (package
+    data) with its names filled in."""
+    template = string.Template(resources.files(__package__).joinpath("native.ll").read_text(encoding="utf-8"))
+    return template.substitute(max_threads=MAX_THREADS, slots_bytes=MAX_THREADS * _SLOT_BYTES, futex_syscall=futex,
+                               spin_hint_declaration=hint_decl, spin_hint=hint, spin_limit=_SPIN)
+
+
 class _Native:
     def __init__(self, futex: int, hint_decl: str, hint: str, workers: int):
-        from .jit import compile_ir, keep_context
-        text = (_IR.replace("MAXBYTES", str(MAX_THREADS * 128)).replace("MAXT", str(MAX_THREADS))
-                .replace("FUTEX", str(futex)).replace("HINT_DECL", hint_decl).replace("HINT", hint)
-                .replace("SPIN", str(_SPIN)))
+        text = native_ir(futex, hint_decl, hint)
         self.engine, context, _, _ = compile_ir(text, "the runtime's native support")
         keep_context(self, context)
         addr = self.engine.get_function_address

@@ -22,13 +22,15 @@ import threading
 
 import numpy as np
 
-from ..device_configs.aspects import Aspect
+from ..device_configs.aspects import aspect_name
+from ..passes.ir import Module, split_operands, split_type
 from ..postlink.bundle import Bundle, BundleError, BundleImage
 from ..postlink.propertyset import PropertySets, u32_values
-from .device import device as Device
+from .device import default_context, device as Device
 from .errors import errc, exception
+from .engine import close_engine, jit_module, keep_context
 from .jit import LinkedProgram, link_and_jit, read_bundle_bitcode
-from .device_global import bind_program
+from .device_global import bind_program, device_global
 from .memory import usm_allocation
 
 __all__ = ["program", "kernel", "load_bundle", "build_program"]
@@ -36,27 +38,20 @@ __all__ = ["program", "kernel", "load_bundle", "build_program"]
 REQ, VF = "SYCL/device requirements", "SYCL/virtual functions"
 
 
-def _aspects(im: BundleImage) -> list[int]:
+def _required_aspects(im: BundleImage) -> list[int]:
     raw = im.properties.get(REQ, "aspects")
     return [] if raw is None else u32_values(raw)
 
 
-def _aspect_name(n: int) -> str:
-    try:
-        return Aspect(n).name
-    except ValueError:
-        return f"Unknown aspect {n}"
-
-
-def _sets(im: BundleImage, key: str) -> list[str]:
+def _virtual_function_sets(im: BundleImage, key: str) -> list[str]:
     raw = im.properties.get(VF, key)
     return [s for s in PropertySets.payload(raw).decode().split(",") if s] if raw else []
 
 
 def missing_requirements(im: BundleImage, dev: Device) -> list[str]:
     """Upstream's messages for every requirement of ``im`` that ``dev`` lacks."""
-    out = [f"Required aspect {_aspect_name(a)} is not supported on the device"
-           for a in _aspects(im) if not any(int(x) == a for x in dev.aspects)]
+    out = [f"Required aspect {aspect_name(a, 'Unknown aspect {}')} is not supported on the device"
+           for a in _required_aspects(im) if not any(int(x) == a for x in dev.aspects)]
     sg = im.properties.get(REQ, "reqd_sub_group_size")
     if sg is not None and dev.sub_group_sizes and sg not in dev.sub_group_sizes:
         out.append(f"Sub-group size {sg} is not supported on the device")
@@ -106,11 +101,11 @@ class program:  # noqa: N801
         providers: dict[str, list[int]] = {}
         for i, other in enumerate(self.images):
             if other.target is None:
-                for s in _sets(other, "virtual-functions-set"):
+                for s in _virtual_function_sets(other, "virtual-functions-set"):
                     providers.setdefault(s, []).append(i)
-        for s in _sets(im, "calls-virtual-functions-set") + _sets(im, "uses-virtual-functions-set"):
+        for s in _virtual_function_sets(im, "calls-virtual-functions-set") + _virtual_function_sets(im, "uses-virtual-functions-set"):
             out += [i for i in providers.get(s, []) if not self.images[i].dummy and i not in out]
-        for s in _sets(im, "creates-virtual-functions-set"):
+        for s in _virtual_function_sets(im, "creates-virtual-functions-set"):
             real = [i for i in providers.get(s, []) if not self.images[i].dummy]
             dummies = [i for i in providers.get(s, []) if self.images[i].dummy]
             for r in real:
@@ -127,7 +122,6 @@ class program:  # noqa: N801
 
     def linked_for(self, name: str, dev: Device, ctx=None) -> tuple[LinkedProgram, list[int]]:
         """The built program for kernel ``name`` on ``dev`` in ``ctx`` (default context)."""
-        from .device import default_context
         ctx = ctx or default_context(dev)
         main = self._image_for(name, dev)
         missing = missing_requirements(self.images[main], dev)
@@ -148,7 +142,6 @@ class program:  # noqa: N801
 
     def device_global(self, name: str):
         """The handle of a device global, by source name, IR name or unique id."""
-        from .device_global import device_global
         for uid, info in self.device_globals.items():
             if name in (uid, info["name"]) or uid.endswith("___" + name):
                 return device_global(self, uid, info)
@@ -266,24 +259,13 @@ class _HostProgram:
                "ptr": ctypes.c_void_p}
 
     def __init__(self, bitcode: bytes, what: str):
-        import llvmlite.binding as llvm
-        from ..passes.ir import Module, split_type, split_operands
-        from .jit import _target_machine, keep_context, new_machine
-        machine = _target_machine()
-        context = llvm.create_context()
         text = read_bundle_bitcode(bitcode, what, cut=lambda t: t)      # LLVM's text parser does not abort
         self.view = Module.parse(text)
-        mod = llvm.parse_assembly(text, context=context)
-        mod.triple = machine.triple
-        mod.data_layout = str(machine.target_data)
-        self.engine = llvm.create_mcjit_compiler(mod, new_machine())
+        self.engine, context = jit_module(text)
         keep_context(self, context)
-        self.engine.finalize_object()
-        self._split, self._ops = split_type, split_operands
         self._fns = {}
 
     def __del__(self):
-        from .jit import close_engine
         close_engine(self)
 
     def function(self, name: str):
@@ -293,7 +275,7 @@ class _HostProgram:
         if fn is None or fn.is_declaration:
             known = ", ".join(n for n, f in self.view.functions.items() if not f.is_declaration and "." not in n)
             raise exception(errc.invalid, f"no host function named '{name}' (host functions: {known or 'none'})")
-        types = [self._split(op)[0] for op in self._ops(fn.params[1:-1])]
+        types = [split_type(op)[0] for op in split_operands(fn.params[1:-1])]
         try:
             restype = self._CTYPES[fn.return_type]
             argtypes = [self._CTYPES[t] for t in types]

@@ -17,8 +17,10 @@ Why text and not LLVM's in-memory module: extracting one device image then
 costs in proportion to the image, where cloning a module per image costs the
 whole module each time (``bench/bench_postlink.py`` shows both).
 """
-from .bridge import IRError, parse_assembly, parse_bitcode
-from .loading import InternalCompilerError, link, load, parse_text, verify_and_serialize, verify_generated
+from .bridge import (IRError, complaint, module_text, new_context, parse_and_link, parse_assembly, parse_bitcode,
+                     retarget, run_optimizer, run_sroa)
+from .loading import (InternalCompilerError, link, load, parse_text, read_untrusted_bitcode, verify_and_serialize,
+                      verify_generated)
 from .lexer import quote_name, quote_string, split_operands, split_type, tokens, unquote_name
 from .module import (DISCARDABLE_LINKAGES, USED_LISTS, DifferenceView, Function, Global, Module, function_type, indirect_call_types, indirect_calls,
                      metadata_attachments, parse_attribute_group, attachment_pairs,
@@ -28,5 +30,10 @@ from ..support.gc_pause import gc_paused
 __all__ = ["IRError", "Module", "Function", "Global", "load", "parse_text", "verify_and_serialize",
            "link", "verify_generated", "InternalCompilerError", "quote_name", "unquote_name",
            "split_operands", "split_type", "parse_attribute_group", "gc_paused", "DifferenceView", "USED_LISTS",
-           "DISCARDABLE_LINKAGES", "indirect_calls", "indirect_call_types", "function_type", "metadata_attachments", "attachment_pairs", "without_attachments", "quote_string", "tokens",
-           "parse_assembly", "parse_bitcode"]
+           "DISCARDABLE_LINKAGES", "indirect_calls", "indirect_call_types", "function_type", "metadata_attachments",
+           "attachment_pairs", "without_attachments", "quote_string", "tokens",
+           # LLVM's own modules, for code that compiles them (native AOT code, initial values)
+           "parse_assembly", "parse_bitcode",
+           # for the runtime's JIT: untrusted bitcode in, LLVM's own modules (bridge.py)
+           "read_untrusted_bitcode", "complaint", "new_context", "parse_and_link", "retarget", "run_sroa",
+           "run_optimizer", "module_text"]

@@ -284,3 +284,49 @@ def _crash(status: int, stderr: str) -> str:
     m = re.search(r"Assertion `(.*)' failed", stderr)
     said = f"assertion '{m.group(1)}'" if m else " ".join(stderr.split())[:200]
     return f"LLVM's bitcode reader crashed on it ({how}{': ' + said if said else ''})"
+
+
+# -- LLVM's own modules for the JIT (``runtime/engine.py``, ``runtime/jit.py``) ------------
+# The runtime makes target machines and execution engines; every call on a
+# module goes through here.
+
+__all__ += ["new_context", "parse_and_link", "retarget", "run_sroa", "run_optimizer", "module_text"]
+
+
+def new_context():
+    """A fresh LLVM context; whoever holds modules in it keeps it alive as long as they live."""
+    return llvm.create_context()
+
+
+def parse_and_link(texts: list[str], context) -> llvm.ModuleRef:
+    """LLVM's module of ``texts[0]`` with the modules of the other texts linked
+    in, all in ``context`` (``RuntimeError`` on bad text or a link conflict).
+    Only for text this process made or LLVM printed (``read_bitcode``)."""
+    main = llvm.parse_assembly(texts[0], context=context)
+    for text in texts[1:]:
+        main.link_in(llvm.parse_assembly(text, context=context))
+    return main
+
+
+def retarget(ref: llvm.ModuleRef, machine) -> None:
+    """Give ``ref`` the triple and data layout of the target machine ``machine``."""
+    ref.triple = machine.triple
+    ref.data_layout = str(machine.target_data)
+
+
+def run_sroa(ref: llvm.ModuleRef, machine) -> None:
+    """LLVM's SROA on ``ref`` (allocas split into the values they hold)."""
+    mpm = llvm.create_new_module_pass_manager()
+    mpm.add_sroa_pass()
+    mpm.run(ref, llvm.create_pass_builder(machine, llvm.create_pipeline_tuning_options()))
+
+
+def run_optimizer(ref: llvm.ModuleRef, machine, speed_level: int) -> None:
+    """LLVM's default module pipeline at ``-O<speed_level>`` for ``machine``."""
+    pb = llvm.create_pass_builder(machine, llvm.create_pipeline_tuning_options(speed_level=speed_level))
+    pb.getModulePassManager().run(ref, pb)
+
+
+def module_text(ref: llvm.ModuleRef) -> str:
+    """LLVM's printing of ``ref``."""
+    return str(ref)

@@ -1,11 +1,12 @@
-"""Aggregated atomic updates (runtime/atomics.py): the same results as one
-atomic per work-item, and only where no work-item could tell the difference."""
+"""Aggregated atomic updates (the aggregate-atomics pass, run by the JIT): the
+same results as one atomic per work-item, and only where no work-item could
+tell the difference."""
 import numpy as np
 import pytest
 
 from minisycl import runtime as sycl
 from minisycl.passes.ir import Module
-from minisycl.runtime.atomics import accumulators, private_copy
+from minisycl.passes.aggregate_atomics import accumulators, private_copy
 
 KSL = """
 kernel sum_sub(id<1> i, int* x, long* s) { atomic_fetch_add(s, (long)x[i]); atomic_fetch_sub(s, 1L); }
@@ -95,24 +96,25 @@ define spir_func void @helper(ptr %p) {
 """
 
 
+# parameter indices count every parameter: %t is parameter 1
 @pytest.mark.parametrize("body,helper,expect", [
-    ("", "", [0]),
+    ("", "", [1]),
     ("%r2 = atomicrmw sub ptr %t, i64 1 monotonic, align 8", "", []),      # orderings differ
-    ("%r2 = atomicrmw sub ptr %t, i64 1 seq_cst, align 8", "", [0]),
+    ("%r2 = atomicrmw sub ptr %t, i64 1 seq_cst, align 8", "", [1]),
     ("%r2 = atomicrmw max ptr %t, i64 1 seq_cst, align 8", "", []),        # add and max do not combine
     ("fence seq_cst", "", []),
     ("%c = cmpxchg ptr %u, i64 0, i64 1 seq_cst seq_cst, align 8", "", []),
     ("%l = load atomic i64, ptr %u seq_cst, align 8", "", []),
     ("store i64 0, ptr %t", "", []),                                       # the target is written
     ("call spir_func void @helper(ptr %u)", "fence seq_cst", []),          # a callee orders memory
-    ("call spir_func void @helper(ptr %u)", "store i8 0, ptr %p", [0]),
+    ("call spir_func void @helper(ptr %u)", "store i8 0, ptr %p", [1]),
     ("store i64 %r, ptr %u", "", []),                                      # the old value is used
 ])
 def test_which_parameters_are_accumulators(body, helper, expect):
     m = Module.parse(IR.replace("BODY", body).replace("HELPER", helper))
-    found = accumulators(m, "k", ["ptr", "i64", "ptr"])
+    found = accumulators(m, "k")
     assert [a.param for a in found] == expect
     if found:
-        copy = private_copy(m, "k", found)
+        copy = m.functions[private_copy(m, "k", found)].text()
         assert "atomicrmw" not in copy and "define internal spir_func void @__minisycl_private.k(" in copy
         assert "%r.old = load i64, ptr %t, align 8" in copy

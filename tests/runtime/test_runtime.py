@@ -287,3 +287,10 @@ def test_devices_and_run_commands(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.startswith("minisycl: error: runtime: no device named 'no_such_device'")
+
+
+def test_aspect_names_in_messages():
+    from minisycl.device_configs.aspects import aspect_name
+    assert aspect_name(6) == "fp64"
+    assert aspect_name(999) == "999"                                       # minisycl inspect
+    assert aspect_name(999, "Unknown aspect {}") == "Unknown aspect 999"   # the runtime's requirement errors

@@ -1,0 +1,113 @@
+"""Commands: what a command group records and how it runs, for queues and command graphs alike.
+
+A ``Command`` is one recorded command: its kind (a graph ``node_type`` name)
+and how to run it.  A ``KernelCommand`` is a kernel launch with its range and
+arguments packed into 8-byte slots.
+
+An argument may be a ``DynamicValue`` instead of a value: it is resolved
+(``resolve()``) every time the command packs its arguments.  Two kinds exist:
+the graph extension's ``dynamic_parameter`` (``graph.py``), which only
+command-graph nodes accept (``graph_only``), and the ``GraphPointer`` an
+``async_malloc`` node returns, whose memory is chosen when the node joins its
+graph.  ``queue.py`` and ``graph.py`` both build on this module; it imports
+neither.
+"""
+from __future__ import annotations
+
+import ctypes
+
+from .errors import errc, exception
+from .memory import usm_allocation
+from .program import kernel as Kernel
+from .ranges import as_range, nd_range
+
+__all__ = ["DynamicValue", "Command", "KernelCommand", "GraphPointer", "launch_geometry"]
+
+
+class DynamicValue:
+    """A kernel argument resolved when the command's arguments are packed."""
+
+    #: only command-graph nodes accept it (``dynamic_parameter``)
+    graph_only = False
+
+    def resolve(self):
+        raise NotImplementedError
+
+
+class Command:
+    """One recorded command: what it is (a graph ``node_type`` name) and how to run it."""
+
+    def __init__(self, kind: str, run=None, label: str = ""):
+        self.kind, self._run, self.label = kind, run, label
+
+    def run(self, q) -> None:
+        if self._run is not None:
+            self._run()
+
+    def describe(self) -> str:
+        return self.label
+
+
+def launch_geometry(k: Kernel, r):
+    """(work-item count, geometry array) of a launch of ``k`` over ``r``, checked."""
+    if r is None:
+        if k.item is not None:
+            raise exception(errc.invalid, f"kernel '{k.name}' takes {k.item}: launch it with parallel_for")
+        return 1, (ctypes.c_int64 * 6)()
+    r = as_range(r)
+    if k.item is None:
+        raise exception(errc.invalid, f"kernel '{k.name}' takes no work-item index: launch it with single_task")
+    is_nd = isinstance(r, nd_range)
+    if k.item.startswith("nd_item") != is_nd:
+        want = "an nd_range" if k.item.startswith("nd_item") else "a range"
+        raise exception(errc.nd_range, f"kernel '{k.name}' takes {k.item}: launch it over {want}")
+    glob = r.global_range if is_nd else r
+    if len(glob) != k.dims:
+        raise exception(errc.nd_range, f"kernel '{k.name}' takes {k.item} but the range has {len(glob)} dimensions")
+    geometry = (ctypes.c_int64 * 6)(*(list(glob.dims) + [0] * (3 - len(glob))) +
+                                    (list(r.local_range.dims) + [1] * (3 - len(glob)) if is_nd else [1, 1, 1]))
+    return glob.size(), geometry
+
+
+class KernelCommand(Command):
+    """A kernel launch: the kernel, its range and arguments (dynamic values
+    resolved when the arguments are packed)."""
+
+    def __init__(self, k: Kernel, r, args):
+        super().__init__("kernel", label=k.name)
+        self.kernel, self.range, self.args = k, r, list(args)
+        self.total, self.geometry = launch_geometry(k, r)
+        self.slots = self.pack()
+
+    def pack(self):
+        """Slots for the current values of the arguments."""
+        return self.kernel.pack([a.resolve() if isinstance(a, DynamicValue) else a for a in self.args])
+
+    def set_range(self, r) -> None:
+        self.range = r
+        self.total, self.geometry = launch_geometry(self.kernel, r)
+
+    def run(self, q) -> None:
+        q._launch(self.kernel, self.slots, self.total, self.geometry)
+
+    def describe(self) -> str:
+        return ", ".join(f"{i}) {ty} = {a!r}" for i, (ty, a) in enumerate(zip(self.kernel.params, self.args)))
+
+
+class GraphPointer(DynamicValue):
+    """The pointer an ``async_malloc`` node returns; its memory is assigned when the
+    node joins the graph (before any later node can use it)."""
+
+    def __init__(self, cmd: Command):
+        self._cmd = cmd
+
+    def resolve(self) -> usm_allocation:
+        if self._cmd.allocation is None:
+            raise exception(errc.invalid, "graph-owned memory is used before its async_malloc node was added")
+        return self._cmd.allocation
+
+    def __getattr__(self, name):
+        return getattr(self.resolve(), name)
+
+    def __array__(self, dtype=None, copy=None):
+        return self.resolve().__array__(dtype)

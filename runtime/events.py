@@ -1,0 +1,49 @@
+"""Events: a command's completion and, with profiling, its times.
+
+Commands complete when they are submitted (``queue.py``), so an event is
+always complete; an event of a command recorded into a command graph has no
+completion and refuses to be waited on, as the graph extension says."""
+from __future__ import annotations
+
+from .errors import errc, exception
+
+__all__ = ["event"]
+
+
+class event:  # noqa: N801
+    """A command's completion (commands complete at submit, see the module docstring)."""
+
+    def __init__(self, submit_ns: int, start_ns: int, end_ns: int, profiling: bool):
+        self._times = {"command_submit": submit_ns, "command_start": start_ns, "command_end": end_ns}
+        self._profiling = profiling
+
+    _node = None       # set for events of commands recorded into a command graph
+
+    def _recorded(self, what: str) -> None:
+        if self._node is not None:
+            raise exception(errc.invalid, f"{what} method cannot be used for an event associated with a command graph.")
+
+    def wait(self) -> None:
+        self._recorded("wait")
+
+    def wait_and_throw(self) -> None:
+        self._recorded("wait")
+
+    @property
+    def status(self) -> str:
+        self._recorded("get_info")
+        return "complete"
+
+    def get_profiling_info(self, what: str) -> int:
+        self._recorded("get_profiling_info")
+        if not self._profiling:
+            raise exception(errc.invalid, "Profiling information is unavailable as the queue associated with "
+                                          "the event does not have the 'enable_profiling' property.")
+        if what not in self._times:
+            raise exception(errc.invalid, f"unknown profiling info '{what}' (command_submit, command_start, command_end)")
+        return self._times[what]
+
+    @staticmethod
+    def wait_list(events) -> None:
+        for e in events:
+            e.wait()

@@ -1,0 +1,162 @@
+"""The command-group handler: ``queue.submit(lambda h: ...)`` records one command.
+
+The handler turns each SYCL command-group call (``parallel_for``, ``memcpy``,
+``host_task``, the graph extension's ``async_malloc`` ...) into one
+``Command`` (``commands.py``), checking its arguments; the queue runs it, or
+a recording command graph makes it a node."""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from .addresses import checked_address
+from .commands import Command, GraphPointer, KernelCommand
+from .device_global import device_global, storage_address
+from .errors import errc, exception
+from .events import event
+from .memory import free, usm_allocation
+from .program import kernel as Kernel
+
+__all__ = ["handler"]
+
+
+class handler:  # noqa: N801
+    """Records one command group (``queue.submit(lambda h: ...)``)."""
+
+    def __init__(self, q, graph=None):
+        self.queue = q                # the queue it was submitted to
+        self.graph = graph            # set while the group is added to a command graph
+        self.deps: list[event] = []
+        self.command = None
+        self._set_args: dict[int, object] = {}
+
+    def depends_on(self, events) -> None:
+        self.deps.extend([events] if isinstance(events, event) else list(events))
+
+    def _record(self, cmd):
+        if self.command is not None:
+            raise exception(errc.invalid, "a command group can hold only one command")
+        self.command = cmd if isinstance(cmd, Command) else Command(getattr(cmd, "_kind", "host_task"), cmd)
+
+    def set_arg(self, index: int, value) -> None:
+        """Set kernel argument ``index`` (a value or a ``dynamic_parameter``) for the next launch."""
+        self._set_args[int(index)] = value
+
+    def _with_set_args(self, args) -> list:
+        args = list(args)
+        for i, v in sorted(self._set_args.items()):
+            while len(args) <= i:
+                args.append(None)
+            args[i] = v
+        return args
+
+    def single_task(self, k: Kernel, *args) -> None:
+        self._record(KernelCommand(k, None, self._with_set_args(args)))
+
+    def parallel_for(self, k: Kernel, r, *args) -> None:
+        self._record(KernelCommand(k, r, self._with_set_args(args)))
+
+    def prefetch(self, ptr, nbytes: int) -> None:
+        checked_address(ptr, "prefetch", int(nbytes))
+        self._record(Command("prefetch", None, "prefetch"))
+
+    def mem_advise(self, ptr, nbytes: int, advice: int = 0) -> None:
+        checked_address(ptr, "mem_advise", int(nbytes))
+        self._record(Command("memadvise", None, "mem_advise"))
+
+    def ext_oneapi_barrier(self, events=None) -> None:
+        if events:
+            self.depends_on(events)
+        self._record(Command("ext_oneapi_barrier", None, "barrier"))
+
+    def memcpy(self, dst, src, nbytes: int | None = None, offset: int = 0) -> None:
+        """``memcpy(dst, src, nbytes)``; with a device global on either side, SYCL's
+        ``memcpy(dg, src, numBytes = sizeof(T), offset = 0)`` and its mirror."""
+        if isinstance(dst, device_global) or isinstance(src, device_global):
+            dg = dst if isinstance(dst, device_global) else src
+            n = dg.size if nbytes is None else int(nbytes)
+            self._device_global_copy(dg, src if dg is dst else dst, "to" if dg is dst else "from", int(offset), n)
+            return
+        if nbytes is None:
+            raise exception(errc.invalid, "memcpy needs a byte count")
+        d, s = checked_address(dst, "memcpy", int(nbytes)), checked_address(src, "memcpy", int(nbytes))
+        self._record(Command("memcpy", lambda: ctypes.memmove(d, s, int(nbytes)), f"memcpy {int(nbytes)} bytes"))
+
+    def _device_global_copy(self, dg: device_global, other, direction: str, offset: int, nbytes: int) -> None:
+        if self.graph is not None:
+            raise exception(errc.invalid, "device_global copies cannot be added to a command graph")
+        dg.check_access(direction)
+        dg.check_bounds(direction, offset, nbytes)
+        if isinstance(other, np.ndarray) and not other.flags["C_CONTIGUOUS"]:
+            raise exception(errc.invalid, f"copy {direction} device_global '{dg.name}' needs a contiguous array")
+        host = checked_address(other, f"copy {direction} device_global '{dg.name}'", nbytes)
+        dev, ctx = self.queue.device, self.queue.context
+
+        def run():
+            where = storage_address(dg, dev, ctx) + offset
+            ctypes.memmove(where, host, nbytes) if direction == "to" else ctypes.memmove(host, where, nbytes)
+        self._record(Command("memcpy", run, f"copy {direction} device_global {dg.name}"))
+
+    def memset(self, ptr, value: int, nbytes: int) -> None:
+        p = checked_address(ptr, "memset", int(nbytes))
+        self._record(Command("memset", lambda: ctypes.memset(p, int(value), int(nbytes)), f"memset {int(nbytes)} bytes"))
+
+    def fill(self, ptr, pattern, count: int) -> None:
+        if not isinstance(ptr, usm_allocation):
+            raise exception(errc.invalid, "fill expects a USM allocation")
+        ptr.check("fill")
+        self._record(Command("memfill", lambda: ptr.array.__setitem__(slice(0, int(count)), pattern), f"fill {int(count)}"))
+
+    def copy(self, src, dst, count: int | None = None, start_index: int = 0) -> None:
+        """``copy(src, dst, count)`` of elements; with a device global on either side,
+        SYCL's ``copy(src, dg, count = elements of T, startIndex = 0)`` and its mirror."""
+        if isinstance(dst, device_global) or isinstance(src, device_global):
+            dg = dst if isinstance(dst, device_global) else src
+            n = dg.elements - int(start_index) if count is None else int(count)
+            self._device_global_copy(dg, src if dg is dst else dst, "to" if dg is dst else "from",
+                                     int(start_index) * dg.element_size, n * dg.element_size)
+            return
+        if count is None:
+            raise exception(errc.invalid, "copy needs an element count")
+
+        def run():
+            a, b = np.asarray(src), np.asarray(dst)
+            b.reshape(-1)[:int(count)] = a.reshape(-1)[:int(count)]
+        for x in (src, dst):
+            if isinstance(x, usm_allocation):
+                x.check("copy")
+        self._record(Command("memcpy", run, f"copy {int(count)} elements"))
+
+    def host_task(self, fn) -> None:
+        self._record(Command("host_task", fn, getattr(fn, "__name__", "host_task")))
+
+    def async_malloc(self, size: int, kind: str = "device", dtype=np.uint8):
+        """Graph-owned (or, outside a graph, ordinary) device memory of ``size`` elements.
+        In a graph the memory is chosen when the node is added, reusing a block an
+        ``async_free`` node this one depends on released."""
+        if kind != "device":
+            raise exception(errc.feature_not_supported,
+                            "Only device allocations are currently supported in graph allocation nodes!")
+        if self.graph is None:
+            alloc = usm_allocation(size, dtype, "device", self.queue)
+            self._record(Command("async_malloc", None, f"async_malloc {size}"))
+            return alloc
+        cmd = Command("async_malloc", None, f"async_malloc {size}")
+        cmd.request = (int(size), np.dtype(dtype))
+        cmd.allocation = None
+        self._record(cmd)
+        return GraphPointer(cmd)
+
+    def async_free(self, ptr) -> None:
+        cmd = Command("async_free", None, "async_free")
+        cmd.frees = ptr
+        if self.graph is None and isinstance(ptr, usm_allocation):
+            cmd._run = lambda: None if ptr.freed else free(ptr)
+        self._record(cmd)
+
+    def ext_oneapi_graph(self, graph) -> None:
+        """Run an executable command graph as this command group's command."""
+        if self.graph is not None and getattr(graph.graph, "_pool", None):
+            raise exception(errc.invalid, "a graph with graph-owned allocations cannot be used as a sub-graph")
+        self._record(Command("subgraph", lambda: graph._execute(self.queue), "graph"))

@@ -1,0 +1,52 @@
+"""Launch ranges with SYCL's names: ``range`` (1 to 3 dimensions) and
+``nd_range`` (a global range split into work-groups of a local range)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import errc, exception
+
+__all__ = ["range", "nd_range", "as_range"]
+
+
+class range:  # noqa: N801,A001 - SYCL's name
+    def __init__(self, *dims: int):
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and d >= 0 for d in dims):
+            raise exception(errc.invalid, f"a range has 1 to 3 non-negative integer dimensions, got {dims!r}")
+        self.dims = tuple(int(d) for d in dims)
+
+    def size(self) -> int:
+        n = 1
+        for d in self.dims:
+            n *= d
+        return n
+
+    def __len__(self):
+        return len(self.dims)
+
+    def __repr__(self):
+        return f"range{self.dims}"
+
+
+class nd_range:  # noqa: N801
+    def __init__(self, global_range, local_range):
+        self.global_range = global_range if isinstance(global_range, range) else range(global_range)
+        self.local_range = local_range if isinstance(local_range, range) else range(local_range)
+        if len(self.global_range) != len(self.local_range):
+            raise exception(errc.nd_range, "global and local ranges of an nd_range must have the same dimensions")
+        for g, l in zip(self.global_range.dims, self.local_range.dims):
+            if l == 0 or g % l:
+                raise exception(errc.nd_range, "Non-uniform work-groups are not supported by the target device")
+
+
+def as_range(r) -> range | nd_range:
+    """``r`` as a ``range`` or ``nd_range``: an int and a tuple are ranges."""
+    if isinstance(r, (range, nd_range)):
+        return r
+    if isinstance(r, (int, np.integer)):
+        return range(int(r))
+    if isinstance(r, (tuple, list)):
+        return range(*r)
+    raise exception(errc.invalid, f"expected a range, an nd_range, an int or a tuple, got {type(r).__name__}")
