@@ -33,6 +33,10 @@ COMMANDS = {
 
 
 class LazyGroup(click.Group):
+    def parse_args(self, ctx, args):
+        ctx.meta["minisycl.argv"] = list(args)      # for the internal-error report's command line
+        return super().parse_args(ctx, args)
+
     def list_commands(self, ctx):
         return sorted(COMMANDS)
 
@@ -81,10 +85,18 @@ def run_guarded(fn, *args):
     except Exception as err:  # noqa: BLE001 - the documented internal-error path
         if knobs.debug():
             raise
-        cmd = " ".join(sys.argv)
         click.echo(f"minisycl: internal error: {type(err).__name__}: {err}\n"
-                   f"  reproduce with: MINISYCL_DEBUG=1 {cmd}", err=True)
+                   f"  reproduce with: MINISYCL_DEBUG=1 {_command_line()}", err=True)
         sys.exit(INTERNAL_ERROR)
+
+
+def _command_line() -> str:
+    """The command as the user can type it again (``minisycl`` and its arguments,
+    quoted for the shell), whatever a command did to ``sys.argv`` since."""
+    import shlex
+    ctx = click.get_current_context(silent=True)
+    argv = ctx.find_root().meta.get("minisycl.argv") if ctx is not None else None
+    return shlex.join(["minisycl", *(argv if argv is not None else sys.argv[1:])])
 
 
 if __name__ == "__main__":
