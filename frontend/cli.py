@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 
@@ -35,7 +36,7 @@ def compile_cmd(sources, output, emit_bc, check_only, show_time, quiet):
         with Progress("compiling", 2, quiet=quiet) as progress:
             progress.step(", ".join(sources) if len(sources) < 4 else f"{len(sources)} sources", count=0)
             if sources == ("-",):
-                text = click.get_binary_stream("stdin").read().decode("utf-8", errors="replace")
+                text = sys.stdin.buffer.read().decode("utf-8", errors="replace")
                 result = compile_source(text, "<stdin>")
             else:
                 result = compile_files(list(sources))
