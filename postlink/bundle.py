@@ -9,19 +9,26 @@ Layout (all integers little-endian)::
 The header lists the images (entry points, ``.prop`` text, target, IR blob,
 native object blob), the host module, kernel signatures and the device-global
 table.  A truncated, corrupted, foreign or newer file is refused with one clear
-``BundleError``.
+``BundleError``; so is a whole file whose header breaks the schema
+(``check_header``: every field's type, every number's bounds, nothing nested
+where it should not be, blobs inside the file and starting as bitcode) or whose
+properties the runtime could not read (``check_properties``).  Whether the
+bitcode inside a blob is sound is LLVM's to say: the runtime reads it in a child
+process when an image is first used, and ``minisycl inspect`` reads them all.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import struct
 from dataclasses import dataclass, field
 
 from ..passes.support.diagnostics import UserError
-from .propertyset import PropertySets
+from .propertyset import BYTE_ARRAY, PropertyError, PropertySets
 
-__all__ = ["Bundle", "BundleImage", "BundleError", "FORMAT_VERSION", "MAGIC"]
+__all__ = ["Bundle", "BundleImage", "BundleError", "FORMAT_VERSION", "MAGIC", "check_header", "check_properties",
+           "MAX_DEVICE_GLOBAL_BYTES"]
 
 MAGIC = b"MSYCLBND"
 FORMAT_VERSION = 1
@@ -75,6 +82,9 @@ class Bundle:
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str = "<bundle>") -> "Bundle":
+        """Read a bundle; anything but a whole, valid bundle of this version is
+        one ``BundleError`` (the header is checked against ``check_header``'s
+        schema before any of it is used)."""
         if len(data) < _HEAD.size + 32 or data[:8] != MAGIC:
             raise BundleError(f"{source}: not a minisycl bundle")
         _, version, hlen = _HEAD.unpack_from(data)
@@ -84,26 +94,29 @@ class Bundle:
         body, digest = data[:-32], data[-32:]
         if hashlib.sha256(body).digest() != digest:
             raise BundleError(f"{source}: bundle is truncated or corrupted (checksum mismatch)")
+        if hlen > len(body) - _HEAD.size:
+            raise BundleError(f"{source}: malformed bundle header (its length {hlen} runs past the file)")
         try:
-            header = json.loads(body[_HEAD.size:_HEAD.size + hlen])
-            blobs = body[_HEAD.size + hlen:]
+            header = json.loads(body[_HEAD.size:_HEAD.size + hlen].decode("utf-8"))
+        except (ValueError, RecursionError) as err:     # UnicodeDecodeError and JSONDecodeError are ValueErrors
+            raise BundleError(f"{source}: malformed bundle header (not JSON: {str(err)[:120]})") from None
+        blobs = memoryview(body)[_HEAD.size + hlen:]
+        check_header(header, len(blobs), source, blobs)
 
-            def get(ref):
-                if ref is None:
-                    return None
-                start, size = ref
-                if start < 0 or start + size > len(blobs):
-                    raise ValueError("blob outside the file")
-                return bytes(blobs[start:start + size])
+        def get(ref):
+            return None if ref is None else bytes(blobs[ref[0]:ref[0] + ref[1]])
 
+        try:
             images = [BundleImage(im["name"], list(im["entry_points"]),
-                                  PropertySets.parse(im["properties"], f"{source}:{im['name']}"),
-                                  get(im["ir"]), im.get("target"), get(im.get("native")), bool(im.get("dummy")))
+                                  PropertySets.parse(im["properties"], f"{source}: image '{im['name']}'"),
+                                  get(im["ir"]), im["target"], get(im["native"]), im["dummy"])
                       for im in header["images"]]
-            return cls(images, get(header["host"]) or b"", dict(header["kernels"]), dict(header["device_globals"]),
-                       header.get("split", "none"), list(header.get("targets", [])))
-        except (ValueError, KeyError, TypeError) as err:
-            raise BundleError(f"{source}: malformed bundle header ({err})") from None
+        except PropertyError as err:
+            raise BundleError(str(err)) from None
+        for im in images:
+            check_properties(im.properties, f"{source}: image '{im.name}'")
+        return cls(images, get(header["host"]) or b"", dict(header["kernels"]), dict(header["device_globals"]),
+                   header["split"], list(header["targets"]))
 
     @classmethod
     def read(cls, path: str) -> "Bundle":
@@ -113,3 +126,169 @@ class Bundle:
         except OSError as err:
             raise BundleError(f"{path}: {err.strerror}") from None
         return cls.from_bytes(data, path)
+
+
+# -- the header's schema ---------------------------------------------------------------------
+
+#: a device global's size is a uint32 in ``[SYCL/device globals]`` (postlink-formats.md), so no larger here
+MAX_DEVICE_GLOBAL_BYTES = 0xFFFFFFFF
+_MAX_TEXT = 1 << 16              # a name, a signature, a target: far below this
+_MAX_ITEMS = 1 << 20             # images, entry points, kernels, device globals
+_SPLIT_MODES = ("kernel", "source", "auto", "none")
+_PARAM = re.compile(r"[A-Za-z_]\w*( [A-Za-z_]\w*)*(\[\d{1,10}\])*\**", re.ASCII)   # 'float', 'Base*', 'int[4]*'
+_ITEM = re.compile(r"(id|nd_item)<[123]>")                                       # the work-item, first
+_BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")     # raw bitcode, and the bitcode wrapper
+_IMAGE_KEYS = {"name", "entry_points", "properties", "target", "dummy", "ir", "native"}
+_HEADER_KEYS = {"images", "host", "kernels", "device_globals", "split", "targets"}
+_GLOBAL_KEYS = {"name", "size", "element_size", "device_image_scope", "host_access", "init_mode",
+                "implement_in_csr", "init"}
+
+
+class _Checker:
+    """Checks one header; ``fail`` raises the ``BundleError`` naming the field."""
+
+    def __init__(self, source: str, blob_size: int):
+        self.source, self.blob_size = source, blob_size
+
+    def fail(self, where: str, problem: str):
+        raise BundleError(f"{self.source}: malformed bundle header: {where}: {problem}")
+
+    def mapping(self, value, where: str, keys: set[str] | None = None, optional: set[str] = frozenset()) -> dict:
+        if not isinstance(value, dict):
+            self.fail(where, f"expected an object, got {_kind(value)}")
+        if keys is not None:
+            missing = sorted(keys - optional - value.keys())
+            extra = sorted(value.keys() - keys)
+            if missing:
+                self.fail(where, f"missing field '{missing[0]}'")
+            if extra:
+                self.fail(where, f"unknown field '{extra[0][:80]}'")
+        if len(value) > _MAX_ITEMS:
+            self.fail(where, f"more than {_MAX_ITEMS} entries")
+        return value
+
+    def array(self, value, where: str) -> list:
+        if not isinstance(value, list):
+            self.fail(where, f"expected a list, got {_kind(value)}")
+        if len(value) > _MAX_ITEMS:
+            self.fail(where, f"more than {_MAX_ITEMS} entries")
+        return value
+
+    def text(self, value, where: str, *, empty: bool = True, limit: int = _MAX_TEXT, optional: bool = False):
+        if value is None and optional:
+            return None
+        if not isinstance(value, str):
+            self.fail(where, f"expected a string, got {_kind(value)}")
+        if not value and not empty:
+            self.fail(where, "is empty")
+        if len(value) > limit:
+            self.fail(where, f"longer than {limit} characters")
+        return value
+
+    def integer(self, value, where: str, low: int, high: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(where, f"expected an integer, got {_kind(value)}")
+        if not low <= value <= high:
+            self.fail(where, f"{value} is outside [{low}, {high}]")
+        return value
+
+    def flag(self, value, where: str) -> bool:
+        if not isinstance(value, bool):
+            self.fail(where, f"expected true or false, got {_kind(value)}")
+        return value
+
+    def blob(self, value, where: str, blobs: memoryview | None, *, bitcode: bool, optional: bool):
+        if value is None and optional:
+            return
+        ref = self.array(value, where)
+        if len(ref) != 2:
+            self.fail(where, "a blob is [offset, size]")
+        start = self.integer(ref[0], where + "[0]", 0, self.blob_size)
+        size = self.integer(ref[1], where + "[1]", 0, self.blob_size - start)
+        if bitcode and blobs is not None and size and bytes(blobs[start:start + 4]) not in _BITCODE_MAGICS:
+            self.fail(where, "is not LLVM bitcode")
+
+
+def _kind(value) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def check_header(header, blob_size: int, source: str = "<bundle>", blobs: memoryview | None = None) -> None:
+    """Check a parsed header against the bundle schema: the fields of each
+    object and nothing else, their types, integers within bounds (blob
+    references inside the ``blob_size`` bytes of blobs, device globals at most
+    ``MAX_DEVICE_GLOBAL_BYTES``), strings of bounded length.  Raises
+    ``BundleError`` naming the first field that breaks it."""
+    c = _Checker(source, blob_size)
+    top = c.mapping(header, "header", _HEADER_KEYS)
+    images = c.array(top["images"], "images")
+    for i, im in enumerate(images):
+        where = f"images[{i}]"
+        c.mapping(im, where, _IMAGE_KEYS)
+        c.text(im["name"], where + ".name", empty=False)
+        for j, entry in enumerate(c.array(im["entry_points"], where + ".entry_points")):
+            c.text(entry, f"{where}.entry_points[{j}]", empty=False)
+        c.text(im["properties"], where + ".properties", limit=1 << 30)
+        c.text(im["target"], where + ".target", empty=False, optional=True)
+        c.flag(im["dummy"], where + ".dummy")
+        c.blob(im["ir"], where + ".ir", blobs, bitcode=True, optional=False)
+        c.blob(im["native"], where + ".native", blobs, bitcode=False, optional=True)
+    c.blob(top["host"], "host", blobs, bitcode=True, optional=True)
+    for name, signature in c.mapping(top["kernels"], "kernels").items():
+        c.text(name, "kernels", empty=False)
+        params = [p.strip() for p in c.text(signature, f"kernels.{name[:80]}").split(",") if p.strip()]
+        for i, param in enumerate(params):
+            if not (_PARAM.fullmatch(param) or (i == 0 and _ITEM.fullmatch(param))):
+                c.fail(f"kernels.{name[:80]}", f"parameter {i + 1} '{param[:80]}' is not a parameter type")
+    for uid, info in c.mapping(top["device_globals"], "device_globals").items():
+        c.text(uid, "device_globals", empty=False)
+        where = f"device_globals.{uid[:80]}"
+        c.mapping(info, where, _GLOBAL_KEYS, optional={"element_size", "init_mode", "implement_in_csr", "init"})
+        c.text(info["name"], where + ".name", empty=False)
+        size = c.integer(info["size"], where + ".size", 0, MAX_DEVICE_GLOBAL_BYTES)
+        if info.get("element_size") is not None:
+            c.integer(info["element_size"], where + ".element_size", 1, max(size, 1))
+        c.flag(info["device_image_scope"], where + ".device_image_scope")
+        c.integer(info["host_access"], where + ".host_access", 0, 3)
+        c.text(info.get("init_mode"), where + ".init_mode", optional=True, limit=64)
+        c.text(info.get("implement_in_csr"), where + ".implement_in_csr", optional=True, limit=64)
+        init = c.text(info.get("init"), where + ".init", optional=True, limit=2 * MAX_DEVICE_GLOBAL_BYTES)
+        if init:
+            if len(init) > 2 * size:
+                c.fail(where + ".init", f"{len(init) // 2} bytes for a {size}-byte device global")
+            try:
+                bytes.fromhex(init)
+            except ValueError:
+                c.fail(where + ".init", "is not hexadecimal bytes")
+    if top["split"] not in _SPLIT_MODES:
+        c.fail("split", f"expected one of {', '.join(_SPLIT_MODES)}")
+    for i, target in enumerate(c.array(top["targets"], "targets")):
+        c.text(target, f"targets[{i}]", empty=False)
+
+
+#: property sets the runtime reads from an image, and what each key's value must be
+_READ_BY_RUNTIME = {("SYCL/device requirements", "aspects"): "u32 array",
+                    **{("SYCL/virtual functions", key): "string"
+                       for key in ("virtual-functions-set", "uses-virtual-functions-set", "calls-virtual-functions-set",
+                                   "creates-virtual-functions-set")}}
+
+
+def check_properties(props: PropertySets, source: str) -> None:
+    """The properties the runtime reads (an image's required aspects and its
+    virtual-function sets) have the form it reads them in."""
+    for (set_name, key), form in _READ_BY_RUNTIME.items():
+        entry = props.sets.get(set_name, {}).get(key)
+        if entry is None:
+            continue
+        kind, value = entry
+        if kind != BYTE_ARRAY:
+            raise BundleError(f"{source}: [{set_name}] {key}: expected a byte array ({form})")
+        payload = PropertySets.payload(value)
+        if form == "u32 array" and len(payload) % 4:
+            raise BundleError(f"{source}: [{set_name}] {key}: {len(payload)} bytes is not a u32 array")
+        if form == "string":
+            try:
+                payload.decode("utf-8")
+            except UnicodeDecodeError:
+                raise BundleError(f"{source}: [{set_name}] {key}: not a UTF-8 string") from None

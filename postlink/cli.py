@@ -81,16 +81,19 @@ _IR_ONLY_CONFLICTS = (("symbols", "-symbols"), ("properties", "-properties"), ("
 @click.option("--vf-keys", type=click.Choice(["design", "upstream"]), default="design", show_default=True,
               help="Virtual-function property keys: the design's calls-/creates-virtual-functions-set, "
                    "or upstream's uses-virtual-functions-set.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar (it shows on a terminal after a second).")
 def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, only_kernels, param_info, exported,
                   imported, kernel_names, program_metadata, allow_deps, ir_only, spec_const, split_esimd,
-                  lower_esimd, outputs, out_dir, vf_keys, **_opt_level):
+                  lower_esimd, outputs, out_dir, vf_keys, quiet, **_opt_level):
     """Split a device module (.ll/.bc; '-' for stdin) into device images and write
-    sycl-post-link's file table, images, .prop and .sym files."""
+    sycl-post-link's file table, images, .prop and .sym files.  TARGET in -o is
+    a device config's name or the path of a device-config YAML file."""
     def body():
         from ..passes.support.diagnostics import UserError
         from ..passes.ir import load
         from . import TableSpec, split_module, write_tables
-        from ..device_configs.targets import ConfigError, load_target, target_names
+        from ..device_configs.targets import ConfigError, is_config_path, load_target, target_names
+        from ..passes.support.progress import Progress
         from .properties import EmitOptions
         opts = EmitOptions(param_info=param_info, exported_symbols=exported, kernel_names=kernel_names,
                            imported_symbols=imported, program_metadata=program_metadata, allow_dependencies=allow_deps)
@@ -109,21 +112,31 @@ def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, on
         tables = []
         for out in outputs:
             target, _, table = out.rpartition(",")
+            if is_config_path(target) and target.endswith((".yaml", ".yml")):   # a device-config file
+                config = load_target(target)
+                tables.append(TableSpec(table, config.name, config))
+                continue
             if "/" in target or "\\" in target:        # it names .prop files
                 raise ConfigError(f"invalid target name '{target}' in -o {out}")
             tables.append(TableSpec(table, target or None, load_target(target) if target in known else None))
-        module = load(input)
-        if ir_only:
-            _write_ir_only(module, tables[0].table, text_ir, only_kernels, device_globals)
-            return
-        esimd = _esimd_functions(module)
-        if esimd:
-            raise UserError(f"'{esimd[0]}' is an ESIMD function (!sycl_explicit_simd): "
-                            f"minisycl has no ESIMD support")
-        images = split_module(module, mode=split, only_kernels=only_kernels, device_globals=device_globals,
-                              vf_keys=vf_keys)
-        _with_optional_sets(images, opts)
-        write_tables(images, tables, out_dir=out_dir, text_ir=text_ir, properties=properties, symbols=symbols)
+        with Progress("post-link", 4, quiet=quiet) as progress:
+            progress.step("reading", count=0)
+            module = load(input)
+            if ir_only:
+                progress.step("writing")
+                _write_ir_only(module, tables[0].table, text_ir, only_kernels, device_globals)
+                return
+            esimd = _esimd_functions(module)
+            if esimd:
+                raise UserError(f"'{esimd[0]}' is an ESIMD function (!sycl_explicit_simd): "
+                                f"minisycl has no ESIMD support")
+            progress.step("splitting")
+            images = split_module(module, mode=split, only_kernels=only_kernels, device_globals=device_globals,
+                                  vf_keys=vf_keys)
+            progress.step("properties")
+            _with_optional_sets(images, opts)
+            progress.step("writing")
+            write_tables(images, tables, out_dir=out_dir, text_ir=text_ir, properties=properties, symbols=symbols)
     run_guarded(body)
 
 
@@ -150,15 +163,17 @@ def _write_ir_only(module, path: str, text_ir: bool, only_kernels: bool, device_
               help="The bundle file to write (with --stop-after: that stage's products).")
 @click.option("--split", type=click.Choice(["kernel", "source", "auto", "none"]), default="auto", show_default=True,
               help="Device code split mode.")
-@click.option("--target", "targets", multiple=True, metavar="NAME",
-              help="Also build AOT images for this device config (repeatable); see device_configs/.")
+@click.option("--target", "targets", multiple=True, metavar="NAME|FILE.yaml",
+              help="Also build AOT images for this device config (repeatable): a name (see device_configs/) "
+                   "or the path of a device-config YAML file.")
 @click.option("-j", "--jobs", type=int, default=None, help="Parallel AOT compile jobs (default: CPU count).")
 @click.option("--stop-after", "stop_after", default="bundle", show_default=True, metavar="STAGE",
               help="Run the stages up to STAGE and write its products to -o instead of the bundle.")
 @click.option("--emit", "emit", multiple=True, metavar="STAGE",
               help="Also write STAGE's products beside -o, as <stem>.<stage><ext> (repeatable); "
                    "'all': every stage before the last one run.")
-def build_cmd(sources, output, split, targets, jobs, stop_after, emit):
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar (it shows on a terminal after a second).")
+def build_cmd(sources, output, split, targets, jobs, stop_after, emit, quiet):
     """Compile, link, run the passes and the post-link step, and write one bundle.
 
     \b
@@ -175,10 +190,9 @@ def build_cmd(sources, output, split, targets, jobs, stop_after, emit):
     """
     def body():
         import os
-        import sys
-        import time
         from ..passes.support.diagnostics import UserError
         from ..passes.support.output import write_files
+        from ..passes.support.progress import Progress
         from .build import STAGE_NAMES, run_stages
         from .stage_outputs import emitted_path, product_files
         for name in (stop_after, *(e for e in emit if e != "all")):
@@ -196,32 +210,24 @@ def build_cmd(sources, output, split, targets, jobs, stop_after, emit):
         for s in sources:
             if not os.path.isfile(s):
                 raise OSError(2, "no such file", s)
-        start, bar = time.monotonic(), []
+        with Progress("build", last + 1, quiet=quiet) as bar:
+            bar.step(STAGE_NAMES[0], count=0)
 
-        def progress(done, total):
-            # a progress bar on stderr, only on a terminal and only once it takes a moment
-            if not bar and sys.stderr.isatty() and time.monotonic() - start > 0.5:
-                bar.append(click.progressbar(length=total, label="AOT images", file=sys.stderr))
-                bar[0].__enter__()
-                bar[0].update(done - 1)
-            if bar:
-                bar[0].update(1)
+            def progress(done, total):          # called as AOT images finish compiling
+                bar.step(f"native: {done}/{total} AOT images", count=0)
 
-        files = []
+            files = []
 
-        def keep(stage, products):
-            # a stage's products are made into files as soon as it ends: ``opt`` edits ``link``'s module
-            if stage.name in wanted:
-                files.extend(product_files(stage.name, products, emitted_path(output, stage.name)))
-            if stage.name == stop_after:
-                files.extend(product_files(stage.name, products, output))
+            def keep(stage, products):
+                # a stage's products are made into files as soon as it ends: ``opt`` edits ``link``'s module
+                if stage.name in wanted:
+                    files.extend(product_files(stage.name, products, emitted_path(output, stage.name)))
+                if stage.name == stop_after:
+                    files.extend(product_files(stage.name, products, output))
+                bar.step(stage.name)
 
-        try:
             _, warnings = run_stages(list(sources), split=split, targets=list(targets), stop_after=stop_after,
                                      progress=progress, jobs=jobs, after_stage=keep)
-        finally:
-            if bar:
-                bar[0].__exit__(None, None, None)
         sources_text = {}
         for w in warnings:
             click.echo(w.render(sources_text), err=True)
@@ -230,14 +236,15 @@ def build_cmd(sources, output, split, targets, jobs, stop_after, emit):
 
 
 @click.command("inspect")
-@click.argument("bundle_path", metavar="BUNDLE")
+@click.argument("bundle_path", metavar="FILE")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def inspect_cmd(bundle_path, as_json):
-    """Print a bundle's images, entry points and properties."""
+    """Print the images, entry points and properties of a bundle (minisycl build),
+    a file table (.table, minisycl post-link) or one .prop file.  Everything is
+    checked first, the bitcode of a bundle's images included."""
     def body():
         import json
-        from .bundle import Bundle
-        from .inspect import describe, render_text
-        info = describe(Bundle.read(bundle_path))
-        click.echo(json.dumps(info, indent=2, sort_keys=True) if as_json else render_text(bundle_path, info))
+        from .inspect import read_any, render_any
+        info = read_any(bundle_path)
+        click.echo(json.dumps(info, indent=2, sort_keys=True) if as_json else render_any(bundle_path, info))
     run_guarded(body)

@@ -1,12 +1,30 @@
-"""Readable views of a bundle for ``minisycl inspect`` (text and JSON): property
-values decoded (aspect numbers with names, strings, integers)."""
+"""Readable views for ``minisycl inspect`` (text and JSON) of a bundle, of a
+``sycl-post-link`` file table with the images, ``.prop`` and ``.sym`` files it
+lists, and of one ``.prop`` file: property values decoded (aspect numbers with
+names, strings, integers).
+
+Every input is checked before it is shown: a bundle by its schema and each of
+its bitcode blobs by LLVM in a child process (``check_bitcode``), a table's
+columns and rows, each image it lists through the IR layer's ``load``, and
+``.prop`` files by their parser; the first problem is one ``UserError``.
+"""
 from __future__ import annotations
 
+import os
 import struct
 
 from ..device_configs.aspects import aspect_name
-from .bundle import Bundle
+from ..passes.support.diagnostics import UserError
+from .bundle import MAGIC, Bundle
 from .propertyset import BYTE_ARRAY, PropertySets, u32_values, u64_values
+
+__all__ = ["describe", "render_text", "check_bitcode", "read_any", "describe_table", "describe_properties",
+           "TableError"]
+_TABLE_COLUMNS = ("Code", "Properties", "Symbols")
+
+
+class TableError(UserError):
+    """A malformed ``sycl-post-link`` file table."""
 
 _U32_KEYS = {"aspects", "fixed_target", "reqd_work_group_size"}
 _U64_KEYS = {"reqd_work_group_size_uint64_t"}
@@ -31,15 +49,30 @@ def decode(set_name: str, key: str, kind: int, value):
         return payload.hex()
 
 
+def _decoded(props: PropertySets) -> dict:
+    return {s: {k: decode(s, k, kind, v) for k, (kind, v) in entries.items()} for s, entries in props.sets.items()}
+
+
+def check_bitcode(bundle: Bundle, source: str) -> None:
+    """Have LLVM read and verify every image's and the host module's bitcode,
+    each in a child process (corrupt bitcode behind a valid checksum is one
+    error, never an abort)."""
+    from ..passes.ir.loading import read_untrusted_bitcode
+    blobs = [(im.ir, f"{source}: image '{im.name}'") for im in bundle.images]
+    if bundle.host:
+        blobs.append((bundle.host, f"{source}: host module"))
+    for data, what in blobs:
+        read_untrusted_bitcode(data, what, lambda text: None)
+
+
 def describe(bundle: Bundle) -> dict:
     images = []
     for im in bundle.images:
-        props = {s: {k: decode(s, k, kind, v) for k, (kind, v) in entries.items()}
-                 for s, entries in im.properties.sets.items()}
+        props = _decoded(im.properties)
         images.append({"name": im.name, "target": im.target, "dummy": im.dummy, "entry_points": im.entry_points,
                        "ir_bytes": len(im.ir), "native_bytes": len(im.native) if im.native else 0,
                        "properties": props})
-    return {"split": bundle.split, "targets": bundle.targets, "host_bytes": len(bundle.host),
+    return {"kind": "bundle", "split": bundle.split, "targets": bundle.targets, "host_bytes": len(bundle.host),
             "kernels": bundle.kernels, "device_globals": bundle.device_globals, "images": images}
 
 
@@ -77,4 +110,104 @@ def render_text(path: str, info: dict) -> str:
         for s, entries in im["properties"].items():
             out.append(f"      [{s}]")
             out += [f"        {k} = {_show(v)}" for k, v in entries.items()]
+    return "\n".join(out)
+
+
+
+# -- post-link's outputs ---------------------------------------------------------------------
+
+def _read_text(path: str, what: str) -> str:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as err:
+        raise OSError(err.errno, err.strerror, path) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        col = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise TableError(f"{path}:{line}:{col}: not a {what} (byte 0x{data[err.start]:02x} is not UTF-8)") from None
+
+
+def _listed(path: str, table: str) -> str:
+    """A file a table names: as written (post-link writes paths as it was given
+    them), else beside the table."""
+    if os.path.isabs(path) or os.path.exists(path):
+        return path
+    beside = os.path.join(os.path.dirname(table), os.path.basename(path))
+    return beside if os.path.exists(beside) else path
+
+
+def describe_table(path: str) -> dict:
+    """A file table (``[Code|Properties|Symbols]`` and a row per image) with
+    what each listed file holds; every listed file must exist and be valid."""
+    from ..passes.ir import load
+    lines = _read_text(path, "file table").splitlines()
+    if not lines or not lines[0].startswith("[") or not lines[0].endswith("]"):
+        raise TableError(f"{path}:1: not a file table: expected a '[Code|...]' header line")
+    columns = lines[0][1:-1].split("|")
+    if columns[0] != "Code" or len(set(columns)) != len(columns) or not set(columns) <= set(_TABLE_COLUMNS):
+        raise TableError(f"{path}:1: unknown table columns '{lines[0][:80]}' "
+                         f"(expected Code, then Properties and/or Symbols)")
+    images = []
+    for lineno, line in enumerate(lines[1:], 2):
+        cells = line.split("|")
+        if len(cells) != len(columns) or not all(cells):
+            raise TableError(f"{path}:{lineno}: expected {len(columns)} non-empty columns, got '{line[:80]}'")
+        row = dict(zip(columns, (_listed(c, path) for c in cells)))
+        module = load(row["Code"])
+        image = {"code": cells[0], "ir_bytes": os.path.getsize(row["Code"]),
+                 "functions": sum(1 for f in module.functions.values() if not f.is_declaration)}
+        if "Symbols" in row:
+            image["entry_points"] = [s for s in _read_text(row["Symbols"], "symbol file").splitlines() if s]
+        if "Properties" in row:
+            props = PropertySets.parse(_read_text(row["Properties"], "property file"), row["Properties"])
+            image["properties"] = _decoded(props)
+        images.append(image)
+    return {"kind": "table", "columns": columns, "images": images}
+
+
+def describe_properties(path: str) -> dict:
+    return {"kind": "properties",
+            "properties": _decoded(PropertySets.parse(_read_text(path, "property file"), path))}
+
+
+def read_any(path: str) -> dict:
+    """What ``minisycl inspect`` shows of ``path``: a bundle (by its magic), a
+    ``.table`` or a ``.prop`` file (by their name or first line)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(MAGIC))
+    except OSError as err:
+        raise OSError(err.errno, err.strerror, path) from None
+    if head != MAGIC and (path.endswith(".table") or head.startswith(b"[Code")):
+        return describe_table(path)
+    if head != MAGIC and (path.endswith(".prop") or head.startswith(b"[")):
+        return describe_properties(path)
+    bundle = Bundle.read(path)
+    check_bitcode(bundle, path)
+    return describe(bundle)
+
+
+def _render_sets(props: dict, indent: str) -> list[str]:
+    out = []
+    for s, entries in props.items():
+        out.append(f"{indent}[{s}]")
+        out += [f"{indent}  {k} = {_show(v)}" for k, v in entries.items()]
+    return out
+
+
+def render_any(path: str, info: dict) -> str:
+    if info["kind"] == "bundle":
+        return render_text(path, info)
+    if info["kind"] == "properties":
+        return "\n".join([f"{path}: property sets"] + (_render_sets(info["properties"], "  ") or ["  (none)"]))
+    out = [f"{path}: sycl-post-link file table [{'|'.join(info['columns'])}], {len(info['images'])} image"
+           f"{'s' if len(info['images']) != 1 else ''}"]
+    for i, im in enumerate(info["images"]):
+        out.append(f"  [{i}] {im['code']} (IR {im['ir_bytes']} bytes, {im['functions']} functions)")
+        if "entry_points" in im:
+            out.append(f"      entry points: {', '.join(im['entry_points']) or '(none)'}")
+        out += _render_sets(im.get("properties", {}), "      ")
     return "\n".join(out)

@@ -105,27 +105,42 @@ class PropertySets:
 
     @classmethod
     def parse(cls, text: str, source: str = "<properties>") -> "PropertySets":
-        """Read a ``.prop`` file; errors name the file and line."""
+        """Read a ``.prop`` file; errors name the file and line.  A uint32 is
+        ASCII digits below 2**32; a byte array is LLVM Base64 of at least its
+        8-byte bit count, and that count fits the bytes that follow it."""
         props, current = cls(), None
         for lineno, line in enumerate(text.splitlines(), 1):
             if not line:
                 continue
+            where = f"{source}:{lineno}"
             if line.startswith("["):
-                current = line[1:line.rindex("]")]
+                if not line.endswith("]") or len(line) < 3:
+                    raise PropertyError(f"{where}: malformed set name line '{line[:80]}'")
+                current = line[1:-1]
                 props.sets.setdefault(current, {})
                 continue
             key, eq, rest = line.partition("=")
             kind, bar, value = rest.partition("|")
             if current is None or not eq or not bar or not key or not value:
-                raise PropertyError(f"{source}:{lineno}: malformed property line '{line}'")
+                raise PropertyError(f"{where}: malformed property line '{line[:80]}'")
             if kind == "1":
-                if not value.isdigit():
-                    raise PropertyError(f"{source}:{lineno}: '{key}' is not a uint32: '{value}'")
+                if not (value.isascii() and value.isdigit()) or int(value) > 0xFFFFFFFF:
+                    raise PropertyError(f"{where}: '{key[:80]}' is not a uint32: '{value[:80]}'")
                 props.add(current, key, int(value))
             elif kind == "2":
-                props.add(current, key, decode_base64(value))
+                try:
+                    raw = decode_base64(value)
+                except PropertyError as err:
+                    raise PropertyError(f"{where}: {err}") from None
+                if len(raw) < 8:
+                    raise PropertyError(f"{where}: '{key[:80]}': a byte array starts with its 8-byte size")
+                bits = struct.unpack_from("<Q", raw)[0]
+                if bits > (len(raw) - 8) * 8:
+                    raise PropertyError(f"{where}: '{key[:80]}': size {bits} bits is more than the "
+                                        f"{len(raw) - 8} bytes that follow")
+                props.add(current, key, raw)
             else:
-                raise PropertyError(f"{source}:{lineno}: unknown property type '{kind}'")
+                raise PropertyError(f"{where}: unknown property type '{kind[:20]}'")
         return props
 
     @staticmethod

@@ -1,6 +1,8 @@
 """``minisycl devices`` (like ``sycl-ls``) and ``minisycl run`` (a host script with a bundle)."""
 from __future__ import annotations
 
+import os
+
 import click
 
 from ..passes.support.cli import run_guarded
@@ -9,10 +11,18 @@ from ..passes.support.cli import run_guarded
 @click.command("devices")
 @click.option("-v", "--verbose", is_flag=True, help="Also list each device's aspects and sub-group sizes.")
 def devices_cmd(verbose):
-    """List the devices the runtime offers (MINISYCL_DEVICE picks the default)."""
+    """List the devices the runtime offers (MINISYCL_DEVICE picks the default).
+    A broken device-config file is reported as a warning and skipped."""
     def body():
-        from .device import default_device, get_devices
-        default = default_device()
+        from .device import config_problems, default_device, get_devices
+        from .errors import exception
+        for problem in config_problems():
+            click.echo(f"{problem.render().replace(': error: ', ': warning: ', 1)} (skipped)", err=True)
+        try:
+            default = default_device()
+        except exception as err:
+            click.echo(f"minisycl: error: {err}", err=True)
+            raise SystemExit(1) from None
         for i, d in enumerate(get_devices()):
             mark = "*" if d == default else " "
             click.echo(f"{mark}[minisycl:{i}] {d.name}: {d.vendor}"
@@ -23,12 +33,39 @@ def devices_cmd(verbose):
     run_guarded(body)
 
 
+def _user_traceback(err: BaseException, script: str) -> str:
+    """The traceback of ``err`` from the user's script on: the frames of
+    ``minisycl run`` and ``runpy`` above it are left out."""
+    import traceback
+    tb = err.__traceback__
+    target = os.path.realpath(script)
+    while tb is not None and os.path.realpath(tb.tb_frame.f_code.co_filename) != target:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(err), err, tb or err.__traceback__))
+
+
+def _raised_inside_minisycl(err: BaseException) -> bool:
+    """Whether the innermost frame of ``err`` is minisycl's own code (a bug of
+    ours: every misuse of the API is meant to raise ``sycl.exception``)."""
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return False
+    import sys
+    packages = [os.path.realpath(p) + os.sep for name, mod in list(sys.modules.items())
+                if name.startswith("minisycl.") for p in getattr(mod, "__path__", None) or []]
+    return os.path.realpath(tb.tb_frame.f_code.co_filename).startswith(tuple(packages))
+
+
 @click.command("run", context_settings={"ignore_unknown_options": True})
 @click.argument("script", type=click.Path(exists=True, dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def run_cmd(script, args):
     """Run a Python host SCRIPT (it loads bundles with minisycl.runtime.load_bundle).
-    Runtime exceptions are reported as one line and exit status 1."""
+    A runtime exception (sycl.exception) is reported as one line, any other
+    exception of the script with the script's own traceback; both exit with
+    status 1."""
     def body():
         import runpy
         import sys
@@ -38,5 +75,12 @@ def run_cmd(script, args):
             runpy.run_path(script, run_name="__main__")
         except exception as err:
             click.echo(f"minisycl: error: {err.code().name}: {err}", err=True)
+            sys.exit(1)
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as err:  # noqa: BLE001 - the user's script failed: show them where
+            if _raised_inside_minisycl(err):
+                raise                           # our bug: run_guarded's internal-error report
+            click.echo(_user_traceback(err, script), err=True, nl=False)
             sys.exit(1)
     run_guarded(body)

@@ -1,26 +1,56 @@
 """Devices: one per device config marked ``runtime-device: true``, each running
-code on this machine's CPU through LLVM's JIT and reporting exactly its config's
-aspects; ``minisycl_cpu`` is the host CPU and the default device."""
+code on this machine's CPU through LLVM's JIT; ``minisycl_cpu`` is the host CPU
+and the default device.
+
+A device's aspects are its config's list plus what this runtime gives every
+device (``RUNTIME_ASPECTS``) and its device type (``gpu`` or ``cpu``).  DPC++
+does the same: its compile-time lists (``DeviceConfigFile.td``) name the
+hardware's optional features, and ``device::has`` asks the running backend,
+which adds the device type, the USM allocation kinds, graphs and the rest — so
+``device_has(gpu)`` runs on ``intel_gpu_pvc`` although its list lacks ``gpu``.
+
+A config file that is broken is skipped (``config_problems`` says why, and
+``minisycl devices`` prints it); the others still give their devices."""
 from __future__ import annotations
 
 import functools
 
 from ..passes.support import knobs
 from ..device_configs.aspects import Aspect
-from ..device_configs.targets import TargetInfo, load_target, target_names
+from ..device_configs.targets import ConfigError, TargetInfo, load_all
 from .errors import errc, exception
 
-__all__ = ["device", "context", "get_devices", "default_device", "default_context", "aspect", "HOST_CPU"]
+__all__ = ["device", "context", "get_devices", "default_device", "default_context", "aspect", "HOST_CPU",
+           "RUNTIME_ASPECTS", "config_problems"]
 
 aspect = Aspect            # sycl::aspect is the compiler's aspect table, the same object
 HOST_CPU = "minisycl_cpu"
+_GPU_PREFIXES = ("intel_gpu", "nvidia_gpu", "amd_gpu")
+
+#: What this runtime implements on every device, whatever the config lists:
+#: the three USM allocation kinds and atomics on host and shared allocations
+#: (``memory.py``), profiling queues, command graphs with update
+#: (``graph.py``) and virtual functions.  Not system allocations: a kernel
+#: argument must be a USM allocation.
+RUNTIME_ASPECTS = frozenset({
+    Aspect.usm_device_allocations, Aspect.usm_host_allocations, Aspect.usm_shared_allocations,
+    Aspect.usm_atomic_host_allocations, Aspect.usm_atomic_shared_allocations, Aspect.queue_profiling,
+    Aspect.ext_oneapi_graph, Aspect.ext_oneapi_limited_graph, Aspect.ext_oneapi_virtual_functions,
+})
+
+
+def _device_type(config: TargetInfo) -> Aspect:
+    """``gpu`` for the GPU targets (by their list, else their DPC++ name), ``cpu`` otherwise."""
+    if "gpu" in config.aspects or ("cpu" not in config.aspects and config.name.startswith(_GPU_PREFIXES)):
+        return Aspect.gpu
+    return Aspect.cpu
 
 
 class device:  # noqa: N801 - SYCL's name
     def __init__(self, config: TargetInfo):
         self.config = config
         self.name = config.name
-        self._aspects = frozenset(Aspect[a] for a in config.aspects)
+        self._aspects = frozenset(Aspect[a] for a in config.aspects) | RUNTIME_ASPECTS | {_device_type(config)}
 
     @property
     def vendor(self) -> str:
@@ -45,7 +75,7 @@ class device:  # noqa: N801 - SYCL's name
         return self.has(Aspect.cpu)
 
     def is_gpu(self) -> bool:
-        return self.has(Aspect.gpu) or self.name.startswith(("intel_gpu", "nvidia_gpu", "amd_gpu"))
+        return self.has(Aspect.gpu)
 
     def __repr__(self):
         return f"<device {self.name}>"
@@ -58,10 +88,25 @@ class device:  # noqa: N801 - SYCL's name
 
 
 @functools.lru_cache(maxsize=None)
+def _scan() -> tuple[tuple[device, ...], tuple[ConfigError, ...]]:
+    try:
+        configs, problems = load_all()
+    except ConfigError as err:          # the folder itself cannot be read
+        return (), (err,)
+    runtime = [c for c in configs if c.runtime_device or c.name == HOST_CPU]
+    runtime.sort(key=lambda c: (c.name != HOST_CPU, c.name))
+    return tuple(device(c) for c in runtime), tuple(problems)
+
+
 def get_devices() -> tuple[device, ...]:
-    """The host CPU first, then every config marked as a runtime device."""
-    names = [HOST_CPU] + [n for n in target_names() if n != HOST_CPU and load_target(n).runtime_device]
-    return tuple(device(load_target(n)) for n in names)
+    """The host CPU first, then every config marked as a runtime device (broken
+    config files are skipped: see ``config_problems``)."""
+    return _scan()[0]
+
+
+def config_problems() -> tuple[ConfigError, ...]:
+    """Why the device-config files that give no device were skipped."""
+    return _scan()[1]
 
 
 def default_device(selector=None) -> device:
@@ -77,11 +122,19 @@ def default_device(selector=None) -> device:
         if not scored:
             raise exception(errc.runtime, "No device of requested type available.")
         return max(scored, key=lambda s: (s[0], -s[1]))[2]
+    from_env = selector is None and knobs.default_device() is not None
     name = selector or knobs.default_device() or HOST_CPU
     for d in devices:
         if d.name == name:
             return d
-    raise exception(errc.runtime, f"no device named '{name}'; devices: {', '.join(d.name for d in devices)}")
+    known = ", ".join(d.name for d in devices) or "none"
+    broken = [str(p) for p in config_problems() if f"{name}.yaml:" in str(p)]
+    why = f" (its config is broken: {broken[0]})" if broken else ""
+    if from_env:
+        # DPC++ with a device selector that matches nothing: errc::runtime
+        raise exception(errc.runtime, f"No device of requested type available: MINISYCL_DEVICE names "
+                                      f"'{name}', which is not a device{why}; devices: {known}")
+    raise exception(errc.runtime, f"no device named '{name}'{why}; devices: {known}")
 
 
 class context:  # noqa: N801 - SYCL's name

@@ -33,6 +33,10 @@ COMMANDS = {
 
 
 class LazyGroup(click.Group):
+    def parse_args(self, ctx, args):
+        ctx.meta["minisycl.argv"] = list(args)      # for the internal-error report's command line
+        return super().parse_args(ctx, args)
+
     def list_commands(self, ctx):
         return sorted(COMMANDS)
 
@@ -82,10 +86,19 @@ def run_guarded(fn, *args):
         if knobs.debug():
             raise
         report = (f"minisycl: internal error: {type(err).__name__}: {err}\n"
-                  f"  reproduce with: MINISYCL_DEBUG=1 {' '.join(sys.argv)}")
+                  f"  reproduce with: MINISYCL_DEBUG=1 {_command_line()}")
         status = INTERNAL_ERROR
     click.echo(report, err=True)
     sys.exit(status)
+
+
+def _command_line() -> str:
+    """The command as the user can type it again (``minisycl`` and its arguments,
+    quoted for the shell), whatever a command did to ``sys.argv`` since."""
+    import shlex
+    ctx = click.get_current_context(silent=True)
+    argv = ctx.find_root().meta.get("minisycl.argv") if ctx is not None else None
+    return shlex.join(["minisycl", *(argv if argv is not None else sys.argv[1:])])
 
 
 if __name__ == "__main__":

@@ -38,3 +38,9 @@ def verify_threads() -> int:
     while Python goes on (``passes.ir``)."""
     value = os.environ.get("MINISYCL_VERIFY_THREADS", "")
     return 1 if value.strip() == "1" else 2
+
+
+def device_configs_dir() -> str | None:
+    """MINISYCL_DEVICE_CONFIGS: a folder of device-config YAML files used instead
+    of the packaged ``device_configs/`` (targets and runtime devices alike)."""
+    return os.environ.get("MINISYCL_DEVICE_CONFIGS") or None

@@ -36,7 +36,19 @@ def test_unknown_target_lists_known():
     ("aspects: [fp64, warp_drive]\n", ":1:17:", "unknown aspect 'warp_drive'"),
     ("aspects: []\ncolour: red\n", ":2:1:", "unknown key 'colour'"),
     ("aspects: fp64\n", ":1:10:", "'aspects' must be a list"),
-    ("aspects: []\nsub-group-sizes: [8, x]\n", ":2:18:", "positive integers"),
+    ("aspects: []\nsub-group-sizes: [8, x]\n", ":2:22:", "positive integers"),   # the bad item
+    # nested values, duplicate keys, non-positive and huge sizes, tags, keys that are not names
+    ("aspects: [[fp16]]\n", ":1:11:", "'aspects' must be a list of aspect names"),
+    ("aspects: [fp16]\naot-toolchain: {a: b}\n", ":2:16:", "'aot-toolchain' must be a string"),
+    ("aspects: [fp16]\nsub-group-sizes: [[8]]\n", ":2:19:", "positive integers"),
+    ("aspects: [fp16]\nruntime-device: [true]\n", ":2:17:", "true or false"),
+    ("aspects: [fp16]\naspects: [fp64]\n", ":2:1:", "duplicate key 'aspects' (first given at line 1)"),
+    ("aspects: []\nsub-group-sizes: [16, 0]\n", ":2:23:", "positive integers"),
+    ("aspects: []\nsub-group-sizes: [-8]\n", ":2:19:", "positive integers"),
+    ("aspects: []\nsub-group-sizes: [99999999999999999999]\n", ":2:19:", "at most"),
+    ("aspects: !!python/object:os.system [fp16]\n", ":1:10:", "'aspects' must be a list"),
+    ("? [a]\n: b\n", ":1:3:", "a key must be a plain name"),
+    ("aspects: " + "[" * 3000 + "]" * 3000 + "\n", ":1:1:", "nested too deeply"),
     ("aspects: []\nmay_support_other_aspects: maybe\n", ":2:28:", "true or false"),
     ("aspects: [\n", ":", "invalid YAML"),
     ("sub-group-sizes: []\n", ":1:1:", "missing required key 'aspects'"),
@@ -78,3 +90,22 @@ def test_section5_facts():
     sm52, sm53, sm60 = (set(load_target(f"nvidia_gpu_sm_{n}").aspects) for n in ("52", "53", "60"))
     assert "fp16" not in sm52 and "fp16" in sm53 and "atomic64" not in sm53 and "atomic64" in sm60
     assert set(load_target("nvidia_gpu_sm_90a").aspects) == set(load_target("nvidia_gpu_sm_90").aspects)
+
+
+def test_bytes_that_are_not_utf8_are_located(tmp_path):
+    path = tmp_path / "bad_bytes.yaml"
+    path.write_bytes(b"aspects: [fp16]\n# caf\xe9\n")
+    with pytest.raises(ConfigError) as err:
+        load_file(str(path))
+    assert str(err.value) == f"{path}:2:6: error: invalid UTF-8 byte 0xe9"
+    assert err.value.render() == str(err.value)          # one error line, not "minisycl: error: ... error:"
+
+
+def test_target_may_be_a_config_path(tmp_path):
+    path = tmp_path / "my_gpu.yaml"
+    path.write_text("aspects: [gpu, fp16]\nsub-group-sizes: [8]\n")
+    t = load_target(str(path))
+    assert (t.name, t.aspects, t.sub_group_sizes) == ("my_gpu", ("gpu", "fp16"), (8,))
+    with pytest.raises(ConfigError) as err:
+        load_target(str(tmp_path / "missing.yaml"))
+    assert "missing.yaml" in str(err.value)
