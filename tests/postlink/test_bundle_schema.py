@@ -156,6 +156,7 @@ def device_module(source, path):
 def post_link_outputs(tmp_path):
     (tmp_path / "k.ksl").write_text("kernel a(int* p) { p[0] = 1; }\nkernel b(double* p) { p[0] = 2.0; }\n")
     device_module(tmp_path / "k.ksl", tmp_path / "k.ll")
+    (tmp_path / "out").mkdir()
     r = CliRunner().invoke(main, ["post-link", "-split=kernel", "-properties", "-symbols", str(tmp_path / "k.ll"),
                                   "-o", str(tmp_path / "out" / "k.table")])
     assert r.exit_code == 0, r.output
@@ -221,6 +222,7 @@ def test_target_may_be_a_device_config_file(tmp_path):
     assert b.targets == ["my_gpu"] and [im.entry_points for im in aot] == [["a"]]       # b needs fp64
     # post-link: -o FILE.yaml,TABLE keeps the images that config can run, names .prop files after it
     device_module(tmp_path / "k.ksl", tmp_path / "k.ll")
+    (tmp_path / "pl").mkdir()
     r = CliRunner().invoke(main, ["post-link", "-split=kernel", "-properties", str(tmp_path / "k.ll"),
                                   "-o", f"{cfg},{tmp_path / 'pl' / 'k.table'}"])
     assert r.exit_code == 0, r.output
