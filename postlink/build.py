@@ -119,19 +119,16 @@ class Stage:
     run: Callable
     consumes: tuple[str, ...]
     produces: tuple[str, ...]
-    summary: str
 
 
 STAGES = (
-    Stage("compile", compile_sources, ("sources",), ("modules",), "each source to an LLVM IR module"),
-    Stage("link", link_modules, ("modules",), ("module",), "the modules linked into one"),
-    Stage("opt", run_pipeline, ("module",), ("device", "host"), "the pass pipeline: device and host modules"),
-    Stage("post-link", post_link, ("device",), ("images",), "device images and their property sets"),
-    Stage("device-globals", device_globals, ("device",), ("device_globals",),
-          "the device-global table with initial values"),
-    Stage("native", native_code, ("images",), ("native",), "AOT images compiled to object code for this CPU"),
-    Stage("bundle", make_bundle, ("device", "host", "images", "native", "device_globals"), ("bundle",),
-          "the bundle: everything the runtime needs"),
+    Stage("compile", compile_sources, ("sources",), ("modules",)),
+    Stage("link", link_modules, ("modules",), ("module",)),
+    Stage("opt", run_pipeline, ("module",), ("device", "host")),
+    Stage("post-link", post_link, ("device",), ("images",)),
+    Stage("device-globals", device_globals, ("device",), ("device_globals",)),
+    Stage("native", native_code, ("images",), ("native",)),
+    Stage("bundle", make_bundle, ("device", "host", "images", "native", "device_globals"), ("bundle",)),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)
 

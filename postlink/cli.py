@@ -83,11 +83,12 @@ _IR_ONLY_CONFLICTS = (("symbols", "-symbols"), ("properties", "-properties"), ("
                    "or upstream's uses-virtual-functions-set.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar (it shows on a terminal after a second).")
 def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, only_kernels, param_info, exported,
-                  imported, kernel_names, program_metadata, allow_deps, ir_only, spec_const, split_esimd,
-                  lower_esimd, outputs, out_dir, vf_keys, quiet, **_opt_level):
+                  imported, kernel_names, program_metadata, allow_deps, ir_only, split_esimd, outputs, out_dir,
+                  vf_keys, quiet, **_accepted_only):
     """Split a device module (.ll/.bc; '-' for stdin) into device images and write
     sycl-post-link's file table, images, .prop and .sym files.  TARGET in -o is
     a device config's name or the path of a device-config YAML file."""
+    # _accepted_only: -spec-const, -lower-esimd and -O<N>, which change nothing here
     def body():
         from ..passes.support.diagnostics import UserError
         from ..passes.ir import load
