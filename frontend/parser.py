@@ -4,6 +4,12 @@ The tokens come from ``lexer.py``; Lark turns the grammar into LALR(1) tables,
 and ``_run`` walks them, building AST nodes as it reduces (no intermediate
 parse tree).  Each top-level declaration is parsed on its own, so a syntax
 error in one is reported and the next is still parsed: several errors per run.
+
+Lark's internals used here: ``Lark(...).parser.parser.parser.parse_table``
+(``states``, ``start_states``, ``end_states``; actions ``Shift``/``Reduce`` with
+rules' ``origin``, ``expansion`` and ``options``) and the ``Lexer`` base class.
+They are the same in Lark 1.0.0 through 1.3.1; ``pyproject.toml`` pins the range
+(``tests/frontend/test_parser.py`` checks our loop against Lark's own driver).
 """
 from __future__ import annotations
 
