@@ -4,7 +4,13 @@ Reports lines/second end to end (parse + check + emit + LLVM verify) and the
 share of each stage, next to the issue's target of 20,000 lines/s on one core.
 Beside the parse stage it times Lark's own LALR driver on the same tokens (the
 baseline our table-walking loop replaces).
-Run: python bench/bench_frontend.py [--kernels N]
+Then the checker's growth on deep nesting (issue 17 point 6: name lookup is
+constant-time per name): an ``else if`` chain and nested ``if``s, each at 1x
+and 2x length; linear growth shows as a check-time ratio near 2 (it was near 4,
+quadratic, when lookup walked the scope chain).  The lengths stay under the
+front end's nesting limit (``frontend.RECURSION_LIMIT``: 2x 30,000 nested
+statements is past it, and gets the ``too deeply`` error).
+Run: python bench/bench_frontend.py [--kernels N] [--chain N] [--nested N]
 """
 from __future__ import annotations
 
@@ -52,6 +58,34 @@ def generate_long(statements: int) -> str:
     return f"kernel long_body(float* a, int n) {{\n  float acc = 0.0f;\n{body}  a[0] = acc;\n}}\n"
 
 
+def generate_else_if_chain(branches: int) -> str:
+    """One kernel with an ``if / else if`` chain of ``branches`` branches, each
+    reading two locals (each ``else if`` nests one scope deeper)."""
+    body = "".join(f"  else if (n == {i}) acc = acc + a[{i % 64}];\n" for i in range(1, branches))
+    return f"kernel chain(int* a, int n) {{\n  int acc = 0;\n  if (n == 0) acc = 1;\n{body}  a[0] = acc;\n}}\n"
+
+
+def generate_nested_ifs(depth: int) -> str:
+    """One kernel with ``depth`` nested ``if`` blocks, each reading two locals."""
+    opens = "".join(f"  if (n > {i}) {{ acc = acc + a[{i % 64}];\n" for i in range(depth))
+    return f"kernel nest(int* a, int n) {{\n  int acc = 0;\n{opens}{'}' * depth}\n  a[0] = acc;\n}}\n"
+
+
+def check_growth(name, make, n, repeat):
+    """Best check-stage time at ``n`` and ``2n``, and their ratio."""
+    times = []
+    for size in (n, 2 * n):
+        src = make(size)
+        best = float("inf")
+        for _ in range(repeat):
+            r = compile_source(src, f"{name}.ksl")
+            best = min(best, r.timings["check"])
+            del r
+        times.append(best)
+    print(f"{name}: check {n:,} -> {times[0]:.2f} s, {2 * n:,} -> {times[1]:.2f} s "
+          f"(x{times[1] / times[0]:.1f} for 2x the length; linear is x2, quadratic x4)")
+
+
 def generate(kernels: int) -> str:
     return "device_global<int> counter;\n" + "".join(KERNEL.format(i=i) for i in range(kernels))
 
@@ -83,6 +117,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernels", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--chain", type=int, default=15_000, help="else-if branches at 1x")
+    ap.add_argument("--nested", type=int, default=7_000, help="nested ifs at 1x")
     args = ap.parse_args()
     src = generate(args.kernels)
     lines = src.count("\n")
@@ -112,6 +148,8 @@ def main():
         long_best = min(long_best, time.perf_counter() - t0)
         del r
     print(f"one kernel of {long_lines:,} lines: {long_best:.2f} s = {long_lines / long_best:,.0f} lines/s")
+    check_growth("else-if chain", generate_else_if_chain, args.chain, args.repeat)
+    check_growth("nested ifs", generate_nested_ifs, args.nested, args.repeat)
     ours, theirs = lalr_loops(src, args.repeat)
     print(f"LALR loop alone, same tokens: ours (building the AST) {ours:.2f} s; "
           f"Lark's own (parse tree only) {theirs:.2f} s = {theirs / ours:.1f}x ours")

@@ -4,7 +4,7 @@ Stages, each a plain function (``../shared/design/architecture.md``):
 
     parse(text, file, diags)      -> ast.Unit                 (parser.py, Lark LALR tables)
     check(unit, diags)            -> symbols.Program          (checker/ + device_rules.py)
-    emit(program, module_id)      -> ir_writer.Module         (codegen.py; str() is IR text)
+    emit(program, module_id)      -> ir_writer.Module         (emitter/; str() is IR text)
     verify(ir_module, file)       -> LLVM's verified module   (the IR layer's ``verify_generated``)
 
 ``compile_source`` runs them all and returns LLVM's canonical printing of the
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from . import device_rules
 from ..passes.support.gc_pause import gc_paused
-from .codegen import emit
+from .emitter import emit
 from ..passes.ir import InternalCompilerError, link, verify_generated
 from ..passes.support.diagnostics import CompileError, Diagnostic, DiagnosticSink, NestingTooDeep, SourceLoc
 from .data_layout import sizeof

@@ -1,7 +1,7 @@
 """The abstract syntax tree of the kernel language.
 
 Nodes are built by ``parser.py`` during parsing and annotated in place by
-``sema.py`` (``ty``, resolved symbols, implicit conversions); ``codegen.py``
+``checker/`` (``ty``, resolved symbols, implicit conversions); ``emitter/``
 reads the annotated tree.  Every node carries the ``SourceLoc`` diagnostics
 point at.
 """
@@ -16,7 +16,7 @@ class Node:
 
 # ---- syntax of types ------------------------------------------------------
 class TypeSpec(Node):
-    """A type as written; ``sema.resolve_type`` turns it into a ``types.Type``."""
+    """A type as written; ``checker.type_names.TypeNames.resolve_type`` turns it into a ``types.Type``."""
     __slots__ = ("kind", "words", "name", "dims", "inner", "inner_dims", "ptr", "const")
 
     def __init__(self, loc, kind, words=(), name=None, dims=0, inner=None, inner_dims=(), ptr=0, const=False):
@@ -130,7 +130,7 @@ class IncDec(Expr):
 
 
 class Binary(Expr):
-    """Arithmetic, bitwise, shift and comparison operators.  ``kind`` is set by sema:
+    """Arithmetic, bitwise, shift and comparison operators.  ``kind`` is set by the checker:
     'arith', 'cmp', 'ptr_add', 'ptr_sub', 'ptr_diff', 'ptr_cmp'."""
     __slots__ = ("op", "lhs", "rhs", "kind", "operand_ty")
 
@@ -148,8 +148,8 @@ class Logical(Expr):
 
 class Assign(Expr):
     """``target = value`` (op None) or compound ``target op= value``.  For compound
-    assignments sema stores the computation as ``binary`` (a Binary on a ``Loaded``
-    placeholder) so codegen evaluates the target address once."""
+    assignments the checker stores the computation as ``binary`` (a Binary on a ``Loaded``
+    placeholder) so the emitter evaluates the target address once."""
     __slots__ = ("op", "target", "value", "binary")
 
     def __init__(self, loc, op, target, value):
@@ -172,7 +172,7 @@ class Ternary(Expr):
 
 
 class Cast(Expr):
-    """Explicit ``(T)x`` or an implicit conversion inserted by sema (``spec`` None)."""
+    """Explicit ``(T)x`` or an implicit conversion inserted by the checker (``spec`` None)."""
     __slots__ = ("spec", "operand", "kind")
 
     def __init__(self, loc, spec, operand, ty=None, kind=None):
@@ -195,7 +195,7 @@ class SizeofExpr(Expr):
 
 
 class New(Expr):
-    """Placement ``new (place) T(args)``; ``ctor`` set by sema (None: value-initialise)."""
+    """Placement ``new (place) T(args)``; ``ctor`` set by the checker (None: value-initialise)."""
     __slots__ = ("place", "cls_name", "args", "cls", "ctor")
 
     def __init__(self, loc, place, cls_name, args):

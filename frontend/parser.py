@@ -4,6 +4,12 @@ The tokens come from ``lexer.py``; Lark turns the grammar into LALR(1) tables,
 and ``_run`` walks them, building AST nodes as it reduces (no intermediate
 parse tree).  Each top-level declaration is parsed on its own, so a syntax
 error in one is reported and the next is still parsed: several errors per run.
+
+Lark's internals used here: ``Lark(...).parser.parser.parser.parse_table``
+(``states``, ``start_states``, ``end_states``; actions ``Shift``/``Reduce`` with
+rules' ``origin``, ``expansion`` and ``options``) and the ``Lexer`` base class.
+They are the same in Lark 1.0.0 through 1.3.1; ``pyproject.toml`` pins the range
+(``tests/frontend/test_parser.py`` checks our loop against Lark's own driver).
 """
 from __future__ import annotations
 
@@ -15,7 +21,7 @@ from pathlib import Path
 from lark import Lark
 from lark.lexer import Lexer
 
-from . import ast as A
+from . import ast
 from ..passes.support import knobs
 from ..passes.support.diagnostics import DiagnosticSink, SourceLoc
 from .lexer import ESCAPES, SPELLING, Token, split_top_level, tokenize
@@ -67,16 +73,16 @@ class _Builder:
         return list(c)
 
     def prim_type(self, c):
-        return A.TypeSpec(self._loc(c[0]), "prim", words=tuple(t[1] for t in c))
+        return ast.TypeSpec(self._loc(c[0]), "prim", words=tuple(t[1] for t in c))
 
     def named_type(self, c):
-        return A.TypeSpec(self._loc(c[0]), "named", name=c[0][1])
+        return ast.TypeSpec(self._loc(c[0]), "named", name=c[0][1])
 
     def item_type(self, c):
-        return A.TypeSpec(self._loc(c[0]), "item", name=c[0][1], dims=_int_value(c[2][1])[0])
+        return ast.TypeSpec(self._loc(c[0]), "item", name=c[0][1], dims=_int_value(c[2][1])[0])
 
     def dg_type(self, c):
-        return A.TypeSpec(self._loc(c[0]), "dg", inner=c[2], inner_dims=c[3])
+        return ast.TypeSpec(self._loc(c[0]), "dg", inner=c[2], inner_dims=c[3])
 
     def type(self, c):
         const = type(c[0]) is tuple and c[0][0] == "CONST"
@@ -89,7 +95,7 @@ class _Builder:
         kind, name = c[0], c[1]
         base = c[2] if len(c) > 2 and type(c[2]) is tuple and c[2][0] == "TYPE_NAME" else None
         members = [m for m in c[3 if base else 2:-1] if m is not None]
-        return A.ClassDef(self._loc(name), kind[1], name[1], base, members)
+        return ast.ClassDef(self._loc(name), kind[1], name[1], base, members)
 
     def base_clause(self, c):
         return c[-1]
@@ -97,7 +103,7 @@ class _Builder:
     def ctor(self, c):
         specs, name, params = c[0], c[1], c[2]
         props = c[3] if len(c) == 5 else []
-        return A.FuncDef(self._loc(name), specs, None, name[1], params, None, props, c[-1], is_ctor=True)
+        return ast.FuncDef(self._loc(name), specs, None, name[1], params, None, props, c[-1], is_ctor=True)
 
     def function(self, c):
         specs, ret, name, params = c[0], c[1], c[2], c[3]
@@ -108,12 +114,12 @@ class _Builder:
                 override = self._loc(x)
             else:
                 props = x
-        return A.FuncDef(self._loc(name), specs, ret, name[1], params, override, props, c[-1])
+        return ast.FuncDef(self._loc(name), specs, ret, name[1], params, override, props, c[-1])
 
     def kernel(self, c):
         specs, kw, name, params = c[0], c[1], c[2], c[3]
         props = c[4] if len(c) == 6 else []
-        fd = A.FuncDef(self._loc(name), specs + [kw], None, name[1], params, None, props, c[-1], is_kernel=True)
+        fd = ast.FuncDef(self._loc(name), specs + [kw], None, name[1], params, None, props, c[-1], is_kernel=True)
         return fd
 
     def no_body(self, c):
@@ -124,14 +130,14 @@ class _Builder:
 
     def param(self, c):
         if len(c) == 3:
-            return A.Param(self._loc(c[1]), c[0], c[1][1], c[2])
-        return A.Param(c[0].loc, c[0], None, c[1])
+            return ast.Param(self._loc(c[1]), c[0], c[1][1], c[2])
+        return ast.Param(c[0].loc, c[0], None, c[1])
 
     def var_decl(self, c):
-        return A.VarDecl(c[1].loc, c[0], c[1], c[2:])
+        return ast.VarDecl(c[1].loc, c[0], c[1], c[2:])
 
     def local_decl(self, c):
-        return A.VarDecl(c[0].loc, [], c[0], c[1:])
+        return ast.VarDecl(c[0].loc, [], c[0], c[1:])
 
     def declarator(self, c):
         name, dims = c[0], c[1]
@@ -141,20 +147,20 @@ class _Builder:
                 props = x
             else:
                 init = x
-        return A.Declarator(self._loc(name), name[1], dims, props, init)
+        return ast.Declarator(self._loc(name), name[1], dims, props, init)
 
     def dims(self, c):
         return list(c)
 
     def init_list(self, c):
-        return A.InitList(self._loc(c[-1]) if not c[:-1] else c[0].loc, list(c[:-1]))
+        return ast.InitList(self._loc(c[-1]) if not c[:-1] else c[0].loc, list(c[:-1]))
 
     def props(self, c):
         return list(c)
 
     def prop(self, c):
         args = [(t[0], t[1], self._loc(t)) for t in c[1:]]
-        return A.Prop(self._loc(c[0]), c[0][1], args, len(c) > 1)
+        return ast.Prop(self._loc(c[0]), c[0][1], args, len(c) > 1)
 
     def neg_int(self, c):
         return ("INT", "-" + c[1][1], c[0][2], c[0][3])
@@ -164,22 +170,22 @@ class _Builder:
         end = c[-1]
         stmts = c[:-1]
         loc = stmts[0].loc if stmts else self._loc(end)
-        return A.Block(loc, stmts, self._loc(end))
+        return ast.Block(loc, stmts, self._loc(end))
 
     def expr_stmt(self, c):
-        return A.ExprStmt(c[0].loc, c[0])
+        return ast.ExprStmt(c[0].loc, c[0])
 
     def if_stmt(self, c):
-        return A.If(self._loc(c[0]), c[1], c[2], c[3])
+        return ast.If(self._loc(c[0]), c[1], c[2], c[3])
 
     def while_stmt(self, c):
-        return A.While(self._loc(c[0]), c[1], c[2])
+        return ast.While(self._loc(c[0]), c[1], c[2])
 
     def do_stmt(self, c):
-        return A.DoWhile(self._loc(c[1]), c[0], c[2])
+        return ast.DoWhile(self._loc(c[1]), c[0], c[2])
 
     def for_stmt(self, c):
-        return A.For(self._loc(c[0]), c[1], c[2], c[3], c[4])
+        return ast.For(self._loc(c[0]), c[1], c[2], c[3], c[4])
 
     def for_init(self, c):
         return c[0]
@@ -191,104 +197,104 @@ class _Builder:
         return list(c)
 
     def break_stmt(self, c):
-        return A.Break(self._loc(c[0]))
+        return ast.Break(self._loc(c[0]))
 
     def continue_stmt(self, c):
-        return A.Continue(self._loc(c[0]))
+        return ast.Continue(self._loc(c[0]))
 
     def return_stmt(self, c):
-        return A.Return(self._loc(c[0]), c[1])
+        return ast.Return(self._loc(c[0]), c[1])
 
     def if_device(self, c):
-        return A.IfDevice(self._loc(c[0]), c[0][0] == "IF_DEVICE", c[1], c[2])
+        return ast.IfDevice(self._loc(c[0]), c[0][0] == "IF_DEVICE", c[1], c[2])
 
     def empty_stmt(self, c):
-        return A.Empty(None)
+        return ast.Empty(None)
 
     # expressions
     def assign(self, c):
         if len(c) == 2:
-            return A.Assign(c[0].loc, None, c[0], c[1])
-        return A.Assign(self._loc(c[1]), c[1][1][:-1], c[0], c[2])
+            return ast.Assign(c[0].loc, None, c[0], c[1])
+        return ast.Assign(self._loc(c[1]), c[1][1][:-1], c[0], c[2])
 
     def ternary(self, c):
-        return A.Ternary(c[0].loc, c[0], c[1], c[2])
+        return ast.Ternary(c[0].loc, c[0], c[1], c[2])
 
     def logical(self, c):
-        return A.Logical(self._loc(c[1]), c[1][1], c[0], c[2])
+        return ast.Logical(self._loc(c[1]), c[1][1], c[0], c[2])
 
     def binop(self, c):
-        return A.Binary(self._loc(c[1]), c[1][1], c[0], c[2])
+        return ast.Binary(self._loc(c[1]), c[1][1], c[0], c[2])
 
     def cast(self, c):
-        return A.Cast(c[0].loc, c[0], c[1])
+        return ast.Cast(c[0].loc, c[0], c[1])
 
     def unop(self, c):
-        return A.Unary(self._loc(c[0]), c[0][1], c[1])
+        return ast.Unary(self._loc(c[0]), c[0][1], c[1])
 
     def deref(self, c):
-        return A.Deref(self._loc(c[0]), c[1])
+        return ast.Deref(self._loc(c[0]), c[1])
 
     def addrof(self, c):
-        return A.AddrOf(self._loc(c[0]), c[1])
+        return ast.AddrOf(self._loc(c[0]), c[1])
 
     def preincdec(self, c):
-        return A.IncDec(self._loc(c[0]), c[0][1], c[1], True)
+        return ast.IncDec(self._loc(c[0]), c[0][1], c[1], True)
 
     def postincdec(self, c):
-        return A.IncDec(self._loc(c[1]), c[1][1], c[0], False)
+        return ast.IncDec(self._loc(c[1]), c[1][1], c[0], False)
 
     def sizeof_type(self, c):
-        return A.SizeofType(self._loc(c[0]), c[1], c[2])
+        return ast.SizeofType(self._loc(c[0]), c[1], c[2])
 
     def sizeof_expr(self, c):
-        return A.SizeofExpr(self._loc(c[0]), c[1])
+        return ast.SizeofExpr(self._loc(c[0]), c[1])
 
     def new_expr(self, c):
-        return A.New(self._loc(c[0]), c[1], c[2][1], c[3])
+        return ast.New(self._loc(c[0]), c[1], c[2][1], c[3])
 
     def index(self, c):
-        return A.Index(c[0].loc, c[0], c[1])
+        return ast.Index(c[0].loc, c[0], c[1])
 
     def call(self, c):
-        return A.Call(c[0].loc, c[0], c[1])
+        return ast.Call(c[0].loc, c[0], c[1])
 
     def member(self, c):
-        return A.Member(self._loc(c[2]), c[0], c[2][1], c[1][0] == "ARROW")
+        return ast.Member(self._loc(c[2]), c[0], c[2][1], c[1][0] == "ARROW")
 
     def args(self, c):
         return list(c)
 
     def int_lit(self, c):
         value, _ = _int_value(c[0][1])
-        return A.IntLit(self._loc(c[0]), value, c[0][1])
+        return ast.IntLit(self._loc(c[0]), value, c[0][1])
 
     def float_lit(self, c):
         text = c[0][1]
         suffix = text[-1].lower() if text[-1] in "fFhH" else ""
-        return A.FloatLit(self._loc(c[0]), float(text.rstrip("fFhH")), suffix)
+        return ast.FloatLit(self._loc(c[0]), float(text.rstrip("fFhH")), suffix)
 
     def char_lit(self, c):
         body = unescape(c[0][1][1:-1])
-        return A.CharLit(self._loc(c[0]), ord(body[0]) if body else 0)
+        return ast.CharLit(self._loc(c[0]), ord(body[0]) if body else 0)
 
     def str_lit(self, c):
-        return A.StrLit(self._loc(c[0]), "".join(unescape(t[1][1:-1]) for t in c))
+        return ast.StrLit(self._loc(c[0]), "".join(unescape(t[1][1:-1]) for t in c))
 
     def bool_lit(self, c):
-        return A.BoolLit(self._loc(c[0]), c[0][1] == "true")
+        return ast.BoolLit(self._loc(c[0]), c[0][1] == "true")
 
     def null_lit(self, c):
-        return A.NullLit(self._loc(c[0]))
+        return ast.NullLit(self._loc(c[0]))
 
     def this_expr(self, c):
-        return A.This(self._loc(c[0]))
+        return ast.This(self._loc(c[0]))
 
     def name(self, c):
-        return A.Name(self._loc(c[0]), c[0][1])
+        return ast.Name(self._loc(c[0]), c[0][1])
 
     def scoped(self, c):
-        return A.Scoped(self._loc(c[1]), c[0][1], c[1][1])
+        return ast.Scoped(self._loc(c[1]), c[0][1], c[1][1])
 
 
 def _int_value(text: str) -> tuple[int, str]:
@@ -489,7 +495,7 @@ def _syntax_message(err: _SyntaxError, chunk: list[Token]) -> tuple[Token, str]:
     return tok, f"unexpected {got}"
 
 
-def parse(text: str, filename: str, diags: DiagnosticSink) -> A.Unit:
+def parse(text: str, filename: str, diags: DiagnosticSink) -> ast.Unit:
     """Parse one source file; syntax errors are reported to ``diags``."""
     diags.sources.setdefault(filename, text)
     tables, builder = _tables()
@@ -506,4 +512,4 @@ def parse(text: str, filename: str, diags: DiagnosticSink) -> A.Unit:
         except _SyntaxError as err:
             tok, message = _syntax_message(err, chunk)
             diags.error(SourceLoc(filename, tok[2], tok[3], len(tok[1]) or 1), message)
-    return A.Unit(filename, items)
+    return ast.Unit(filename, items)

@@ -70,7 +70,7 @@ class DeviceGlobalSym:
         self.host_access = None     # 0 read, 1 write, 2 read_write, 3 none (None: not given)
         self.init_mode = None       # 0 reprogram, 1 reset
         self.implement_in_csr = None
-        self.init = None            # constant value tree (see sema.const_value) or None
+        self.init = None            # constant value tree (see checker.constants.const_initializer) or None
         self.is_static = self.is_extern = False
         self.unique_id = None
         self.cls = None

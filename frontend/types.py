@@ -114,7 +114,7 @@ class ItemType(Type):
 
 
 class ClassType(Type):
-    """A ``class``/``struct``; members are filled in by sema.
+    """A ``class``/``struct``; members are filled in by the checker.
 
     LLVM layout (Itanium-like, single inheritance): ``[vptr]`` when the class is
     polymorphic and its base is not, then the base subobject, then own fields.

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from ...passes.support.diagnostics import DiagnosticSink
 from .. import ast
+from ..parts import connect_parts, disconnect_parts
 from ..symbols import Program
 from .calls import BUILTINS, Calls
 from .constants import Constants
@@ -54,11 +55,7 @@ class Checker:
     def __init__(self, unit: ast.Unit, diags: DiagnosticSink, sizeof=None):
         self.unit = unit
         cx = self.cx = CheckContext(unit, diags, sizeof)
-        parts = [part(cx) for part in PARTS.values()]
-        for name, part in zip(PARTS, parts):
-            setattr(cx, name, part)
-        for part in parts:
-            part.connect()
+        connect_parts(cx, PARTS)
 
     def run(self) -> Program:
         """Check the unit, once: afterwards the parts are released (they refer to
@@ -67,9 +64,7 @@ class Checker:
         try:
             return self._check()
         finally:
-            for name in PARTS:
-                getattr(self.cx, name).disconnect()
-                delattr(self.cx, name)
+            disconnect_parts(self.cx, PARTS)
 
     def _check(self) -> Program:
         cx = self.cx

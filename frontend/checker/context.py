@@ -3,15 +3,13 @@ function being checked, and the diagnostics.
 
 The checker is a set of parts, one concern each (``declarations``,
 ``statements``, ``expressions``, ``calls``, ``conversions``, ``constants``,
-``properties``, ``type_names``, ``scopes``).  Each part is a ``Part``: it holds
-the shared ``CheckContext`` and declares in ``uses`` the methods of other
-parts it calls; ``connect`` binds them onto it once all parts exist, so a call
-reads ``self.expr(e)`` in whichever part ``expr`` lives, and costs no more than
-a method of its own.
+``properties``, ``type_names``, ``scopes``).  Each part is a ``Part`` (``frontend.parts``)
+holding the shared ``CheckContext``.
 """
 from __future__ import annotations
 
 from ...passes.support.diagnostics import DiagnosticSink, SourceLoc, too_deep
+from .. import parts
 from ..symbols import FuncSym, LocalSym, Program
 from ..types import ClassType
 
@@ -53,23 +51,10 @@ class CheckContext:
             return None
 
 
-class Part:
-    """One concern of the checker (see the module docstring)."""
-
-    #: context attribute of another part -> names of its methods this part calls
-    uses: dict[str, tuple[str, ...]] = {}
+class Part(parts.Part):
+    """One concern of the checker (see ``frontend.parts``)."""
 
     def __init__(self, cx: CheckContext):
-        self.cx = cx
+        super().__init__(cx)
         self.error, self.note, self.tok_loc = cx.error, cx.note, cx.tok_loc
         self.file, self.prog, self.classes, self.globals = cx.file, cx.prog, cx.classes, cx.globals
-
-    def connect(self) -> None:
-        for part, names in self.uses.items():
-            other = getattr(self.cx, part)
-            for name in names:
-                setattr(self, name, getattr(other, name))
-
-    def disconnect(self) -> None:
-        """Drop what ``connect`` bound (and anything else held), breaking the cycles between parts."""
-        self.__dict__.clear()

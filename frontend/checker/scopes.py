@@ -15,15 +15,17 @@ class Boundary:
         self.kind, self.captures, self.loops = kind, [], 0
 
 
-class Scope(dict):
-    """One block's names (name -> LocalSym), inside ``boundary``."""
-    __slots__ = ("boundary",)
-
-
 class Scopes(Part):
+    """Block scopes, with constant-time lookup: ``visible`` maps each name to the
+    locals of that name in the open scopes, innermost last; each scope (a dict
+    name -> LocalSym) says which entries to drop when it closes.  (Walking the
+    scope chain instead costs the nesting depth per name: quadratic for a long
+    ``else if`` chain.)"""
+
     def __init__(self, cx):
         super().__init__(cx)
-        self.scopes: list[Scope] = []
+        self.scopes: list[dict] = []
+        self.visible: dict[str, list[LocalSym]] = {}
         self.bounds: list[Boundary] = []
 
     def enter_function(self) -> Boundary:
@@ -31,6 +33,7 @@ class Scopes(Part):
         body = Boundary("function")
         self.bounds = [body]
         self.scopes = []
+        self.visible = {}
         self.push()
         return body
 
@@ -47,15 +50,25 @@ class Scopes(Part):
         self.bounds.pop()
 
     def push(self) -> None:
-        s = Scope()
-        s.boundary = self.bounds[-1]
-        self.scopes.append(s)
+        self.scopes.append({})
 
     def pop(self) -> None:
-        self.scopes.pop()
+        visible = self.visible
+        for name in self.scopes.pop():
+            stack = visible[name]
+            stack.pop()
+            if not stack:
+                del visible[name]
 
     def declare(self, name, sym: LocalSym) -> None:
-        self.scopes[-1][name] = sym
+        """``sym`` is ``name`` from here to the end of the innermost scope (a
+        redefinition in the same scope replaces the first, after its error)."""
+        scope = self.scopes[-1]
+        if name in scope:
+            self.visible[name][-1] = sym
+        else:
+            self.visible.setdefault(name, []).append(sym)
+        scope[name] = sym
 
     def declared_here(self, name) -> LocalSym | None:
         """The local ``name`` of the innermost scope, if any (redefinition checks)."""
@@ -64,12 +77,12 @@ class Scopes(Part):
     def lookup_local(self, name) -> LocalSym | None:
         """The innermost visible local ``name``, recorded as captured by the
         boundaries between its declaration and here."""
-        for scope in reversed(self.scopes):
-            sym = scope.get(name)
-            if sym is not None:
-                self.capture(sym)
-                return sym
-        return None
+        stack = self.visible.get(name)
+        if stack is None:
+            return None
+        sym = stack[-1]
+        self.capture(sym)
+        return sym
 
     def capture(self, sym: LocalSym) -> None:
         """Record that the current if_device/if_host blocks use outer local ``sym``."""

@@ -1,0 +1,117 @@
+"""Module-level IR: function declarations with their attributes and metadata,
+vtables, device globals, string constants, intrinsics, source-location
+metadata and the module's named metadata."""
+from __future__ import annotations
+
+from ...device_configs.aspects import Aspect, TYPES_THAT_USE_ASPECTS
+from ..ir_attributes import render
+from ..ir_writer import (NULL, PTR, Function, GlobalVariable, Value, array_type, const_aggregate,
+                         const_bytes, struct_type)
+from ..data_layout import sizeof
+from ..symbols import DeviceGlobalSym, FuncSym
+from .context import Part, i32
+
+
+class Globals(Part):
+    uses = {"llvm_types": ("const_value", "lltype")}
+
+    def module_metadata(self):
+        m = self.cx.module
+        m.named_metadata["sycl_aspects"] = [m.metadata([a.name, i32(int(a))]) for a in Aspect]
+        if self.prog.uses_half:
+            m.named_metadata["sycl_types_that_use_aspects"] = [
+                m.metadata([name, i32(int(a))]) for name, a in TYPES_THAT_USE_ASPECTS.items()]
+        used = [gv for g, gv in self.dgs.items() if not g.is_extern]
+        if used:
+            arr = array_type(PTR, len(used))
+            gv = m.add(GlobalVariable("llvm.compiler.used", arr))
+            gv.linkage = "appending"
+            gv.section = "llvm.metadata"
+            gv.initializer = const_aggregate(arr, used)
+    def declare_fn(self, f: FuncSym):
+        params = [self.lltype(t) for _, t in f.params]
+        names = [n for n, _ in f.params]
+        if f.cls is not None:
+            params.insert(0, PTR)
+            names.insert(0, "this")
+        fn = self.cx.module.add(Function(f.llname, self.lltype(f.ret), params, arg_names=names))
+        fn.cconv = "spir_kernel" if f.is_kernel else "spir_func"
+        attrs = fn.attributes
+        if f.is_static:
+            fn.linkage = "internal"
+        elif f.cls is not None and f.defined:
+            fn.linkage = "linkonce_odr"
+        if f.is_kernel or f.is_external or f.set_name is not None:
+            attrs.append(render("sycl-module-id", f.module_id))
+        if f.set_name is not None:
+            attrs.append(render("indirectly-callable", f.set_name))
+        if f.calls_sets:
+            attrs.append(render("calls-indirectly", ",".join(f.calls_sets)))
+        if f.is_kernel:
+            attrs.append(render("minisycl-kernel-signature", ",".join(str(t) for _, t in f.params)))
+        if f.is_host:
+            attrs.append(render("minisycl-host-only"))
+        if f.device_has is not None:
+            fn.metadata["sycl_declared_aspects"] = self.cx.module.metadata([i32(int(a)) for a in sorted(f.device_has)])
+        if f.reqd_wg:
+            fn.metadata["reqd_work_group_size"] = self.cx.module.metadata([i32(v) for v in f.reqd_wg])
+        if f.defined and f.loc is not None:
+            fn.metadata["minisycl.loc"] = self.loc_md(f.loc)
+        self.fns[f] = fn
+        return fn
+    def vtable(self, cls):
+        arr = array_type(PTR, len(cls.vslots) + 2)
+        ty = struct_type([arr])
+        gv = self.cx.module.add(GlobalVariable(f"_ZTV{cls.mangled}", ty))
+        gv.constant = True
+        gv.linkage = "linkonce_odr"
+        gv.unnamed_addr = True
+        gv.align = 8
+        gv.initializer = const_aggregate(ty, [const_aggregate(arr, [NULL, NULL] + [self.fns[s] for s in cls.vslots])])
+        # the address point: past offset-to-top and RTTI, as the Itanium ABI puts it
+        self.vtables[cls] = Value(PTR, f"getelementptr inbounds ({ty.text}, ptr {gv.ref}, i32 0, i32 0, i32 2)")
+    def declare_dg(self, g: DeviceGlobalSym):
+        inner = self.lltype(g.ty)
+        ty = struct_type([inner] if g.image_scope else [PTR, inner])
+        gv = self.cx.module.add(GlobalVariable(g.llname, ty))
+        gv.align = 8
+        if g.is_static:
+            gv.linkage = "internal"
+        if not g.is_extern:
+            value = self.const_value(g.ty, g.init)
+            gv.initializer = const_aggregate(ty, [value] if g.image_scope else [NULL, value])
+        attrs = gv.attributes
+        attrs.append(render("sycl-unique-id", g.unique_id))
+        attrs.append(render("sycl-device-global-size", str(sizeof(g.ty))))
+        if g.image_scope:
+            attrs.append(render("sycl-device-image-scope"))
+        if g.host_access is not None:
+            attrs.append(render("sycl-host-access", str(g.host_access)))
+        if g.init_mode is not None:
+            attrs.append(render("sycl-init-mode", str(g.init_mode)))
+        if g.implement_in_csr is not None:
+            attrs.append(render("sycl-implement-in-csr", "true" if g.implement_in_csr else "false"))
+        self.dgs[g] = gv
+    def loc_md(self, loc) -> str:
+        """``!{!"file", i32 line, i32 col}`` (clang's ``!srcloc`` idea), so that IR
+        passes can report diagnostics at the source."""
+        return self.cx.module.metadata([loc.file, i32(loc.line), i32(loc.col)])
+    def at(self, loc) -> str:
+        """The ``!minisycl.loc`` attachment of an instruction made for ``loc``."""
+        return ", !minisycl.loc " + self.loc_md(loc) if loc is not None else ""
+    def cstring(self, text):
+        gv = self.strings.get(text)
+        if gv is None:
+            init = const_bytes(text.encode() + b"\0")
+            gv = self.cx.module.add(GlobalVariable(f".str.{len(self.strings)}", init.type))
+            gv.constant = True
+            gv.linkage = "private"
+            gv.unnamed_addr = True
+            gv.initializer = init
+            self.strings[text] = gv
+        return gv
+    def intrinsic(self, name, ret, params):
+        fn = self.intrinsics.get(name)
+        if fn is None:
+            fn = self.intrinsics[name] = self.cx.module.add(Function(name, ret, params))
+        return fn
