@@ -1,9 +1,14 @@
 """``minisycl devices`` (like ``sycl-ls``) and ``minisycl run`` (a host script with a bundle)."""
 from __future__ import annotations
 
+import runpy
+import sys
+
 import click
 
 from ..passes.support.cli import run_guarded
+from .device import default_device, get_devices
+from .errors import exception
 
 
 @click.command("devices")
@@ -11,7 +16,6 @@ from ..passes.support.cli import run_guarded
 def devices_cmd(verbose):
     """List the devices the runtime offers (MINISYCL_DEVICE picks the default)."""
     def body():
-        from .device import default_device, get_devices
         default = default_device()
         for i, d in enumerate(get_devices()):
             mark = "*" if d == default else " "
@@ -30,9 +34,6 @@ def run_cmd(script, args):
     """Run a Python host SCRIPT (it loads bundles with minisycl.runtime.load_bundle).
     Runtime exceptions are reported as one line and exit status 1."""
     def body():
-        import runpy
-        import sys
-        from .errors import exception
         sys.argv = [script, *args]
         try:
             runpy.run_path(script, run_name="__main__")
