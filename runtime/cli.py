@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import os
+import runpy
+import sys
 
 import click
 
 from ..passes.support.cli import run_guarded
+from .device import config_problems, default_device, get_devices
+from .errors import exception
 
 
 @click.command("devices")
@@ -14,8 +18,6 @@ def devices_cmd(verbose):
     """List the devices the runtime offers (MINISYCL_DEVICE picks the default).
     A broken device-config file is reported as a warning and skipped."""
     def body():
-        from .device import config_problems, default_device, get_devices
-        from .errors import exception
         for problem in config_problems():
             click.echo(f"{problem.render().replace(': error: ', ': warning: ', 1)} (skipped)", err=True)
         try:
@@ -67,9 +69,6 @@ def run_cmd(script, args):
     exception of the script with the script's own traceback; both exit with
     status 1."""
     def body():
-        import runpy
-        import sys
-        from .errors import exception
         sys.argv = [script, *args]
         try:
             runpy.run_path(script, run_name="__main__")

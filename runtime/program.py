@@ -301,6 +301,10 @@ class _HostProgram:
 
 def build_program(sources: list[str], *, split: str = "auto", targets=()) -> program:
     """Build sources in this process (``minisycl build`` without the file) and load the result."""
+    # The runtime's one use of post-link beyond the bundle format, and made here,
+    # not at the top, on purpose (the documented exception to the layering):
+    # building from sources needs the whole compiler, which loading and running
+    # a bundle never does.
     from ..postlink.build import build
     bundle, _ = build(list(sources), split=split, targets=list(targets))
     return program(bundle, " ".join(sources))
