@@ -22,6 +22,8 @@ import os
 
 import pytest
 
+from minisycl.passes.callgraph import sccs
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FOLDERS = ["frontend", "passes", "postlink", "runtime", "device_configs"]
 
@@ -135,37 +137,12 @@ def test_imports_follow_the_layers(module):
 
 
 def test_no_import_circles():
-    """Tarjan's strongly connected components over every import (a package's
+    """Strongly connected components (the call graph's Tarjan) over every import (a package's
     ``__init__`` importing its own submodules is the one edge left out: that is
     how a package re-exports)."""
     def own_submodule(m, t):
         return (_path_of(m) or "").endswith("__init__.py") and t.startswith(m + ".")
     edges = {m: sorted({t for t, _, _ in GRAPH[m] if t in GRAPH and t != m and not own_submodule(m, t)})
              for m in GRAPH}
-    index, low, stack, on, circles = {}, {}, [], set(), []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in edges[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                circles.append(sorted(comp))
-
-    for v in sorted(edges):
-        if v not in index:
-            visit(v)
+    circles = [sorted(c) for c in sccs(edges, sorted(edges)) if len(c) > 1]
     assert circles == []
