@@ -20,6 +20,7 @@ PASSES = {
     "split-if-device": "minisycl.passes.split_if_device:SplitIfDevice",
     "propagate-aspects": "minisycl.passes.propagate_aspects:PropagateAspects",
     "analyze-virtual-functions": "minisycl.passes.virtual_functions:AnalyzeVirtualFunctions",
+    "lower-work-groups": "minisycl.passes.work_item_loops:LowerWorkGroups",
 }
 
 
