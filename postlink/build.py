@@ -18,13 +18,23 @@ import llvmlite.binding as llvm
 
 from ..frontend import compile_files
 from ..passes import parse_pipeline
-from ..passes.ir import Module, parse_text, render, split_operands
+from ..passes.ir import Module, load, parse_text, render, split_operands
 from ..passes.link import link
 from ..passes.manager import PassContext, PassManager
 from .bundle import Bundle, BundleImage
 from ..device_configs.targets import load_target
 from .properties import is_image_scope
 from .split import split_module
+
+
+def lower_for_cpu(bitcode: bytes) -> bytes:
+    """The image with its work-group kernels lowered (``lower-work-groups``), or as it is."""
+    from ..passes.ir.bridge import parse_bitcode
+    from ..passes.work_item_loops import lower_work_groups
+    module = Module.parse(str(parse_bitcode(bitcode)))
+    if not lower_work_groups(module):
+        return bitcode
+    return render([module], bitcode=True)[0]
 
 __all__ = ["build", "compile_native", "PIPELINE"]
 
@@ -46,6 +56,7 @@ def compile_native(bitcode: bytes) -> bytes:
     """Native object code for this machine's CPU from an image's bitcode (that
     this build just wrote: trusted, so LLVM's reader runs in process; see
     ``passes/ir/bridge.py`` for bitcode from elsewhere)."""
+    bitcode = lower_for_cpu(bitcode)        # hook: work-group kernels run a group per call (work_item_loops.py)
     mod = llvm.parse_bitcode(bitcode, context=llvm.create_context())
     return _for_this_cpu(mod, opt=2, reloc="pic", codemodel="default").emit_object(mod)
 
@@ -107,6 +118,9 @@ def build(sources: list[str], *, split: str = "auto", targets: list[str] = (),
     warnings = []
     modules = []
     for path in sources:
+        if path.endswith((".ll", ".bc")):          # device IR as DPC++ spells it (e.g. hand-written)
+            modules.append(load(path))
+            continue
         result = compile_files([path])
         warnings.extend(result.warnings)
         modules.append(parse_text(result.ir, path)[0])

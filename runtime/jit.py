@@ -30,6 +30,7 @@ from ..passes.ir import IRError, Module, split_type, split_operands
 from ..passes.ir.loading import read_untrusted_bitcode
 from .atomics import accumulators, private_copy, private_name
 from .errors import errc, exception
+from .work_groups import group_launcher, lower_group_kernels
 
 __all__ = ["LinkedProgram", "link_and_jit", "launcher_name", "read_bundle_bitcode"]
 
@@ -199,6 +200,8 @@ class LinkedProgram:
         #: kernel -> indices (among the non-item parameters) of atomically updated parameters
         #: whose updates its launcher aggregates (``atomics.py``)
         self.aggregated = aggregated
+        #: kernel -> GroupKernel, for kernels that run a work-group per call (work_groups.py)
+        self.groups = {}
         keep_context(self, context)
         self._launchers = {}
 
@@ -230,9 +233,10 @@ def read_bundle_bitcode(bitcode: bytes, what: str, cut=None):
         raise exception(errc.invalid, str(err)) from None
 
 
-def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[str] | None = None) -> LinkedProgram:
+def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[str] | None = None,
+                 sub_group_size: int = 0) -> LinkedProgram:
     """Steps 1-3 for the images (the first holds the kernels); ``names`` name
-    them in errors."""
+    them in errors; ``sub_group_size``: the device's default, for work-group kernels."""
     names = names or [f"device image {i + 1}" for i in range(len(image_bitcodes))]
     texts = [read_bundle_bitcode(bc, name) for bc, name in zip(image_bitcodes, names)]
     _dedupe(texts)
@@ -251,17 +255,22 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
         linked_text = str(main)
     linked = Module.parse(linked_text)
     shapes = {k: kernel_shape(linked, k) for k in kernels if k in linked.functions}
-    for k in shapes:            # a spir_kernel cannot be called; on the CPU it is a plain function
+    groups = lower_group_kernels(linked, shapes, sub_group_size)    # hook: work_groups.py (barriers, local memory)
+    for k in (k for k in shapes if k not in groups):            # a spir_kernel cannot be called; on the CPU it is a plain function
         fn = linked.functions[k]
         linked.functions[k] = type(fn)(k, fn.header.replace(" spir_kernel ", " spir_func ", 1), fn.body)
     for g in linked.globals_with("sycl-device-global-size"):
         if linked.globals[g].linkage in ("internal", "private"):
             linked.set_linkage(g, "external")     # so the runtime can find a static device global
-    accs = {k: accumulators(linked, k, s.params) if s.item is not None else [] for k, s in shapes.items()}
-    text = linked.text() + "".join(_launchers(linked, s, accs[k]) for k, s in shapes.items())
+    accs = {k: accumulators(linked, k, s.params) if s.item is not None and k not in groups else []
+            for k, s in shapes.items()}
+    text = linked.text() + "".join(group_launcher(s, groups[k], launcher_name(k)) if k in groups else
+                                   _launchers(linked, s, accs[k]) for k, s in shapes.items())
     engine, context, key, from_disk = compile_ir(text, "device program")
-    return LinkedProgram(engine, context, shapes, key, from_disk,
-                         {k: [a.param for a in found] for k, found in accs.items() if found})
+    program = LinkedProgram(engine, context, shapes, key, from_disk,
+                            {k: [a.param for a in found] for k, found in accs.items() if found})
+    program.groups = groups
+    return program
 
 
 def compile_ir(text: str, what: str):
