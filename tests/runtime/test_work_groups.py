@@ -210,3 +210,152 @@ def test_local_memory_is_checked(boxes):
     assert q.device.local_mem_size == 65536
     assert sycl.device(__import__("minisycl.device_configs.targets", fromlist=["x"]).load_target(
         "nvidia_gpu_sm_80")).local_mem_size == 49152
+
+
+# -- collectives --------------------------------------------------------------------------------
+
+NP = {"i32": np.int32, "float": np.float32, "half": np.float16, "i64": np.int64}
+OPS = {"IAdd": np.add, "FAdd": np.add, "IMulKHR": np.multiply, "FMulKHR": np.multiply, "SMin": np.minimum,
+       "FMin": np.minimum, "SMax": np.maximum, "FMax": np.maximum, "BitwiseAndKHR": np.bitwise_and,
+       "BitwiseOrKHR": np.bitwise_or, "BitwiseXorKHR": np.bitwise_xor}
+CASES = [("IAdd", "i32"), ("IMulKHR", "i32"), ("SMin", "i32"), ("SMax", "i64"), ("BitwiseAndKHR", "i32"),
+         ("BitwiseOrKHR", "i32"), ("BitwiseXorKHR", "i32"), ("FAdd", "float"), ("FMin", "float"),
+         ("FMax", "float"), ("FMulKHR", "float"), ("FAdd", "half")]
+
+
+def segments(n_items, L, S):
+    """(start, end) of every segment: work-groups of L, cut into sub-groups of S."""
+    for g in range(0, n_items, L):
+        for s in range(g, g + L, S):
+            yield s, min(s + S, g + L)
+
+
+def expected(kind, opname, values, L, S):
+    op = OPS[opname]
+    out = np.empty_like(values)
+    for s, e in segments(len(values), L, S):
+        seg = values[s:e]
+        if kind == 0:
+            out[s:e] = op.reduce(seg)
+        else:
+            inc = op.accumulate(seg)
+            out[s:e] = inc if kind == 1 else np.concatenate([[identity(opname, seg.dtype)], inc[:-1]])
+    return out
+
+
+def identity(opname, dtype):
+    if opname in ("IAdd", "FAdd", "BitwiseOrKHR", "BitwiseXorKHR"):
+        return 0
+    if opname in ("IMulKHR", "FMulKHR"):
+        return 1
+    if opname == "BitwiseAndKHR":
+        return -1
+    if dtype.kind == "f":
+        return np.inf if "Min" in opname else -np.inf
+    info = np.iinfo(dtype)
+    return info.max if "Min" in opname else info.min
+
+
+@pytest.fixture(scope="module")
+def collectives(tmp_path_factory):
+    ks = [collective(f"c_{o}_{t}_{scope}_{kind}", f"__spirv_Group{o}", t, scope, kind)
+          for o, t in CASES for scope in (2, 3) for kind in (0, 1, 2)]
+    ks += [collective("bcast", "__spirv_GroupBroadcast", "i32", 2, None, "i32 5"),
+           collective("sg_bcast", "__spirv_GroupBroadcast", "float", 3, None, "i32 1"),
+           collective("sx", "__spirv_SubgroupShuffleXorINTEL", "i32", None, None, "i32 1"),
+           collective("sel", "__spirv_SubgroupShuffleINTEL", "i32", None, None, "i32 2"),
+           collective("any", "__spirv_GroupAny", "i1", 2, None), collective("all_sg", "__spirv_GroupAll", "i1", 3, None),
+           collective("c16", "__spirv_GroupIAdd", "i32", 3, 1, reqd_sg=16),
+           collective("c3d", "__spirv_GroupIAdd", "i32", 2, 1, dims=3),
+           collective("c_sg3d", "__spirv_GroupFAdd", "float", 3, 0, dims=3)]
+    return build(tmp_path_factory.mktemp("c"), module(ks, dims=(1, 3)))
+
+
+def values(n, ty, seed):
+    rng = np.random.default_rng(seed)
+    if ty in ("float", "half"):
+        return rng.integers(-8, 9, n).astype(NP[ty]) / NP[ty](4)      # exact in any order
+    return rng.integers(-3, 4, n).astype(NP[ty])
+
+
+@pytest.mark.parametrize("L", [1, 5, 8, 13, 64])
+@pytest.mark.parametrize("o,t", CASES)
+def test_group_and_sub_group_reduce_and_scans(collectives, o, t, L):
+    q = sycl.queue()
+    S = q.device.sub_group_sizes[0]
+    n = 3 * L
+    x = shared(q, values(n, t, L), NP[t])
+    out = sycl.malloc_shared(n, NP[t], q)
+    for scope in (2, 3):
+        for kind in (0, 1, 2):
+            q.parallel_for(collectives.kernel(f"c_{o}_{t}_{scope}_{kind}"), sycl.nd_range(n, L), x, out).wait()
+            want = expected(kind, o, np.asarray(x), L, L if scope == 2 else S)
+            got = np.asarray(out)
+            if o in ("IMulKHR", "FMulKHR") and t != "i32":
+                assert np.allclose(got, want)
+            else:
+                assert np.array_equal(got, want.astype(NP[t])), (scope, kind)
+
+
+@pytest.mark.parametrize("L", [6, 10, 32])
+def test_broadcast_votes_and_shuffles(collectives, L):
+    q = sycl.queue()
+    S = q.device.sub_group_sizes[0]
+    n = 2 * L
+    xi = shared(q, np.arange(n, dtype=np.int32) * 3, np.int32)
+    oi = sycl.malloc_shared(n, np.int32, q)
+    v = np.asarray(xi)
+    q.parallel_for(collectives.kernel("bcast"), sycl.nd_range(n, L), xi, oi).wait()
+    assert np.array_equal(np.asarray(oi), np.repeat(v.reshape(-1, L)[:, 5], L))
+    q.parallel_for(collectives.kernel("sx"), sycl.nd_range(n, L), xi, oi).wait()
+    q2 = sycl.malloc_shared(n, np.int32, q)
+    q.parallel_for(collectives.kernel("sel"), sycl.nd_range(n, L), xi, q2).wait()
+    for s, e in segments(n, L, S):
+        for i in range(s, e):
+            lane = i - s
+            src = lane ^ 1
+            assert oi[i] == (v[s + src] if src < e - s else v[i])
+            assert q2[i] == (v[s + 2] if 2 < e - s else v[i])
+    xf = shared(q, np.arange(n, dtype=np.float32), np.float32)
+    of = sycl.malloc_shared(n, np.float32, q)
+    q.parallel_for(collectives.kernel("sg_bcast"), sycl.nd_range(n, L), xf, of).wait()
+    for s, e in segments(n, L, S):
+        assert np.all(np.asarray(of)[s:e] == (s + 1 if e - s > 1 else s))
+    xb = shared(q, (np.arange(n) % L == L - 1).astype(np.bool_), np.bool_)
+    ob = sycl.malloc_shared(n, np.bool_, q)
+    q.parallel_for(collectives.kernel("any"), sycl.nd_range(n, L), xb, ob).wait()
+    assert np.all(np.asarray(ob))
+    q.parallel_for(collectives.kernel("all_sg"), sycl.nd_range(n, L), xb, ob).wait()
+    for s, e in segments(n, L, S):
+        assert np.all(np.asarray(ob)[s:e] == np.all(np.asarray(xb)[s:e]))
+
+
+def test_required_sub_group_size_and_3d(collectives):
+    q = sycl.queue()
+    n = 48
+    x = shared(q, np.arange(n, dtype=np.int32), np.int32)
+    out = sycl.malloc_shared(n, np.int32, q)
+    q.parallel_for(collectives.kernel("c16"), sycl.nd_range(n, 24), x, out).wait()
+    assert np.array_equal(np.asarray(out), expected(1, "IAdd", np.asarray(x), 24, 16))
+    g, l = (4, 6, 10), (2, 3, 5)
+    N = 4 * 6 * 10
+    x3 = shared(q, np.arange(N, dtype=np.int32) % 7, np.int32)
+    o3 = sycl.malloc_shared(N, np.int32, q)
+    q.parallel_for(collectives.kernel("c3d"), sycl.nd_range(g, l), x3, o3).wait()
+    xv = np.asarray(x3).reshape(g)
+    want = np.empty(g, np.int32)
+    for a in range(0, 4, 2):
+        for b in range(0, 6, 3):
+            for c in range(0, 10, 5):
+                blk = xv[a:a + 2, b:b + 3, c:c + 5].reshape(-1)       # linear order: last dimension fastest
+                want[a:a + 2, b:b + 3, c:c + 5] = np.cumsum(blk).reshape(2, 3, 5)
+    assert np.array_equal(np.asarray(o3).reshape(g), want)
+
+
+def test_unlisted_required_sub_group_size_is_refused(tmp_path):
+    prog = build(tmp_path, module([collective("c7", "__spirv_GroupIAdd", "i32", 3, 0, reqd_sg=7)]))
+    q = sycl.queue()
+    x = sycl.malloc_shared(8, np.int32, q)
+    with pytest.raises(sycl.exception) as e:
+        q.parallel_for(prog.kernel("c7"), sycl.nd_range(8, 8), x, x)
+    assert e.value.code() == sycl.errc.kernel_not_supported and "Sub-group size 7" in str(e.value)
