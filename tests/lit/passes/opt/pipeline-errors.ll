@@ -4,7 +4,7 @@
 ; RUN: minisycl opt --print-pipeline '-passes=propagate-aspects{validate=false;exclude-aspects=fp64},split-if-device' %s | filecheck %s --check-prefix=CANON
 ; RUN: minisycl opt --print-pipeline "-passes=$(minisycl opt --print-pipeline '-passes=propagate-aspects{validate=false;exclude-aspects=fp64}' %s)" %s | filecheck %s --check-prefix=CANON
 
-; UNKNOWN: minisycl: error: unknown pass 'frobnicate'; known passes: analyze-virtual-functions, propagate-aspects, split-if-device
+; UNKNOWN: minisycl: error: unknown pass 'frobnicate'; known passes: analyze-virtual-functions, lower-work-groups, propagate-aspects, split-if-device
 ; OPTION: minisycl: error: pass 'propagate-aspects' has no option 'colour' (options: exclude-aspects, fixed-targets, validate)
 ; VALUE: minisycl: error: pass 'propagate-aspects': option 'validate' expects true/false, got 'maybe'
 ; CANON: propagate-aspects{exclude-aspects=fp64;validate=false}
