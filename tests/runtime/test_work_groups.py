@@ -359,3 +359,15 @@ def test_unlisted_required_sub_group_size_is_refused(tmp_path):
     with pytest.raises(sycl.exception) as e:
         q.parallel_for(prog.kernel("c7"), sycl.nd_range(8, 8), x, x)
     assert e.value.code() == sycl.errc.kernel_not_supported and "Sub-group size 7" in str(e.value)
+
+
+def test_work_group_kernels_in_a_graph(boxes):
+    q = sycl.queue()
+    L, n = 16, 64
+    x = shared(q, np.arange(n, dtype=np.float32), np.float32)
+    y = sycl.malloc_shared(n, np.float32, q)
+    g = sycl.command_graph(q.get_context(), q.get_device())
+    g.add(lambda h: h.parallel_for(boxes.kernel("rotate"), sycl.nd_range(n, L), x, y))
+    ex = g.finalize()
+    q.ext_oneapi_graph(ex).wait()
+    assert np.array_equal(np.asarray(y).reshape(-1, L), np.roll(np.asarray(x).reshape(-1, L), -1, axis=1))
