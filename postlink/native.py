@@ -15,9 +15,10 @@ from typing import Callable
 
 import llvmlite.binding as llvm        # target machines only: modules come from the IR layer
 
-from ..passes.ir import parse_bitcode
+from ..passes.ir import Module, module_text, parse_bitcode, verify_and_serialize
+from ..passes.work_item_loops import lower_work_groups
 
-__all__ = ["for_this_cpu", "compile_native", "compile_all"]
+__all__ = ["for_this_cpu", "compile_native", "compile_all", "lower_for_cpu"]
 
 
 def for_this_cpu(ref, **machine_options):
@@ -31,9 +32,18 @@ def for_this_cpu(ref, **machine_options):
     return machine
 
 
+def lower_for_cpu(bitcode: bytes) -> bytes:
+    """The image with its work-group kernels lowered to one call per work-group
+    (``lower-work-groups``), or the image as it is when it has none."""
+    module = Module.parse(module_text(parse_bitcode(bitcode)))
+    if not lower_work_groups(module):
+        return bitcode
+    return verify_and_serialize([module], bitcode=True)[0]
+
+
 def compile_native(bitcode: bytes) -> bytes:
     """Native object code for this machine's CPU from an image's bitcode."""
-    ref = parse_bitcode(bitcode)
+    ref = parse_bitcode(lower_for_cpu(bitcode))
     return for_this_cpu(ref, opt=2, reloc="pic", codemodel="default").emit_object(ref)
 
 
