@@ -738,7 +738,7 @@ def lower_work_groups(module: Module, sub_group_size: int = 0) -> list[str]:
         canonical = str(parse_assembly(out))
     except RuntimeError as err:
         raise LoweringError(f"lowering work-groups produced invalid IR: {' '.join(str(err).split())[:600]}") from None
-    module.replace_with(Module.parse(canonical, module.name))
+    module.take_contents_of(Module.parse(canonical, module.name))
     return kernels
 
 
