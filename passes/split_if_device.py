@@ -37,8 +37,11 @@ from .srcloc import call_loc, function_loc
 ON_DEVICE = "sycl-call-if-on-device"
 ON_HOST = "sycl-call-if-on-host"
 HOST_ONLY = "minisycl-host-only"
-#: SPIR-V/SYCL/ESIMD builtins carry "sycl-module-id" but are not SYCL_EXTERNAL entry points
-SYCL_BUILTIN = re.compile(r'_Z\d+__(?:spirv|sycl|esimd)_|__builtin_')
+#: SPIR-V/SYCL/ESIMD builtins carry "sycl-module-id" but are not SYCL_EXTERNAL
+#: entry points: upstream's isSpirvSyclBuiltin/isESIMDBuiltin take "_Z", then
+#: any number of digits (none too), then "__spirv_", "__sycl_" or "__esimd_";
+#: isGenericBuiltin takes "__builtin_" (tests/postlink/test_differential.py)
+SYCL_BUILTIN = re.compile(r'_Z\d*__(?:spirv|sycl|esimd)_|__builtin_')
 _HOST_ROOT_LISTS = ("llvm.global_ctors", "llvm.global_dtors")
 
 
