@@ -18,7 +18,7 @@ What it puts in on purpose:
     origin; ``"referenced-indirectly"`` candidates of the same signatures;
   * device globals in ``addrspace(1)`` with ``"sycl-unique-id"`` and
     ``"sycl-device-global-size"`` in ``@llvm.compiler.used``, some of them as
-    ``addrspacecast`` members; plain globals, strings whose bytes look like IR,
+    ``addrspacecast`` members; an ``@llvm.used`` of kernels and others; plain globals, strings whose bytes look like IR,
     globals that point at globals;
   * ``linkonce_odr`` functions and vtables in their own ``comdat``;
   * metadata naming values (``!opencl.kernels``, ``!callees`` on indirect
@@ -121,6 +121,7 @@ class GenModule:
     escape_all: bool
     intrinsic: bool
     callees_md: bool = True         # whether indirect calls may carry !callees
+    llvm_used: list = field(default_factory=list)   # @llvm.used members (kernels, as DPC++ lists them; others)
 
     # --- facts -------------------------------------------------------------
 
@@ -178,14 +179,15 @@ class GenModule:
 
     # --- text --------------------------------------------------------------
 
-    def text(self, drop_from_used: set[str] = frozenset()) -> str:
-        """The module as LLVM IR; ``drop_from_used``: members to leave out of ``@llvm.compiler.used``."""
-        return _Render(self, drop_from_used).run()
+    def text(self, drop_from_used: set[str] = frozenset(), llvm_used: bool = True) -> str:
+        """The module as LLVM IR; ``drop_from_used``: members to leave out of
+        ``@llvm.compiler.used``; ``llvm_used``: whether ``@llvm.used`` is there."""
+        return _Render(self, drop_from_used, llvm_used).run()
 
 
 class _Render:
-    def __init__(self, m: GenModule, drop_from_used):
-        self.m, self.drop = m, drop_from_used
+    def __init__(self, m: GenModule, drop_from_used, llvm_used: bool):
+        self.m, self.drop, self.llvm_used = m, drop_from_used, llvm_used
         self.attr_groups: dict[str, int] = {}
         self.md: list[str] = []         # metadata node bodies; node i is !i
 
@@ -231,8 +233,12 @@ class _Render:
         out.append("\n")
         for g in m.globals:
             out.append(self.global_line(g) + "\n")
-        used = [n for n in m.used if n not in self.drop]
-        if used:
+        lists = [("llvm.compiler.used", [n for n in m.used if n not in self.drop])]
+        if self.llvm_used:
+            lists.append(("llvm.used", m.llvm_used))
+        for list_name, used in lists:
+            if not used:
+                continue
             members = []
             for n in used:
                 g = next((g for g in m.globals if g.name == n), None)
@@ -240,7 +246,7 @@ class _Render:
                     members.append(f"ptr addrspacecast ({g.ptr} {self.q(n)} to ptr)")
                 else:
                     members.append(f"ptr {self.q(n)}")
-            out.append(f"@llvm.compiler.used = appending global [{len(used)} x ptr] [{', '.join(members)}], "
+            out.append(f"@{list_name} = appending global [{len(used)} x ptr] [{', '.join(members)}], "
                        'section "llvm.metadata"\n')
         out.append("\n")
         for i, f in enumerate(m.functions):
@@ -479,6 +485,10 @@ def modules(draw, exclude: frozenset = frozenset()) -> GenModule:
         m.used = draw(st.lists(st.sampled_from(dgs), unique=True)) if dgs else []
         if others and draw(st.integers(0, 3)) == 0:
             m.used.append(draw(st.sampled_from(others)))
+        kernels = [f.name for f in functions if f.kind == "kernel" and f.defined]
+        if draw(st.integers(0, 3)) == 0:
+            m.llvm_used = draw(st.lists(st.sampled_from(kernels + others + dgs), unique=True, max_size=4)) \
+                if kernels + others + dgs else []
     if metadata and draw(st.booleans()):
         m.named = draw(st.lists(st.sampled_from(fnames + gnames), max_size=3, unique=True))
     return m
