@@ -162,7 +162,7 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     copier_roots += [n for n in module.functions if n in preserved and not module.functions[n].is_declaration
                      and not (jit and n in virtual) and module.functions[n].linkage not in DISCARDABLE_LINKAGES]
     images: list[Image] = []
-    for key in sorted(groups, key=lambda k: k.encode(), reverse=True):
+    for key in sorted(groups, key=lambda k: k.encode("utf-8", "surrogateescape"), reverse=True):
         members = groups[key]
         outlined = Excluding(virtual, members) if jit else ()
         roots = members + used + (copier_roots if key == "<GLOBAL>" else [])

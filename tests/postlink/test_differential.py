@@ -318,3 +318,33 @@ def test_names_spelled_as_llvm_prints_them():
         q = quote_name(name)
         assert f"${q} = comdat any" in printed and f"@{q} = linkonce_odr global %{q} zeroinitializer, comdat" in printed, name
         assert unquote_name(q) == name
+
+
+NOT_UTF8 = r'''
+$"h\FE" = comdat any
+define spir_kernel void @"k\FF"() #0 {
+  call spir_func void @"h\FE"()
+  ret void
+}
+define linkonce_odr spir_func void @"h\FE"() comdat {
+  ret void
+}
+attributes #0 = { "sycl-module-id"="a\FFb" }
+'''
+
+
+def test_name_bytes_that_are_no_utf8(tmp_path):
+    """LLVM names are bytes: a name that is no UTF-8 keeps its bytes through
+    post-link (its comdat found, the ``.sym`` file holding the raw bytes, as
+    upstream writes them) instead of stopping with an internal error."""
+    src = tmp_path / "in.ll"
+    src.write_text(NOT_UTF8)
+    for mode in MODES:
+        out = tmp_path / mode / "out.table"
+        r = CliRunner().invoke(main, ["post-link", f"-split={mode}", "-symbols", "-properties", "-S", str(src),
+                                      "-o", str(out)])
+        assert r.exit_code == 0, r.output
+        assert (tmp_path / mode / "out_0.sym").read_bytes() == b"k\xff\n"
+        image = (tmp_path / mode / "out_0.ll").read_text()
+        llvm_split.parse(image)
+        assert 'define internal spir_func void @"h\\FE"()' in image
