@@ -21,6 +21,8 @@ __all__ = ["keep_only", "defined_names", "used_members", "parse"]
 
 #: linkages that are already local: nothing to internalize
 _LOCAL = {llvm.Linkage.internal, llvm.Linkage.private}
+#: linkages GlobalDCE deletes a definition of when nothing uses it
+_DISCARDABLE = _LOCAL | {llvm.Linkage.linkonce_any, llvm.Linkage.linkonce_odr}
 
 
 @functools.lru_cache(maxsize=None)
@@ -42,19 +44,23 @@ def parse(text: str) -> llvm.ModuleRef:
     return ref
 
 
-def keep_only(module: llvm.ModuleRef, entries) -> llvm.ModuleRef:
+def keep_only(module: llvm.ModuleRef, entries, preserve=()) -> llvm.ModuleRef:
     """A clone of ``module`` in which only ``entries`` (names) and what they
     reach are defined: everything else defined is internalized, then GlobalDCE
-    runs.  An entry stays whatever its linkage (a local one is made external
-    in the clone, or GlobalDCE would delete it when nothing uses it).
-    ``module`` itself is left as it was."""
-    keep = set(entries)
+    runs.  An entry stays whatever its linkage (a local or ``linkonce`` one is
+    made external in the clone, or GlobalDCE would delete it when nothing uses it).
+    ``preserve``: names Internalize leaves as they are (upstream's
+    ``mustPreserveGV``), which GlobalDCE keeps only when their linkage is not
+    discardable or something live uses them.  ``module`` itself is left as it was."""
+    keep, preserve = set(entries), set(preserve)
     clone = module.clone()
     for value in list(clone.functions) + list(clone.global_variables):
         if value.is_declaration or value.name.startswith("llvm."):
             continue
+        if value.name in preserve and value.name not in keep:
+            continue
         if value.name in keep:
-            if value.linkage in _LOCAL:
+            if value.linkage in _DISCARDABLE:
                 value.linkage = llvm.Linkage.external
         elif value.linkage not in _LOCAL:
             value.linkage = llvm.Linkage.internal

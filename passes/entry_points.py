@@ -28,8 +28,11 @@ from .ir import Module
 
 __all__ = ["SYCL_BUILTIN", "VIRTUAL_FUNCTIONS", "entry_points"]
 
-#: SPIR-V/SYCL/ESIMD builtins carry "sycl-module-id" but are not SYCL_EXTERNAL entry points
-SYCL_BUILTIN = re.compile(r'_Z\d+__(?:spirv|sycl|esimd)_|__builtin_')
+#: SPIR-V/SYCL/ESIMD builtins carry "sycl-module-id" but are not SYCL_EXTERNAL
+#: entry points: upstream's isSpirvSyclBuiltin/isESIMDBuiltin take "_Z", then
+#: any number of digits (none too), then "__spirv_", "__sycl_" or "__esimd_";
+#: isGenericBuiltin takes "__builtin_" (tests/postlink/test_differential.py)
+SYCL_BUILTIN = re.compile(r'_Z\d*__(?:spirv|sycl|esimd)_|__builtin_')
 
 VIRTUAL_FUNCTIONS = ("include", "exclude", "ignore")
 

@@ -77,7 +77,8 @@ def write_tables(images: list[Image], tables: list[TableSpec], *, out_dir: str |
         files[ir] = code.encode() if isinstance(code, str) else code
         sym = f"{prefix}_{i}.sym"
         if symbols:
-            files[sym] = "".join(e + "\n" for e in im.entry_points).encode()
+            # a name's bytes as they are, UTF-8 or not (unquote_name: surrogateescape)
+            files[sym] = "".join(e + "\n" for e in im.entry_points).encode("utf-8", "surrogateescape")
         for spec, table_rows in zip(tables, rows):
             if spec.config is not None and not target_compatible(im, spec.config):
                 continue
@@ -85,10 +86,10 @@ def write_tables(images: list[Image], tables: list[TableSpec], *, out_dir: str |
             if properties:
                 if spec.target:
                     prop = f"{prefix}_{spec.target}_{i}.prop"
-                    files[prop] = with_compile_target(im.properties, spec.target).text().encode()
+                    files[prop] = with_compile_target(im.properties, spec.target).text().encode("utf-8", "surrogateescape")
                 else:
                     prop = f"{prefix}_{i}.prop"
-                    files[prop] = im.properties.text().encode()
+                    files[prop] = im.properties.text().encode("utf-8", "surrogateescape")
                 row.append(prop)
             if symbols:
                 row.append(sym)

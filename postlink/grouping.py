@@ -68,4 +68,4 @@ def group_entry_points(module: Module, entries: list[str], mode: str, jit: bool,
         groups.setdefault(key, []).append(name)
     if not groups:
         groups[GLOBAL] = []
-    return [(key, groups[key]) for key in sorted(groups, key=lambda k: k.encode(), reverse=True)]
+    return [(key, groups[key]) for key in sorted(groups, key=lambda k: k.encode("utf-8", "surrogateescape"), reverse=True)]

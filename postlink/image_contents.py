@@ -62,8 +62,10 @@ class SplitContext:
                         and n not in dead]
         # (in the JIT flow the virtual functions live in their set images: declared
         # here only where something refers to them, as StripDeadPrototypes leaves it)
+        # (one of discardable linkage is kept by Internalize as it is, then deleted
+        # by GlobalDCE when nothing uses it: no root)
         copier_roots += [n for n in module.functions if n in preserved and not module.functions[n].is_declaration
-                         and not (jit and n in virtual)]
+                         and not (jit and n in virtual) and module.functions[n].linkage not in DISCARDABLE_LINKAGES]
         return cls(module, jit, virtual, dgs, used, by_type, preserved, copier_roots)
 
 
@@ -94,11 +96,17 @@ def indirect_callees(module: Module) -> dict[str, list[str]]:
 
 def reachable(module: Module, roots: list[str], opaque, by_type: dict[str, list[str]]) -> list[str]:
     """``Module.closure`` plus upstream's indirect-call edges: a function that
-    makes an indirect call reaches every candidate of the call's type."""
+    makes an indirect call reaches every candidate of the call's type.
+
+    Then upstream's clean-up: Internalize leaves a ``"referenced-indirectly"``
+    function as it is, so GlobalDCE deletes one of discardable linkage
+    (``internal``, ``linkonce_odr``, ...) that nothing live uses, with what
+    only it reached; the non-discardable ones the closure took in stay, as
+    roots of their own."""
     names = module.closure(roots, skip_bodies_of=opaque)
     if not by_type:
         return names
-    seen, looked = set(names), set()
+    seen, looked, joined = set(names), set(), []
     while True:
         extra = []
         for n in names:
@@ -109,10 +117,17 @@ def reachable(module: Module, roots: list[str], opaque, by_type: dict[str, list[
             for sig in sorted(indirect_call_types(fn.body or "")):
                 extra.extend(c for c in by_type.get(sig, ()) if c not in seen and c not in extra)
         if not extra:
-            return names
+            break
+        joined += extra
         more = [n for n in module.closure(extra, skip_bodies_of=opaque) if n not in seen]
         seen.update(more)
         names = names + more
+    if all(module.functions[c].linkage not in DISCARDABLE_LINKAGES for c in joined):
+        return names
+    preserved = module.functions_with("referenced-indirectly")
+    kept = [n for n in names if n in preserved and n not in opaque and not module.functions[n].is_declaration
+            and module.functions[n].linkage not in DISCARDABLE_LINKAGES]
+    return module.closure(list(roots) + kept, skip_bodies_of=opaque)
 
 
 class KeptExternal:

@@ -118,7 +118,9 @@ def parse_and_verify(text: str, name: str) -> tuple[llvm.ModuleRef | None, str |
         ref.verify()
     except RuntimeError as err:
         return None, str(err)
-    ref.name = name
+    # an image is named after its key, which may hold a symbol's bytes that are
+    # no UTF-8 (as surrogates): LLVM's module name takes them as U+FFFD
+    ref.name = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     return ref, None
 
 

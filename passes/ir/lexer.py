@@ -58,20 +58,29 @@ def tokens(text: str) -> list[tuple[str, int, int]]:
 
 # --- names ------------------------------------------------------------------------
 
-_PLAIN = re.compile(r'[-a-zA-Z$._][-a-zA-Z$._0-9]*\Z')
+#: the names LLVM's printer leaves bare (``printLLVMNameWithoutPrefix``): ASCII
+#: letters, digits, ``-``, ``.`` and ``_``, not starting with a digit.  Its lexer
+#: also reads ``$`` bare, but prints such a name quoted, and the passes compare
+#: names as LLVM prints them.
+_PLAIN = re.compile(r'[-a-zA-Z._][-a-zA-Z._0-9]*\Z')
 
 
 @functools.lru_cache(maxsize=8192)      # the same file names, module ids and keys recur
 def quote_string(text: str) -> str:
-    """``"text"`` with LLVM's ``\\XX`` escapes (strings, attributes, quoted names)."""
+    """``"text"`` spelled byte for byte as LLVM prints it (``printEscapedString``,
+    for strings, attributes and quoted names alike): printable ASCII as it is,
+    ``\\`` as ``\\\\``, ``"`` and every other byte (control, non-ASCII UTF-8) as
+    ``\\XX`` in upper-case hex.  ``unquote_name`` reads it back to ``text``."""
     if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
         return '"' + text + '"'
     out = []
-    for ch in text:
-        if ch == '"' or ch == "\\" or not (32 <= ord(ch) < 127):
-            out.extend(f"\\{b:02X}" for b in ch.encode())
+    for b in text.encode("utf-8", "surrogateescape"):
+        if b == 0x5C:
+            out.append("\\\\")
+        elif 32 <= b < 127 and b != 0x22:
+            out.append(chr(b))
         else:
-            out.append(ch)
+            out.append(f"\\{b:02X}")
     return '"' + "".join(out) + '"'
 
 
@@ -86,14 +95,16 @@ _ESCAPE = re.compile(rb'\\([0-9A-Fa-f]{2}|\\)')
 
 def unquote_name(token: str) -> str:
     """The name or string a token without its sigil spells: ``foo`` → ``foo``,
-    ``"a\\20b"`` → ``a b``."""
+    ``"a\\20b"`` → ``a b``, ``"a\\\\b"`` → ``a\\b`` (both escapes LLVM reads).
+    Bytes that are no UTF-8 come back as surrogates (``surrogateescape``), so
+    ``quote_string`` spells them as they were: every byte round-trips."""
     if not token.startswith('"'):
         return token
     raw = token[1:-1]
     if "\\" not in raw:
         return raw
     return _ESCAPE.sub(lambda m: b"\\" if m.group(1) == b"\\" else bytes([int(m.group(1), 16)]),
-                       raw.encode("utf-8", "surrogateescape")).decode("utf-8", "replace")
+                       raw.encode("utf-8", "surrogateescape")).decode("utf-8", "surrogateescape")
 
 
 # --- scanners over long texts -------------------------------------------------------
