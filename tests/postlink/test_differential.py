@@ -63,7 +63,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
 import llvm_split  # noqa: E402
 import llvmlite.binding as llvm  # noqa: E402
 
-from minisycl.frontend.driver import main  # noqa: E402
+from minisycl.passes.support.cli import main  # noqa: E402
 from minisycl.passes.ir import parse_text, quote_name, unquote_name  # noqa: E402
 from minisycl.postlink import split_module, write_outputs  # noqa: E402
 
@@ -146,6 +146,7 @@ def check_post_link(m: GenModule, folder: str) -> None:
         images = split_module(parse_text(text, "gen.ll")[0], mode=mode)
         groups = m.groups(mode)
         assert [im.entry_points for im in images] == groups, mode
+        os.makedirs(os.path.join(folder, mode), exist_ok=True)
         rows = write_outputs(images, os.path.join(folder, mode, "out.table"), text_ir=True, symbols=True)
         for (code, sym), entries in zip(rows, groups):
             with open(code, encoding="utf-8") as fh:
@@ -341,6 +342,7 @@ def test_name_bytes_that_are_no_utf8(tmp_path):
     src.write_text(NOT_UTF8)
     for mode in MODES:
         out = tmp_path / mode / "out.table"
+        out.parent.mkdir()
         r = CliRunner().invoke(main, ["post-link", f"-split={mode}", "-symbols", "-properties", "-S", str(src),
                                       "-o", str(out)])
         assert r.exit_code == 0, r.output
