@@ -61,6 +61,8 @@ class PassContext:
     created_sets: dict[str, list[str]] = field(default_factory=dict)
     #: set by aggregate-atomics: kernel -> its private copy and the parameters whose updates it aggregates
     aggregated_atomics: dict[str, object] = field(default_factory=dict)
+    #: ``lower-work-groups``: kernel -> ``LoweredKernel`` (its group function and facts)
+    work_groups: dict[str, object] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
 
 

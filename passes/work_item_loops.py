@@ -115,7 +115,7 @@ from .manager import PassResult
 from .support.diagnostics import UserError
 from .work_group_builtins import QUERIES, Point, base_name, classify_call, group_step
 
-__all__ = ["LowerWorkGroups", "lower_work_groups", "needs_lowering", "group_function_name", "WG_KERNEL",
+__all__ = ["LowerWorkGroups", "LoweredKernel", "lowered_kernels", "lower_work_groups", "needs_lowering", "group_function_name", "WG_KERNEL",
            "WG_POINTS", "WG_STATIC_LOCAL", "WG_SUB_GROUP_SIZE"]
 
 WG_KERNEL = "minisycl-work-group-kernel"
@@ -743,10 +743,31 @@ def lower_work_groups(module: Module, sub_group_size: int = 0) -> list[str]:
 
 
 @dataclass
+class LoweredKernel:
+    """What a launcher needs to know of one lowered kernel (``PassContext.work_groups``)."""
+    function: str              # the group function: one call runs one work-group
+    points: list[str]          # descriptions of its exchange points 1.. (for divergence errors)
+    static_local: int          # bytes of static work-group memory
+    sub_group_size: int        # the compiled-in sub-group size S
+
+
+def lowered_kernels(module: Module, kernels: list[str]) -> dict[str, LoweredKernel]:
+    """The facts of ``kernels``, lowered in ``module``, read from their group functions."""
+    out = {}
+    for k in kernels:
+        attrs = module.function_attributes(group_function_name(k))
+        out[k] = LoweredKernel(group_function_name(k), [p for p in (attrs.get(WG_POINTS) or "").split("|") if p],
+                               int(attrs.get(WG_STATIC_LOCAL) or 0), int(attrs.get(WG_SUB_GROUP_SIZE) or 0))
+    return out
+
+
+@dataclass
 class LowerWorkGroups:
-    """See the module docstring."""
+    """See the module docstring.  Records what it lowered in ``PassContext.work_groups``."""
     name: ClassVar[str] = "lower-work-groups"
     sub_group_size: int = 0
 
     def run(self, module: Module, am) -> PassResult:
-        return PassResult.NONE if lower_work_groups(module, self.sub_group_size) else PassResult.ALL
+        done = lower_work_groups(module, self.sub_group_size)
+        am.ctx.work_groups = lowered_kernels(module, done)
+        return PassResult.NONE if done else PassResult.ALL

@@ -25,7 +25,7 @@ import numpy as np
 from ..device_configs.aspects import aspect_name
 from ..passes.ir import Module, split_operands, split_type
 from ..postlink.bundle import Bundle, BundleError, BundleImage
-from ..postlink.propertyset import PropertySets, u32_values
+from ..postlink.propertyset import PropertySets, u32_values, u64_values
 from .device import default_context, device as Device
 from .errors import errc, exception
 from .engine import close_engine, jit_module, keep_context
@@ -217,6 +217,12 @@ class kernel:  # noqa: N801
     @property
     def dims(self) -> int:
         return int(self.item[self.item.index("<") + 1:-1]) if self.item else 0
+
+    def required_work_group_size(self, dev: Device) -> list[int] | None:
+        """``reqd_work_group_size`` of the kernel in the image ``dev`` runs, or None."""
+        im = self.program.images[self.program._image_for(self.name, dev)]
+        raw = im.properties.get(REQ, "reqd_work_group_size_uint64_t")
+        return u64_values(raw) if raw is not None else None
 
     def pack(self, args) -> ctypes.Array:
         """Check the arguments against the signature and put each in an 8-byte slot."""

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..passes import parse_pipeline
 from ..passes.ir import Module, quote_name
-from ..passes.work_item_loops import (WG_KERNEL, WG_POINTS, WG_STATIC_LOCAL, WG_SUB_GROUP_SIZE,
-                                      group_function_name, lower_work_groups)
+from ..passes.manager import PassManager
 from .errors import errc, exception
 from .native import run_range
 
@@ -81,7 +81,7 @@ def pack_local(where: str, ty: str, value) -> int:
 @dataclass
 class GroupKernel:
     """What the runtime knows of a lowered kernel."""
-    name: str
+    function: str              # its group function (one call runs one work-group)
     points: list[str]          # descriptions of exchange points 1..
     static_local: int          # bytes of static work-group memory
     sub_group_size: int        # compiled-in S, or 0 (given at launch)
@@ -93,15 +93,12 @@ class GroupKernel:
 
 def lower_group_kernels(linked: Module, shapes: dict, sub_group_size: int) -> dict[str, GroupKernel]:
     """Lower the kernels of ``linked`` that need it (in place); their facts."""
-    done = lower_work_groups(linked, sub_group_size)
+    pipeline = parse_pipeline(f"lower-work-groups{{sub-group-size={int(sub_group_size)}}}")
+    lowered = PassManager(pipeline).run(linked).work_groups
     out = {}
-    for k in done:
-        attrs = linked.function_attributes(group_function_name(k))
-        points = [p for p in (attrs.get(WG_POINTS) or "").split("|") if p]
-        shape = shapes[k]
-        local = [i for i, t in enumerate(shape.params) if t.replace(" ", "") == "ptraddrspace(3)"]
-        out[k] = GroupKernel(attrs.get(WG_KERNEL) or k, points, int(attrs.get(WG_STATIC_LOCAL) or 0),
-                             int(attrs.get(WG_SUB_GROUP_SIZE) or 0), local)
+    for k, info in lowered.items():
+        local = [i for i, t in enumerate(shapes[k].params) if t.replace(" ", "") == "ptraddrspace(3)"]
+        out[k] = GroupKernel(info.function, info.points, info.static_local, info.sub_group_size, local)
     return out
 
 
@@ -139,7 +136,7 @@ def group_launcher(shape, info: GroupKernel, name: str) -> str:
             L += [f"  %id{d} = urem i64 {rest}, %g{6 + d}", f"  %q{d} = udiv i64 {rest}, %g{6 + d}"]
             rest = f"%q{d}"
         L += [f"  %ri{d} = getelementptr i64, ptr %rec, i64 {d}", f"  store i64 %id{d}, ptr %ri{d}"]
-    L += [f"  %st = call i64 @{quote_name(group_function_name(shape.name))}({', '.join(call)})",
+    L += [f"  %st = call i64 @{quote_name(info.function)}({', '.join(call)})",
           "  %bad = icmp ne i64 %st, 0", "  br i1 %bad, label %fail, label %ok",
           "ok:", "  %next = add i64 %grp, 1", "  %more = icmp ult i64 %next, %end",
           "  %other = load atomic i64, ptr %err monotonic, align 8", "  %quiet = icmp eq i64 %other, 0",
@@ -151,19 +148,10 @@ def group_launcher(shape, info: GroupKernel, name: str) -> str:
     return "\n".join(L) + "\n"
 
 
-def _reqd_work_group_size(k, device) -> list[int] | None:
-    from .program import REQ
-    from ..postlink.propertyset import u64_values
-    prog = k.program
-    im = prog.images[prog._image_for(k.name, device)]
-    raw = im.properties.get(REQ, "reqd_work_group_size_uint64_t")
-    return u64_values(raw) if raw is not None else None
-
-
 def check_local_size(k, geometry, device) -> None:
     """``reqd_work_group_size``: an nd_range launch's local range must be the one the
     kernel requires (``errc::nd_range``)."""
-    want = _reqd_work_group_size(k, device)
+    want = k.required_work_group_size(device)
     if want is not None:
         got = list(geometry[3:3 + k.dims])
         if got != list(want[:len(got)]):
