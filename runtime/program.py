@@ -133,8 +133,9 @@ class program:  # noqa: N801
             linked = self._cache.get(key)
             if linked is None:
                 kernels = [k for k in self.images[main].entry_points if k in self.signatures]
-                linked = link_and_jit([self.images[i].ir for i in chosen], kernels,
-                                      [self._image_name(i) for i in chosen])
+                # a device with its own code generation (an NVIDIA GPU: ``cuda/codegen.py``) links them itself
+                link = getattr(dev, "link_images", None) or link_and_jit
+                linked = link([self.images[i].ir for i in chosen], kernels, [self._image_name(i) for i in chosen])
                 bind_program(self, linked, dev, ctx)
                 self._cache[key] = linked
                 self.builds += 1

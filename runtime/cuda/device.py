@@ -71,6 +71,7 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
         self._context = None
         self._lock = threading.Lock()
         self.lost: str | None = None       # set when a fault poisoned the context
+        self._globals: dict = {}            # (context id, device-global id) -> device address
 
     @property
     def vendor(self) -> str:
@@ -102,6 +103,39 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
         free, total = ctypes.c_size_t(), ctypes.c_size_t()
         driver.call("cuMemGetInfo_v2", ctypes.byref(free), ctypes.byref(total))
         return free.value
+
+    # -- what the runtime asks a device with its own memory and code (duck-typed hooks)
+
+    @property
+    def queue_class(self):
+        from .queue import cuda_queue
+        return cuda_queue
+
+    def malloc(self, count, dtype, kind: str, queue):
+        from .memory import cuda_allocation
+        return cuda_allocation(count, dtype, kind, queue)
+
+    def link_images(self, image_bitcodes, kernels, names):
+        from .codegen import build_program
+        return build_program(self, image_bitcodes, kernels, names)
+
+    def global_storage(self, uid: str, info: dict, ctx) -> int:
+        """The device address of a shared device global's value in ``ctx``
+        (allocated and initialised from the bundle's initial value on first use)."""
+        key = (ctx.id, uid)
+        with self._lock:
+            addr = self._globals.get(key)
+            if addr is None:
+                self.activate()
+                size = max(int(info["size"]), 1)
+                p = ctypes.c_uint64()
+                driver.call("cuMemAlloc_v2", ctypes.byref(p), size, what=f"device_global '{info['name']}'")
+                init = (bytes.fromhex(info.get("init") or "") or bytes(size))[:size]
+                init += bytes(size - len(init))
+                buf = ctypes.create_string_buffer(init, size)
+                driver.call("cuMemcpy", p.value, ctypes.addressof(buf), size, what=f"device_global '{info['name']}'")
+                addr = self._globals[key] = p.value
+            return addr
 
     def __eq__(self, other):
         return isinstance(other, device) and other.name == self.name
