@@ -22,6 +22,7 @@ PASSES = {
     "analyze-virtual-functions": "minisycl.passes.virtual_functions:AnalyzeVirtualFunctions",
     "aggregate-atomics": "minisycl.passes.aggregate_atomics:AggregateAtomics",
     "lower-work-groups": "minisycl.passes.work_item_loops:LowerWorkGroups",
+    "lower-to-nvptx": "minisycl.passes.lower_to_nvptx:LowerToNVPTX",
 }
 
 

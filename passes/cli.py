@@ -56,8 +56,10 @@ def link_cmd(inputs, output, emit_bc):
 @click.option("--verify-each", is_flag=True, help="Verify the IR with LLVM after every pass.")
 @click.option("--time-passes", is_flag=True, help="Print the time spent in each pass (stderr).")
 @click.option("--print-pipeline", is_flag=True, help="Print the canonical pipeline string and exit.")
+@click.option("--emit-ptx", "ptx_cpu", default=None, metavar="SM",
+              help="Write PTX for NVIDIA architecture SM (e.g. sm_90) from the result (after lower-to-nvptx).")
 def opt_cmd(input, pipeline, output, host_output, emit_bc, text_output, print_after_all, print_before_all,
-            print_after, print_before, verify_each, time_passes, print_pipeline):
+            print_after, print_before, verify_each, time_passes, print_pipeline, ptx_cpu):
     """Run a pipeline of IR passes over INPUT (.ll or .bc; '-' for stdin).
 
     Passes: split-if-device, propagate-aspects, analyze-virtual-functions, lower-work-groups.
@@ -90,6 +92,11 @@ def opt_cmd(input, pipeline, output, host_output, emit_bc, text_output, print_af
             click.echo(w.render(sources), err=True)
         if time_passes:
             click.echo(" ".join(f"{k}={v * 1000:.1f}ms" for k, v in ctx.timings.items()), err=True)
+        if ptx_cpu is not None:
+            from .ir import emit_ptx
+            kernels = [f.name for f in module.functions.values() if f.is_kernel]
+            write_files([(output, emit_ptx([module.text()], ptx_cpu, "+ptx80", keep=kernels))])
+            return
         outputs = [(output, module)]
         if host_output is not None:
             if ctx.host_module is None:

@@ -8,6 +8,7 @@ The API mirrors SYCL's names in snake_case (``architecture.md``, "Runtime model"
     x = sycl.malloc_shared(1024, numpy.float32, q)
     q.parallel_for(prog.kernel("saxpy"), sycl.range(1024), 2.0, x, y).wait()
 """
+from .cuda import device as _cuda     # noqa: F401 - registers the NVIDIA GPUs as devices
 from .device import HOST_CPU, aspect, context, default_context, default_device, device, get_devices
 from .device_global import device_global
 from .errors import errc, exception

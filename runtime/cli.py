@@ -28,7 +28,8 @@ def devices_cmd(verbose):
         for i, d in enumerate(get_devices()):
             mark = "*" if d == default else " "
             click.echo(f"{mark}[minisycl:{i}] {d.name}: {d.vendor}"
-                       f" ({'cpu' if d.is_cpu() else 'gpu' if d.is_gpu() else 'device'})")
+                       f" ({'cpu' if d.is_cpu() else 'gpu' if d.is_gpu() else 'device'})"
+                       + (f" [{d.describe()}]" if hasattr(d, "describe") else ""))
             if verbose:
                 click.echo(f"      aspects: {', '.join(sorted(a.name for a in d.aspects)) or '(none)'}")
                 click.echo(f"      sub-group sizes: {', '.join(map(str, d.sub_group_sizes)) or '(none)'}")

@@ -100,7 +100,21 @@ def _scan() -> tuple[tuple[device, ...], tuple[ConfigError, ...]]:
         return (), (err,)
     runtime = [c for c in configs if c.runtime_device or c.name == HOST_CPU]
     runtime.sort(key=lambda c: (c.name != HOST_CPU, c.name))
-    return tuple(device(c) for c in runtime), tuple(problems)
+    found = tuple(device(c) for c in runtime)
+    for source in _HARDWARE:
+        found += tuple(source())
+    return found, tuple(problems)
+
+
+#: functions giving the devices of real hardware, after the config-file devices:
+#: ``cuda/device.py`` registers the NVIDIA GPUs (none, silently, without a driver or a GPU)
+_HARDWARE: list = []
+
+
+def register_hardware(source) -> None:
+    """Add ``source() -> devices`` to the devices ``get_devices`` lists."""
+    _HARDWARE.append(source)
+    _scan.cache_clear()
 
 
 def get_devices() -> tuple[device, ...]:

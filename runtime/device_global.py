@@ -81,7 +81,8 @@ def storage_address(dg: device_global, device, ctx) -> int:
     """Where ``dg``'s value lives on ``device`` in ``ctx`` (allocating and
     initialising it on first use)."""
     if not dg.image_scope:
-        return _shared_storage(dg, device, ctx).ptr
+        own = getattr(device, "global_storage", None)     # a device with its own memory (an NVIDIA GPU)
+        return own(dg.uid, dg.info, ctx) if own is not None else _shared_storage(dg, device, ctx).ptr
     linked = dg.program.image_scope_program(dg, device, ctx)
     addr = linked.global_address(dg.name)
     if not addr:
@@ -91,6 +92,9 @@ def storage_address(dg: device_global, device, ctx) -> int:
 
 def bind_program(prog, linked, device, ctx) -> None:
     """Write the shared allocations' addresses into a freshly built program."""
+    if hasattr(linked, "bind_globals"):         # a GPU program: device memory (``cuda/codegen.py``)
+        linked.bind_globals(prog, ctx)
+        return
     for uid, info in prog.device_globals.items():
         if info["device_image_scope"]:
             continue

@@ -218,7 +218,7 @@ class command_graph:  # noqa: N801
             raise _invalid(what)
 
     def _evaluate(self, cgf):
-        h = handler(self._queue, self)
+        h = self._queue._handler_class(self._queue, self)
         if cgf is not None:
             cgf(h)
         cmd = h.command
@@ -447,6 +447,8 @@ class executable_command_graph:  # noqa: N801
         self.graph, self.updatable, self.profiling = graph, updatable, enable_profiling
         self.device, self.context = graph.device, graph.context
         self._queue = queue(self.device, context=self.context)
+        if hasattr(self._queue, "run_graph_steps"):
+            self.SMALL = 0          # a GPU queue runs every kernel itself (``cuda/queue.py``)
         self._lock = threading.Lock()
         self.order = order
         self._commands: dict[node, Command | None] = {n: _snapshot(n.command) for n in order}
@@ -522,6 +524,9 @@ class executable_command_graph:  # noqa: N801
 
     def _execute(self, q: queue) -> None:
         with self._lock:                     # one execution of this graph at a time
+            if hasattr(q, "run_graph_steps"):   # a GPU queue: one CUDA graph on its stream
+                q.run_graph_steps(self._steps)
+                return
             for kind, *rest in self._steps:
                 if kind == "native":
                     run_plan(rest[0], rest[1], rest[3])

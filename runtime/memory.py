@@ -179,22 +179,32 @@ class usm_allocation:  # noqa: N801 - SYCL-style name
         return f"<usm {self.kind} {self.count} x {self.dtype} at {state}>"
 
 
+def _allocate(count, dtype, kind: str, queue) -> usm_allocation:
+    """An allocation of ``kind`` for ``queue``'s device: a device with its own
+    memory (an NVIDIA GPU: ``cuda/memory.py``) allocates it, others use host memory."""
+    own = getattr(getattr(queue, "device", None), "malloc", None)
+    return own(count, dtype, kind, queue) if own is not None else usm_allocation(count, dtype, kind, queue)
+
+
 def malloc_device(count: int, dtype=np.uint8, queue=None) -> usm_allocation:
-    return usm_allocation(count, dtype, "device", queue)
+    return _allocate(count, dtype, "device", queue)
 
 
 def malloc_shared(count: int, dtype=np.uint8, queue=None) -> usm_allocation:
-    return usm_allocation(count, dtype, "shared", queue)
+    return _allocate(count, dtype, "shared", queue)
 
 
 def malloc_host(count: int, dtype=np.uint8, queue=None) -> usm_allocation:
-    return usm_allocation(count, dtype, "host", queue)
+    return _allocate(count, dtype, "host", queue)
 
 
 def free(allocation: usm_allocation, queue=None) -> None:
     if not isinstance(allocation, usm_allocation):
         raise exception(errc.invalid, f"free() expects a USM allocation, got {type(allocation).__name__}")
     allocation.check("free()")
+    release = getattr(allocation, "_release", None)       # memory a device's driver owns
+    if release is not None:
+        release()
     allocation.freed = True
     with _lock:
         _live.pop(allocation.ptr, None)

@@ -134,9 +134,12 @@ class program:  # noqa: N801
             linked = self._cache.get(key)
             if linked is None:
                 kernels = [k for k in self.images[main].entry_points if k in self.signatures]
-                linked = link_and_jit([self.images[i].ir for i in chosen], kernels,
-                                      [self._image_name(i) for i in chosen],
-                                      dev.sub_group_sizes[0] if dev.sub_group_sizes else 1)
+                # a device with its own code generation (an NVIDIA GPU: ``cuda/codegen.py``) links them itself
+                custom = getattr(dev, "link_images", None)
+                images = [self.images[i].ir for i in chosen]
+                names = [self._image_name(i) for i in chosen]
+                linked = custom(images, kernels, names) if custom else \
+                    link_and_jit(images, kernels, names, dev.sub_group_sizes[0] if dev.sub_group_sizes else 1)
                 bind_program(self, linked, dev, ctx)
                 self._cache[key] = linked
                 self.builds += 1

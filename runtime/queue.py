@@ -25,6 +25,18 @@ __all__ = ["queue"]
 
 
 class queue:  # noqa: N801
+    #: the command-group handler class (a device with its own queue class, such as an
+    #: NVIDIA GPU's ``cuda/queue.py``, has its own)
+    _handler_class = handler
+
+    def __new__(cls, dev=None, *, device_selector=None, **kwargs):
+        """A queue of the device's own queue class where it has one (``queue_class``)."""
+        if cls is queue:
+            own = getattr(default_device(device_selector if dev is None else dev), "queue_class", None)
+            if own is not None:
+                return super().__new__(own)
+        return super().__new__(cls)
+
     def __init__(self, dev: Device | str | None = None, *, in_order: bool = False, enable_profiling: bool = False,
                  device_selector=None, context: "context | None" = None):
         self.device = default_device(device_selector if dev is None else dev)
@@ -55,7 +67,7 @@ class queue:  # noqa: N801
 
     def submit(self, cgf, depends_on=None) -> event:
         recording = self._recording
-        h = handler(self, recording)
+        h = self._handler_class(self, recording)
         if depends_on is not None:
             h.depends_on(depends_on)
         submitted = time.perf_counter_ns()

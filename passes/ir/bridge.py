@@ -366,3 +366,39 @@ def run_optimizer(ref: llvm.ModuleRef, machine, speed_level: int) -> None:
 def module_text(ref: llvm.ModuleRef) -> str:
     """LLVM's printing of ``ref``."""
     return str(ref)
+
+
+__all__ += ["emit_ptx"]
+_nvptx_ready = False
+
+
+def emit_ptx(texts: list[str], cpu: str, features: str, keep=()) -> str:
+    """PTX for NVPTX IR ``texts`` (linked; the first is the program, the others
+    libraries such as libdevice): every function but those named in ``keep``
+    (the kernels) made internal, LLVM's -O3 pipeline for the NVPTX machine of
+    ``cpu`` (``sm_90``) and ``features`` (``+ptx80``), then its assembly.
+    Only for text this process made (``lower-to-nvptx``'s output): the NVPTX
+    back end aborts the process on what it cannot select, which that pass refuses
+    first."""
+    global _nvptx_ready
+    if not _nvptx_ready:
+        llvm.initialize_all_targets()
+        llvm.initialize_all_asmprinters()
+        _nvptx_ready = True
+    if not re.fullmatch(r"sm_\d+a?", cpu):
+        raise IRError(f"'{cpu}' is not an NVIDIA architecture (sm_90, sm_80 ...)")
+    context = llvm.create_context()
+    mod = parse_and_link(texts, context)
+    if not mod.triple.startswith("nvptx"):
+        raise IRError(f"PTX needs an NVPTX module (triple '{mod.triple}'): run lower-to-nvptx first")
+    keep = set(keep)
+    for fn in mod.functions:
+        if not fn.is_declaration and fn.name not in keep:
+            fn.linkage = llvm.Linkage.internal
+    machine = llvm.Target.from_triple(mod.triple).create_target_machine(cpu=cpu, features=features, opt=3)
+    mod.data_layout = str(machine.target_data)
+    problem = complaint(mod)
+    if problem is not None:
+        raise IRError(f"NVPTX module does not verify: {first_line(problem)}")
+    run_optimizer(mod, machine, 3)
+    return machine.emit_assembly(mod)

@@ -44,3 +44,15 @@ def device_configs_dir() -> str | None:
     """MINISYCL_DEVICE_CONFIGS: a folder of device-config YAML files used instead
     of the packaged ``device_configs/`` (targets and runtime devices alike)."""
     return os.environ.get("MINISYCL_DEVICE_CONFIGS") or None
+
+
+def cuda_libdevice() -> str | None:
+    """MINISYCL_CUDA_LIBDEVICE: the path of CUDA's ``libdevice.10.bc`` for GPU math
+    ("off": never use libdevice); unset, the CUDA device looks under
+    ``cuda_home()`` and the usual install places."""
+    return os.environ.get("MINISYCL_CUDA_LIBDEVICE") or None
+
+
+def cuda_home() -> str | None:
+    """CUDA_HOME (or CUDA_PATH): a CUDA toolkit's folder, where libdevice is looked for."""
+    return os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or None

@@ -1,0 +1,411 @@
+"""lower-to-nvptx: a linked SPIR-style device module made ready for LLVM's NVPTX back end.
+
+The same post-link images that run on the CPU run on an NVIDIA GPU after
+this pass (issue 20 point 2); ``runtime/cuda/codegen.py`` then emits PTX with
+llvmlite's NVPTX target.  What it does, in order:
+
+1. **Target.**  Triple ``nvptx64-nvidia-cuda`` and NVPTX's data layout.
+2. **Address spaces** (SPIR -> NVPTX): 1 global -> 1, 3 local -> 3 (``.shared``),
+   2 constant -> 1 (global: constant data written by the host at run time
+   cannot live in ``.const``), 4 generic -> 0 (NVPTX's generic space); 0 stays
+   0 (allocas: NVPTX's alloca space is 0, its own passes move them to
+   ``.local``).  An ``addrspacecast`` that the mapping makes a no-op becomes
+   a ``bitcast``.
+3. **Calling conventions.**  ``spir_func`` is dropped (NVPTX calls are plain C
+   calls); comdats are dropped (NVPTX has none).
+4. **Kernels.**  Each ``spir_kernel`` ``K(item, args...)`` becomes the internal
+   function ``__minisycl_body.K``, and a ``ptx_kernel`` ``K`` replaces it:
+   ``K(i64 r0, i64 r1, i64 r2, args...)`` for a kernel that takes ``id<N>`` or
+   ``nd_item<N>`` (``r`` is the global range, unused dimensions 1), ``K(args...)``
+   for a single task.  SYCL dimension ``d`` of ``N`` maps to CUDA axis
+   ``xyz[N-1-d]`` (the last dimension varies fastest, as in SYCL's linear ids),
+   so one image runs any range:
+   * ``id<N>``: global id ``ctaid*ntid+tid`` per axis; work-items outside the
+     range return at once (the runtime rounds the grid up to whole blocks);
+   * ``nd_item<N>``: a work-group is a thread block: local id ``tid``, group
+     ``ctaid``, local range ``ntid``, global id ``ctaid*ntid+tid``, global range ``r``.
+5. **Math.**  ``exp log log2 log10 sin cos tan pow`` (and ``exp2`` on double),
+   which NVPTX cannot select, become calls: with ``libdevice`` to CUDA's
+   libdevice (``__nv_sinf``, ``__nv_sin`` ...; the runtime links it, correctly
+   rounded to libdevice's documented ulp bounds), otherwise to this pass's own
+   single-precision implementations on the PTX approximate instructions:
+   ``sin``/``cos``/``tan`` reduce the argument by 2*pi with a two-part constant
+   and call ``sin.approx``/``cos.approx`` (absolute error about 2^-20 for |x| up
+   to ~1e5, worse beyond); ``exp`` is ``ex2.approx(x*log2 e)`` (relative error
+   about 2 ulp plus |x|*2^-24); ``log``/``log2``/``log10`` use ``lg2.approx``
+   (absolute error about 2^-22); ``pow(x,y)`` is ``ex2(y*lg2|x|)`` with the sign
+   of odd integer powers of negative x, NaN for other negative x, 1 for y = 0.
+   Double and half arguments go through these in single precision (so double
+   results have single-precision accuracy without libdevice: use libdevice
+   for double math).  Other math intrinsics (sqrt, fabs, floor, ceil, trunc,
+   round, min/max, exp2 on float and half, fma) NVPTX selects itself.
+6. **Checks.**  A call of a function the module does not define (``printf``:
+   ``print`` is refused as on every device) or of an intrinsic NVPTX cannot
+   select is an error naming it: LLVM's NVPTX back end would abort the process.
+
+Work-group features (issue 19) map directly once they exist: local memory
+(addrspace 3) is ``.shared``; ``__spirv_ControlBarrier`` becomes
+``llvm.nvvm.barrier.cta.sync.aligned.all(0)``; sub-group id/size/local id are
+the warp (``laneid``, 32); other ``__spirv_*`` built-ins are refused by name.
+
+IR contract: the output is NVPTX IR; the kernels' entry points keep their
+names.  Tests: ``tests/lit/passes/lower-to-nvptx/``, ``tests/passes/test_lower_to_nvptx.py``.
+"""
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .ir import Module, quote_name, split_operands, split_type
+from .manager import PassResult
+from .support.diagnostics import UserError
+
+__all__ = ["LowerToNVPTX", "lower_to_nvptx", "NVPTXLoweringError", "NVPTX_TRIPLE", "NVPTX_DATALAYOUT",
+           "body_name"]
+
+NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
+NVPTX_DATALAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
+_SPACES = {"1": "1", "2": "1", "3": "3", "4": "0"}
+_AXES = "xyz"
+#: intrinsics NVPTX selects (prefixes of their names)
+_SELECTABLE = ("llvm.nvvm.", "llvm.sqrt.", "llvm.fabs.", "llvm.floor.", "llvm.ceil.", "llvm.trunc.", "llvm.round.",
+               "llvm.rint.", "llvm.nearbyint.", "llvm.roundeven.", "llvm.minnum.", "llvm.maxnum.", "llvm.minimum.",
+               "llvm.maximum.", "llvm.fma.", "llvm.fmuladd.", "llvm.copysign.", "llvm.smax.", "llvm.smin.",
+               "llvm.umax.", "llvm.umin.", "llvm.abs.", "llvm.ctpop.", "llvm.ctlz.", "llvm.cttz.", "llvm.bswap.",
+               "llvm.bitreverse.", "llvm.fshl.", "llvm.fshr.", "llvm.memcpy.", "llvm.memset.", "llvm.memmove.",
+               "llvm.lifetime.", "llvm.assume", "llvm.expect.", "llvm.dbg.", "llvm.sadd.with.overflow.",
+               "llvm.uadd.with.overflow.", "llvm.ssub.with.overflow.", "llvm.usub.with.overflow.",
+               "llvm.smul.with.overflow.", "llvm.umul.with.overflow.", "llvm.exp2.f32", "llvm.exp2.f16",
+               "llvm.invariant.", "llvm.experimental.noalias.scope.decl", "llvm.stacksave", "llvm.stackrestore")
+_MATH = ("exp", "log", "log2", "log10", "sin", "cos", "tan", "pow")
+_FLOAT = {"f32": "float", "f64": "double", "f16": "half"}
+
+
+class NVPTXLoweringError(UserError):
+    """The module uses something the NVPTX back end cannot compile."""
+
+
+def body_name(kernel: str) -> str:
+    return f"__minisycl_body.{kernel}"
+
+
+def _f(value: float) -> str:
+    """A float constant as LLVM spells a single-precision value (exactly)."""
+    d = struct.unpack("<f", struct.pack("<f", value))[0]
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", d))[0]
+
+
+_TWO_PI_HI = struct.unpack("<f", struct.pack("<f", 6.283185307179586))[0]
+_TWO_PI_LO = 6.283185307179586 - _TWO_PI_HI
+
+#: this pass's own single-precision implementations (see the module docstring, step 5)
+_OWN_F32 = {
+    "reduce": f"""define internal float @__minisycl_nv.reduce(float %x) alwaysinline {{
+  %k = fmul float %x, {_f(0.15915494309189535)}
+  %kr = call float @llvm.rint.f32(float %k)
+  %nk = fneg float %kr
+  %r1 = call float @llvm.fma.f32(float %nk, float {_f(_TWO_PI_HI)}, float %x)
+  %r = call float @llvm.fma.f32(float %nk, float {_f(_TWO_PI_LO)}, float %r1)
+  ret float %r
+}}""",
+    "sin": """define internal float @__minisycl_nv.sin(float %x) alwaysinline {
+  %r = call float @__minisycl_nv.reduce(float %x)
+  %s = call float @llvm.nvvm.sin.approx.f(float %r)
+  ret float %s
+}""",
+    "cos": """define internal float @__minisycl_nv.cos(float %x) alwaysinline {
+  %r = call float @__minisycl_nv.reduce(float %x)
+  %c = call float @llvm.nvvm.cos.approx.f(float %r)
+  ret float %c
+}""",
+    "tan": """define internal float @__minisycl_nv.tan(float %x) alwaysinline {
+  %r = call float @__minisycl_nv.reduce(float %x)
+  %s = call float @llvm.nvvm.sin.approx.f(float %r)
+  %c = call float @llvm.nvvm.cos.approx.f(float %r)
+  %t = fdiv float %s, %c
+  ret float %t
+}""",
+    "exp": f"""define internal float @__minisycl_nv.exp(float %x) alwaysinline {{
+  %y = fmul float %x, {_f(1.4426950408889634)}
+  %e = call float @llvm.exp2.f32(float %y)
+  ret float %e
+}}""",
+    "log2": """define internal float @__minisycl_nv.log2(float %x) alwaysinline {
+  %l = call float @llvm.nvvm.lg2.approx.f(float %x)
+  ret float %l
+}""",
+    "log": f"""define internal float @__minisycl_nv.log(float %x) alwaysinline {{
+  %l = call float @llvm.nvvm.lg2.approx.f(float %x)
+  %r = fmul float %l, {_f(0.6931471805599453)}
+  ret float %r
+}}""",
+    "log10": f"""define internal float @__minisycl_nv.log10(float %x) alwaysinline {{
+  %l = call float @llvm.nvvm.lg2.approx.f(float %x)
+  %r = fmul float %l, {_f(0.30102999566398120)}
+  ret float %r
+}}""",
+    "pow": f"""define internal float @__minisycl_nv.pow(float %x, float %y) alwaysinline {{
+  %ax = call float @llvm.fabs.f32(float %x)
+  %l = call float @llvm.nvvm.lg2.approx.f(float %ax)
+  %yl = fmul float %y, %l
+  %m = call float @llvm.exp2.f32(float %yl)
+  %yint = call float @llvm.trunc.f32(float %y)
+  %isint = fcmp oeq float %yint, %y
+  %half = fmul float %y, {_f(0.5)}
+  %hint = call float @llvm.trunc.f32(float %half)
+  %even = fcmp oeq float %hint, %half
+  %neg = fcmp olt float %x, {_f(0.0)}
+  %negm = fneg float %m
+  %odd = select i1 %even, float %m, float %negm
+  %signed = select i1 %isint, float %odd, float {_f(float("nan"))}
+  %r1 = select i1 %neg, float %signed, float %m
+  %y0 = fcmp oeq float %y, {_f(0.0)}
+  %r = select i1 %y0, float {_f(1.0)}, float %r1
+  ret float %r
+}}""",
+}
+_OWN_NEEDS = {"sin": ["reduce"], "cos": ["reduce"], "tan": ["reduce"]}
+_OWN_DECLS = {
+    "llvm.rint.f32": "declare float @llvm.rint.f32(float)",
+    "llvm.fma.f32": "declare float @llvm.fma.f32(float, float, float)",
+    "llvm.nvvm.sin.approx.f": "declare float @llvm.nvvm.sin.approx.f(float)",
+    "llvm.nvvm.cos.approx.f": "declare float @llvm.nvvm.cos.approx.f(float)",
+    "llvm.nvvm.lg2.approx.f": "declare float @llvm.nvvm.lg2.approx.f(float)",
+    "llvm.exp2.f32": "declare float @llvm.exp2.f32(float)",
+    "llvm.fabs.f32": "declare float @llvm.fabs.f32(float)",
+    "llvm.trunc.f32": "declare float @llvm.trunc.f32(float)",
+}
+
+
+@dataclass
+class _Kernel:
+    name: str
+    item: str | None        # "id", "nd_item" or None
+    dims: int
+    item_type: str
+    params: list[str]
+
+
+def _kernel_shape(fn) -> _Kernel:
+    types = [split_type(op)[0] for op in split_operands(fn.params[1:-1])]
+    first = types[0] if types else ""
+    for kind in ("nd_item", "id"):
+        prefix = f'%"class.sycl::_V1::{kind}.'
+        if first.startswith(prefix):
+            return _Kernel(fn.name, kind, int(first[len(prefix):-1]), first, types[1:])
+    return _Kernel(fn.name, None, 0, "", types)
+
+
+def _sreg(reg: str, axis: str) -> str:
+    return f"llvm.nvvm.read.ptx.sreg.{reg}.{axis}"
+
+
+def _wrapper(k: _Kernel) -> tuple[str, set[str]]:
+    """The ``ptx_kernel`` entry point of kernel ``k`` and the intrinsics it calls."""
+    used: set[str] = set()
+    params = ([f"i64 %r{d}" for d in range(3)] if k.item else []) + [f"{t} %a{i}" for i, t in enumerate(k.params)]
+    lines = [f"define ptx_kernel void @{quote_name(k.name)}({', '.join(params)}) {{", "entry:"]
+    args = [f"{t} %a{i}" for i, t in enumerate(k.params)]
+    if k.item:
+        n = k.dims
+        for d in range(n):
+            axis = _AXES[n - 1 - d]
+            for reg in ("tid", "ntid", "ctaid"):
+                used.add(_sreg(reg, axis))
+                lines.append(f"  %{reg}{d}.32 = call i32 @{_sreg(reg, axis)}()")
+                lines.append(f"  %{reg}{d} = zext i32 %{reg}{d}.32 to i64")
+            lines.append(f"  %base{d} = mul i64 %ctaid{d}, %ntid{d}")
+            lines.append(f"  %gid{d} = add i64 %base{d}, %tid{d}")
+        arr = f"[{n} x i64]"
+
+        def array(name, values):
+            prev = "undef"
+            for d, v in enumerate(values):
+                lines.append(f"  %{name}.{d} = insertvalue {arr} {prev}, i64 {v}, {d}")
+                prev = f"%{name}.{d}"
+            return prev
+
+        if k.item == "id":
+            conds = []
+            for d in range(n):
+                lines.append(f"  %in{d} = icmp ult i64 %gid{d}, %r{d}")
+                conds.append(f"%in{d}")
+            cond = conds[0]
+            for d in range(1, n):
+                lines.append(f"  %inall{d} = and i1 {cond}, {conds[d]}")
+                cond = f"%inall{d}"
+            lines += [f"  br i1 {cond}, label %run, label %done", "run:"]
+            a = array("idv", [f"%gid{d}" for d in range(n)])
+            lines.append(f"  %item = insertvalue {k.item_type} undef, {arr} {a}, 0")
+        else:
+            fields = [array("gidv", [f"%gid{d}" for d in range(n)]), array("lidv", [f"%tid{d}" for d in range(n)]),
+                      array("grpv", [f"%ctaid{d}" for d in range(n)]), array("grgv", [f"%r{d}" for d in range(n)]),
+                      array("lrgv", [f"%ntid{d}" for d in range(n)])]
+            prev = "undef"
+            for i, f in enumerate(fields):
+                name = "item" if i == len(fields) - 1 else f"item.{i}"
+                lines.append(f"  %{name} = insertvalue {k.item_type} {prev}, {arr} {f}, {i}")
+                prev = f"%{name}"
+            lines += ["  br label %run", "run:"]
+        args.insert(0, f"{k.item_type} %item")
+    else:
+        lines += ["  br label %run", "run:"]
+    lines += [f"  call void @{quote_name(body_name(k.name))}({', '.join(args)})", "  br label %done",
+              "done:", "  ret void", "}"]
+    return "\n".join(lines) + "\n", used
+
+
+_ADDRSPACE = re.compile(r"addrspace\((\d+)\)")
+_NOOP_CAST = re.compile(r"addrspacecast \((ptr(?: addrspace\(\d+\))?) ([^()]*?) to (ptr(?: addrspace\(\d+\))?)\)"
+                        r"|addrspacecast (ptr(?: addrspace\(\d+\))?) (\S+) to (ptr(?: addrspace\(\d+\))?)")
+_CALLED = re.compile(r"\bcall\b[^@\n]*?(@[-\w.$]+|@\"[^\"]*\")\(")
+_BARRIER = re.compile(r"call (?:spir_func )?void @_Z22__spirv_ControlBarrier[^\(]*\([^)]*\)")
+
+
+def _map_spaces(text: str) -> str:
+    text = _ADDRSPACE.sub(lambda m: "addrspace(@@%s)" % _SPACES.get(m.group(1), m.group(1)), text)
+    text = text.replace(" addrspace(@@0)", "").replace("addrspace(@@0)", "").replace("addrspace(@@", "addrspace(")
+
+    def cast(m):
+        if m.group(1) is not None:
+            src, val, dst = m.group(1), m.group(2), m.group(3)
+            return f"bitcast ({src} {val} to {dst})" if src == dst else m.group(0)
+        src, val, dst = m.group(4), m.group(5), m.group(6)
+        return f"bitcast {src} {val} to {dst}" if src == dst else m.group(0)
+    return _NOOP_CAST.sub(cast, text)
+
+
+def _math(text: str, libdevice: bool) -> tuple[str, list[str]]:
+    """Step 5: calls of the math intrinsics NVPTX cannot select replaced; the
+    definitions and declarations to add."""
+    extra: list[str] = []
+    own_needed: set[str] = set()
+    pattern = re.compile(r"@llvm\.(%s)\.(f32|f64|f16)\b" % "|".join(_MATH + ("exp2",)))
+    found = sorted(set(pattern.findall(text)))
+    for fn, suffix in found:
+        if fn == "exp2" and suffix != "f64":
+            continue
+        ty = _FLOAT[suffix]
+        nargs = 2 if fn == "pow" else 1
+        new = f"__minisycl_math.{fn}.{suffix}"
+        text = re.sub(r"(?m)^declare [^\n]*@llvm\.%s\.%s\([^\n]*\n" % (fn, suffix), "", text)
+        text = re.sub(r"@llvm\.%s\.%s\b" % (fn, suffix), "@" + new, text)
+        params = ", ".join(f"{ty} %x{i}" for i in range(nargs))
+        body = [f"define internal {ty} @{new}({params}) alwaysinline {{"]
+        if libdevice and suffix != "f16":
+            callee = f"__nv_{fn}f" if suffix == "f32" else f"__nv_{fn}"
+            decl = f"declare {ty} @{callee}({', '.join([ty] * nargs)})"
+            if decl not in extra:
+                extra.append(decl)
+            body += [f"  %r = call {ty} @{callee}({params})", f"  ret {ty} %r", "}"]
+        else:
+            if libdevice:
+                callee = f"__nv_{fn}f"
+                decl = f"declare float @{callee}({', '.join(['float'] * nargs)})"
+                if decl not in extra:
+                    extra.append(decl)
+            else:
+                callee = f"__minisycl_nv.{'exp2' if fn == 'exp2' else fn}"
+                if fn == "exp2":
+                    callee = "llvm.exp2.f32"
+                else:
+                    own_needed.add(fn)
+            conv = [] if ty == "float" else [f"  %y{i} = fp{'trunc' if ty == 'double' else 'ext'} {ty} %x{i} to float"
+                                              for i in range(nargs)]
+            names = [f"float %x{i}" if ty == "float" else f"float %y{i}" for i in range(nargs)]
+            body += conv + [f"  %r = call float @{callee}({', '.join(names)})"]
+            if ty == "float":
+                body += ["  ret float %r", "}"]
+            else:
+                body += [f"  %rr = fp{'ext' if ty == 'double' else 'trunc'} float %r to {ty}", f"  ret {ty} %rr", "}"]
+        extra.append("\n".join(body))
+    for fn in sorted(own_needed):
+        for dep in _OWN_NEEDS.get(fn, []) + [fn]:
+            if _OWN_F32[dep] not in extra:
+                extra.insert(0, _OWN_F32[dep])
+    return text, extra
+
+
+def lower_to_nvptx(module: Module, libdevice: bool = False) -> None:
+    """Steps 1-6 on ``module`` (in place)."""
+    kernels = [_kernel_shape(f) for f in module.functions.values() if not f.is_declaration and f.is_kernel]
+    for k in kernels:
+        fn = module.functions[k.name]
+        rest = fn.header[fn.header.index("@" + quote_name(k.name) + "(") + len(quote_name(k.name)) + 1:]
+        header = f"define internal void @{quote_name(body_name(k.name))}{rest}"
+        module.functions[k.name] = type(fn)(k.name, header, fn.body)
+    needed: set[str] = set()
+    wrappers = []
+    for k in kernels:
+        w, used = _wrapper(k)
+        wrappers.append(w)
+        needed |= used
+    text = module.text() + "\n" + "\n".join(wrappers)
+    text = re.sub(r'(?m)^target triple = .*$', f'target triple = "{NVPTX_TRIPLE}"', text)
+    text = re.sub(r'(?m)^target datalayout = .*$', f'target datalayout = "{NVPTX_DATALAYOUT}"', text)
+    text = re.sub(r"(?m)^\$\S+ = comdat \w+\n", "", text)
+    text = re.sub(r",? comdat(\(\$[^)\s]*\))?(?=[\s,{])", "", text)
+    text = text.replace(" spir_func ", " ").replace(" spir_kernel ", " ")
+    text = _map_spaces(text)
+    if _BARRIER.search(text):
+        text = _BARRIER.sub("call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)", text)
+        text = re.sub(r"(?m)^declare [^\n]*@_Z22__spirv_ControlBarrier[^\n]*\n", "", text)
+    text, extra = _math(text, libdevice)
+    if "@llvm.nvvm.barrier.cta.sync.aligned.all" in text:
+        needed.add("llvm.nvvm.barrier.cta.sync.aligned.all")
+    for e in extra:
+        for name in re.findall(r"@(llvm\.[\w.]+)\(", e):
+            needed.add(name)
+    declared = set(re.findall(r"(?m)^declare [^@\n]*@([-\w.$]+)\(", text))
+    decls = []
+    for name in sorted(needed - declared):
+        if name in _OWN_DECLS:
+            decls.append(_OWN_DECLS[name])
+        elif name.startswith("llvm.nvvm.read.ptx.sreg."):
+            decls.append(f"declare i32 @{name}()")
+        elif name == "llvm.nvvm.barrier.cta.sync.aligned.all":
+            decls.append(f"declare void @{name}(i32)")
+    new = Module.parse(text + "\n" + "\n".join(extra + decls) + "\n", module.name)
+    _check_calls(new, libdevice)
+    module.take_contents_of(new)
+
+
+def _check_calls(module: Module, libdevice: bool) -> None:
+    """Step 6: every called declaration is a selectable intrinsic or libdevice's."""
+    bad = []
+    bodies = "".join(f.body for f in module.functions.values() if f.body) + "".join(
+        g.line for g in module.globals.values())
+    for fn in module.functions.values():
+        if not fn.is_declaration:
+            continue
+        name = fn.name
+        if "@" + quote_name(name) not in bodies:
+            continue                    # declared, never used: nothing to link
+        if name.startswith("llvm."):
+            if not name.startswith(_SELECTABLE):
+                bad.append(f"'{name}' (an LLVM intrinsic the NVPTX back end cannot compile)")
+        elif name.startswith("__nv_") and libdevice:
+            continue
+        elif name.startswith("_Z") and "__spirv_" in name:
+            bad.append(f"'{name}' (a SPIR-V built-in this lowering does not map yet)")
+        elif name in ("printf", "puts", "putchar") or "print" in name:
+            bad.append(f"'{name}' (print is refused in device code on every device)")
+        else:
+            bad.append(f"'{name}' (not defined in the device program: a GPU program links nothing else)")
+    if bad:
+        raise NVPTXLoweringError("cannot compile for NVPTX: calls " + "; ".join(bad))
+
+
+@dataclass
+class LowerToNVPTX:
+    """Make a linked device module NVPTX IR (options: ``libdevice``: math through
+    CUDA's libdevice, which the caller links; see the module docstring)."""
+
+    name: ClassVar[str] = "lower-to-nvptx"
+    libdevice: bool = False
+
+    def run(self, module: Module, am) -> PassResult:
+        lower_to_nvptx(module, self.libdevice)
+        return PassResult.NONE

@@ -1,0 +1,16 @@
+"""NVIDIA GPUs as runtime devices (issue 20), through the CUDA driver API.
+
+* ``driver``  — ctypes bindings to ``libcuda.so.1``: every call checked, a
+  failure raised as ``sycl.exception`` with the driver's error name.
+* ``device``  — discovery (``cuda_devices()``: empty, silently, without a
+  driver or a GPU), the ``cuda_device`` class and its primary context.
+* ``codegen`` — images linked at IR level, lowered by the ``lower-to-nvptx``
+  pass, PTX from llvmlite's NVPTX target, modules from the driver's JIT; both
+  cached (memory and disk).
+* ``memory``  — USM on the GPU: device, pinned host and managed allocations.
+* ``queue``   — streams, events with GPU timestamps, host tasks, copies.
+* ``graph``   — executable command graphs as CUDA graphs (stream capture).
+
+Nothing here is imported unless a CUDA device exists (``device.py`` of the
+runtime asks ``cuda_devices()``, which only opens the library).
+"""

@@ -1,0 +1,205 @@
+"""Device images -> one PTX module per (image set, device) -> a driver module.
+
+1. The chosen images (selection and virtual-function linking are the
+   program's, unchanged: ``program.images_to_link``) are read back as text,
+   later images declare what earlier ones define, and LLVM links them into
+   one module (as for the CPU, ``jit.py``).
+2. The ``lower-to-nvptx`` pass makes it NVPTX IR; with libdevice (found by
+   ``libdevice_path``) math goes to libdevice, which is linked in.
+3. llvmlite's NVPTX target emits PTX for the device's ``sm_XX``
+   (``passes.ir.emit_ptx``), cached on disk as ``<cache dir>/ptx/<key>.ptx``,
+   ``key`` the SHA-256 of the lowered IR, the architecture, the features and
+   the libdevice file; the driver JIT-compiles it (``cuModuleLoadDataEx``,
+   with its error log in any failure).  The program keeps the built module in
+   memory (``program._cache``), so each (image set, device, context) is built
+   once per process.
+"""
+from __future__ import annotations
+
+import ctypes
+import glob
+import hashlib
+import os
+import re
+import threading
+import time
+
+from ...passes import parse_pipeline
+from ...passes.ir import Module, emit_ptx, module_text, new_context, parse_and_link
+from ...passes.manager import PassManager
+from ...passes.support import knobs
+from ...passes.support.diagnostics import UserError
+from ..errors import errc, exception
+from ..jit import read_bundle_bitcode
+from . import driver
+
+__all__ = ["CudaProgram", "build_program", "libdevice_path", "lower_images", "PTX_FEATURES"]
+
+PTX_FEATURES = "+ptx80"
+_VERSION = "minisycl-ptx-1"
+_LIBDEVICE_PLACES = ("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc", "/usr/local/cuda-*/nvvm/libdevice/libdevice.10.bc",
+                     "/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc", "/opt/cuda/nvvm/libdevice/libdevice.10.bc")
+_libdevice_text: dict[str, str] = {}
+_lock = threading.Lock()
+
+
+def libdevice_path() -> str | None:
+    """CUDA's libdevice: ``MINISYCL_CUDA_LIBDEVICE``, else under ``CUDA_HOME``, the
+    usual install places, or a pip-installed ``nvidia-cuda-nvcc``; None without one."""
+    chosen = knobs.cuda_libdevice()
+    if chosen == "off":
+        return None
+    if chosen:
+        return chosen if os.path.isfile(chosen) else None
+    places = []
+    home = knobs.cuda_home()
+    if home:
+        places.append(os.path.join(home, "nvvm", "libdevice", "libdevice.10.bc"))
+    places += _LIBDEVICE_PLACES
+    try:
+        import nvidia.cuda_nvcc as nvcc            # a pip-installed toolkit part, if any
+        places += [os.path.join(p, "nvvm", "libdevice", "libdevice.10.bc") for p in nvcc.__path__]
+    except ImportError:
+        pass
+    for place in places:
+        for found in sorted(glob.glob(place)):
+            if os.path.isfile(found):
+                return found
+    return None
+
+
+def _libdevice(path: str) -> str:
+    """libdevice's IR, retargeted to our layout, with ``__nvvm_reflect`` answered
+    0 (no flush-to-zero: denormals kept, CUDA's default)."""
+    with _lock:
+        text = _libdevice_text.get(path)
+        if text is None:
+            with open(path, "rb") as fh:
+                text = read_bundle_bitcode(fh.read(), f"libdevice {path}", cut=lambda t: t)
+            text = re.sub(r'(?m)^target datalayout = .*$', "", text)
+            text = re.sub(r'(?m)^target triple = .*$', 'target triple = "nvptx64-nvidia-cuda"', text)
+            text = re.sub(r"call i32 @__nvvm_reflect\([^)]*\)", "add i32 0, 0", text)
+            text = re.sub(r"(?m)^declare [^\n]*@__nvvm_reflect\([^\n]*\n", "", text)
+            _libdevice_text[path] = text
+        return text
+
+
+def lower_images(image_bitcodes: list[bytes], names: list[str], libdevice: bool) -> Module:
+    """Steps 1-2: the linked, lowered module."""
+    texts = [read_bundle_bitcode(bc, name) for bc, name in zip(image_bitcodes, names)]
+    defined: set[str] = set()
+    for m in texts:
+        for name in m.strong_definitions():
+            if name in defined:
+                m.make_declaration(name)
+            else:
+                defined.add(name)
+    try:
+        main = parse_and_link([t.text() for t in texts], new_context())
+    except RuntimeError as err:
+        raise exception(errc.build, f"linking device images failed: {str(err).strip()}") from None
+    linked = Module.parse(module_text(main))
+    for g in linked.globals_with("sycl-device-global-size"):
+        if linked.globals[g].linkage in ("internal", "private"):
+            linked.set_linkage(g, "external")     # cuModuleGetGlobal finds it by name
+    try:
+        PassManager(parse_pipeline("lower-to-nvptx" + ("{libdevice=true}" if libdevice else ""))).run(linked)
+    except UserError as err:
+        raise exception(errc.build, f"{names[0]}: {err}") from None
+    return linked
+
+
+class CudaProgram:
+    """A driver module built from images: kernels (``CUfunction``), globals."""
+
+    def __init__(self, dev, module, ptx: str, key: str, from_disk: bool, shapes: dict, seconds: float):
+        self.device, self.module, self.ptx, self.key, self.from_disk = dev, module, ptx, key, from_disk
+        self.shapes = shapes            # kernel -> (item kind or None, dims)
+        self.build_seconds = seconds
+        self._functions: dict[str, ctypes.c_void_p] = {}
+        self.aggregated = {}            # the CPU launcher's aggregation does not apply
+
+    def function(self, kernel: str) -> ctypes.c_void_p:
+        fn = self._functions.get(kernel)
+        if fn is None:
+            fn = ctypes.c_void_p()
+            self.device.activate()
+            driver.call("cuModuleGetFunction", ctypes.byref(fn), self.module, kernel.encode(),
+                        what=f"finding kernel '{kernel}' in its PTX module")
+            self._functions[kernel] = fn
+        return fn
+
+    def global_address(self, name: str) -> int:
+        """The device address of a module global (0 when the module has none of that name)."""
+        self.device.activate()
+        addr, size = ctypes.c_uint64(), ctypes.c_size_t()
+        rc = driver.query("cuModuleGetGlobal_v2", ctypes.byref(addr), ctypes.byref(size), self.module, name.encode())
+        return addr.value if rc == 0 else 0
+
+    def bind_globals(self, prog, ctx) -> None:
+        """Point every shared device global's ``{ptr, T}`` at its per-(device, context) storage."""
+        for uid, info in prog.device_globals.items():
+            if info["device_image_scope"]:
+                continue
+            addr = self.global_address(info["name"])
+            if addr:
+                where = self.device.global_storage(uid, info, ctx)
+                value = ctypes.c_uint64(where)
+                driver.call("cuMemcpy", addr, ctypes.addressof(value), 8, what=f"binding device_global '{info['name']}'")
+
+
+def _disk(key: str) -> str | None:
+    d = knobs.cache_dir()
+    return os.path.join(d, "ptx", key + ".ptx") if d else None
+
+
+def build_program(dev, image_bitcodes: list[bytes], kernels: list[str], names: list[str]) -> CudaProgram:
+    """Steps 1-3 for ``dev``."""
+    start = time.perf_counter()
+    lib = libdevice_path()
+    lowered = lower_images(image_bitcodes, names, lib is not None)
+    shapes = {}
+    for k in kernels:
+        fn = lowered.functions.get(k)
+        if fn is not None:
+            first = fn.params[1:fn.params.find(",") if "," in fn.params else -1]
+            shapes[k] = first
+    text = lowered.text()
+    needs_lib = lib is not None and "@__nv_" in text
+    stamp = f"{lib}:{os.path.getmtime(lib)}" if needs_lib else "-"
+    key = hashlib.sha256("\n".join([text, dev.sm, PTX_FEATURES, stamp, _VERSION]).encode()).hexdigest()
+    path = _disk(key)
+    ptx, from_disk = None, False
+    if path and os.path.isfile(path):
+        with open(path, encoding="utf-8") as fh:
+            ptx, from_disk = fh.read(), True
+    if ptx is None:
+        try:
+            ptx = emit_ptx([text] + ([_libdevice(lib)] if needs_lib else []), dev.sm, PTX_FEATURES, keep=kernels)
+        except (UserError, RuntimeError) as err:
+            raise exception(errc.build, f"{names[0]}: PTX generation failed: {err}") from None
+        if path:
+            try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                tmp = f"{path}.{os.getpid()}.tmp"
+                with open(tmp, "w", encoding="utf-8") as fh:
+                    fh.write(ptx)
+                os.replace(tmp, path)
+            except OSError:
+                pass
+    module = load_module(dev, ptx, names[0])
+    return CudaProgram(dev, module, ptx, key, from_disk, shapes, time.perf_counter() - start)
+
+
+def load_module(dev, ptx: str, what: str) -> ctypes.c_void_p:
+    """The driver's JIT on ``ptx``; its error log goes into the exception."""
+    dev.activate()
+    module = ctypes.c_void_p()
+    log = ctypes.create_string_buffer(8192)
+    opts = (ctypes.c_int * 2)(5, 6)         # CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+    vals = (ctypes.c_void_p * 2)(ctypes.cast(log, ctypes.c_void_p), ctypes.c_void_p(8192))
+    rc = driver.query("cuModuleLoadDataEx", ctypes.byref(module), ptx.encode() + b"\0", 2, opts, vals)
+    if rc != 0:
+        raise exception(errc.build, f"{what}: the CUDA driver could not load its PTX: {driver.error_name(rc)}"
+                                    f"{': ' + log.value.decode(errors='replace').strip() if log.value else ''}")
+    return module

@@ -1,0 +1,183 @@
+"""NVIDIA GPUs as runtime devices.
+
+``cuda_devices()`` asks the driver (``driver.load``) for its GPUs and makes
+one ``cuda_device`` per GPU; without the library, without a GPU, or when
+``cuInit`` fails it returns ``()`` and says nothing (``why_unavailable``
+keeps the reason for ``minisycl devices -v``).
+
+A GPU's device config is chosen by compute capability: ``nvidia_gpu_sm_<M><m>``
+when that config exists (``nvidia_gpu_sm_90`` for an H100), otherwise the
+highest NVIDIA config not above the GPU's capability.  The device's name is
+the config's name (the first GPU of an architecture) or the name with
+``@<ordinal>`` (further GPUs of the same architecture), so ``MINISYCL_DEVICE``
+and selectors can name it; its aspects are the config's plus the runtime's
+(as for every device).  Each device uses the GPU's primary context, retained
+once and made current on the calling thread before every driver call that
+needs it (``activate``).
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import threading
+
+from ...device_configs.targets import ConfigError, load_target, target_names
+from ..device import RUNTIME_ASPECTS, device, register_hardware
+from ..errors import errc, exception
+from ...device_configs.aspects import Aspect
+from . import driver
+
+__all__ = ["cuda_device", "cuda_devices", "config_for"]
+
+#: CUdevice_attribute values used here
+ATTR = {"max_threads_per_block": 1, "max_block_x": 2, "max_block_y": 3, "max_block_z": 4, "max_grid_x": 5,
+        "max_grid_y": 6, "max_grid_z": 7, "max_shared_per_block": 8, "warp_size": 10, "multiprocessors": 16,
+        "unified_addressing": 41, "cc_major": 75, "cc_minor": 76, "managed_memory": 83,
+        "concurrent_managed_access": 89}
+
+
+def config_for(major: int, minor: int, names=None) -> str | None:
+    """The device-config name for compute capability ``major.minor``."""
+    names = list(target_names() if names is None else names)
+    exact = f"nvidia_gpu_sm_{major}{minor}"
+    if exact in names:
+        return exact
+    best = None
+    for n in names:
+        if not n.startswith("nvidia_gpu_sm_"):
+            continue
+        digits = n[len("nvidia_gpu_sm_"):]
+        if not digits.isdigit() or len(digits) < 2:
+            continue
+        cc = (int(digits[:-1]), int(digits[-1]))
+        if cc <= (major, minor) and (best is None or cc > best[0]):
+            best = (cc, n)
+    return best[1] if best else None
+
+
+class cuda_device(device):  # noqa: N801 - SYCL-style name
+    """One NVIDIA GPU: ``ordinal`` is the driver's device number."""
+
+    backend = "cuda"
+
+    def __init__(self, config, ordinal: int, handle: int, name: str, gpu_name: str, attrs: dict, total_memory: int):
+        super().__init__(config)
+        self.name = name
+        self.target = config.name
+        self.ordinal, self.handle, self.gpu_name = ordinal, handle, gpu_name
+        self.attrs, self.total_memory = attrs, total_memory
+        self.compute_capability = (attrs["cc_major"], attrs["cc_minor"])
+        self._aspects = (frozenset(Aspect[a] for a in config.aspects) | RUNTIME_ASPECTS | {Aspect.gpu}) - {Aspect.cpu}
+        self._context = None
+        self._lock = threading.Lock()
+        self.lost: str | None = None       # set when a fault poisoned the context
+        self._globals: dict = {}            # (context id, device-global id) -> device address
+
+    @property
+    def vendor(self) -> str:
+        return "NVIDIA Corporation"
+
+    @property
+    def sm(self) -> str:
+        return f"sm_{self.compute_capability[0]}{self.compute_capability[1]}"
+
+    def describe(self) -> str:
+        """``NVIDIA H100 80GB HBM3, sm_90, 79.1 GiB``: what ``minisycl devices`` prints."""
+        return f"{self.gpu_name}, {self.sm}, {self.total_memory / 2 ** 30:.1f} GiB"
+
+    def activate(self) -> None:
+        """Make this GPU's primary context current on the calling thread."""
+        if self._context is None:
+            with self._lock:
+                if self._context is None:
+                    ctx = ctypes.c_void_p()
+                    driver.call("cuDevicePrimaryCtxRetain", ctypes.byref(ctx), self.handle,
+                                what=f"opening {self.name}")
+                    self._context = ctx
+        if self.lost:
+            raise exception(errc.runtime, self.lost)
+        driver.call("cuCtxSetCurrent", self._context)
+
+    def free_memory(self) -> int:
+        self.activate()
+        free, total = ctypes.c_size_t(), ctypes.c_size_t()
+        driver.call("cuMemGetInfo_v2", ctypes.byref(free), ctypes.byref(total))
+        return free.value
+
+    # -- what the runtime asks a device with its own memory and code (duck-typed hooks)
+
+    @property
+    def queue_class(self):
+        from .queue import cuda_queue
+        return cuda_queue
+
+    def malloc(self, count, dtype, kind: str, queue):
+        from .memory import cuda_allocation
+        return cuda_allocation(count, dtype, kind, queue)
+
+    def link_images(self, image_bitcodes, kernels, names):
+        from .codegen import build_program
+        return build_program(self, image_bitcodes, kernels, names)
+
+    def global_storage(self, uid: str, info: dict, ctx) -> int:
+        """The device address of a shared device global's value in ``ctx``
+        (allocated and initialised from the bundle's initial value on first use)."""
+        key = (ctx.id, uid)
+        with self._lock:
+            addr = self._globals.get(key)
+            if addr is None:
+                self.activate()
+                size = max(int(info["size"]), 1)
+                p = ctypes.c_uint64()
+                driver.call("cuMemAlloc_v2", ctypes.byref(p), size, what=f"device_global '{info['name']}'")
+                init = (bytes.fromhex(info.get("init") or "") or bytes(size))[:size]
+                init += bytes(size - len(init))
+                buf = ctypes.create_string_buffer(init, size)
+                driver.call("cuMemcpy", p.value, ctypes.addressof(buf), size, what=f"device_global '{info['name']}'")
+                addr = self._globals[key] = p.value
+            return addr
+
+    def __eq__(self, other):
+        return isinstance(other, device) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+def _attr(handle: int, key: str) -> int:
+    v = ctypes.c_int()
+    driver.call("cuDeviceGetAttribute", ctypes.byref(v), ATTR[key], handle)
+    return v.value
+
+
+@functools.lru_cache(maxsize=None)
+def cuda_devices() -> tuple[cuda_device, ...]:
+    """One device per GPU the driver reports; ``()`` when there is none."""
+    if driver.load() is None:
+        return ()
+    try:
+        count = ctypes.c_int()
+        driver.call("cuDeviceGetCount", ctypes.byref(count))
+        out, seen = [], {}
+        for ordinal in range(count.value):
+            handle = ctypes.c_int()
+            driver.call("cuDeviceGet", ctypes.byref(handle), ordinal)
+            raw = ctypes.create_string_buffer(256)
+            driver.call("cuDeviceGetName", raw, 256, handle.value)
+            attrs = {k: _attr(handle.value, k) for k in ATTR}
+            total = ctypes.c_size_t()
+            driver.call("cuDeviceTotalMem_v2", ctypes.byref(total), handle.value)
+            name = config_for(attrs["cc_major"], attrs["cc_minor"])
+            if name is None:
+                continue                    # older than every config we have
+            config = load_target(name)
+            n = seen.get(name, 0)
+            seen[name] = n + 1
+            out.append(cuda_device(config, ordinal, handle.value, name if n == 0 else f"{name}@{n}",
+                                   raw.value.decode(errors="replace"), attrs, total.value))
+        return tuple(out)
+    except (exception, ConfigError):
+        return ()
+
+
+register_hardware(cuda_devices)

@@ -1,0 +1,198 @@
+"""ctypes bindings to the CUDA driver API (``libcuda.so.1``).
+
+``load()`` opens the library and calls ``cuInit`` once; it returns ``None``
+(and remembers why, ``why_unavailable()``) when there is no library, no GPU or
+the driver refuses, so that a machine without CUDA is never troubled.
+``call(name, *args)`` calls a driver function and turns a ``CUresult`` other
+than ``CUDA_SUCCESS`` into ``sycl.exception`` naming the driver's error
+(``cuGetErrorName``) and its text (``cuGetErrorString``): ``errc::memory_allocation``
+for out-of-memory, ``errc::runtime`` otherwise.
+
+Only what the runtime uses is bound; argument types are declared so that
+64-bit values and pointers are passed whole.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+
+from ..errors import errc, exception
+
+__all__ = ["load", "call", "why_unavailable", "error_name", "CUresult", "CUdeviceptr", "DriverError",
+           "CUDA_ERROR_ILLEGAL_ADDRESS", "CONTEXT_LOST"]
+
+CUresult = ctypes.c_int
+CUdeviceptr = ctypes.c_uint64
+_p = ctypes.c_void_p
+_pp = ctypes.POINTER(ctypes.c_void_p)
+_i = ctypes.c_int
+_u = ctypes.c_uint
+_sz = ctypes.c_size_t
+_pi = ctypes.POINTER(ctypes.c_int)
+_pu64 = ctypes.POINTER(ctypes.c_uint64)
+_psz = ctypes.POINTER(ctypes.c_size_t)
+_pf = ctypes.POINTER(ctypes.c_float)
+
+CUDA_ERROR_OUT_OF_MEMORY = 2
+CUDA_ERROR_ILLEGAL_ADDRESS = 700
+#: errors after which the context is unusable (a kernel fault "poisons" it)
+CONTEXT_LOST = frozenset({700, 701, 702, 714, 715, 716, 717, 719, 720})
+
+#: name -> argument types (the result is always ``CUresult``)
+_SIGNATURES = {
+    "cuInit": [_u],
+    "cuDriverGetVersion": [_pi],
+    "cuDeviceGetCount": [_pi],
+    "cuDeviceGet": [_pi, _i],
+    "cuDeviceGetName": [ctypes.c_char_p, _i, _i],
+    "cuDeviceGetAttribute": [_pi, _i, _i],
+    "cuDeviceTotalMem_v2": [_psz, _i],
+    "cuDevicePrimaryCtxRetain": [_pp, _i],
+    "cuDevicePrimaryCtxRelease_v2": [_i],
+    "cuCtxSetCurrent": [_p],
+    "cuCtxGetCurrent": [_pp],
+    "cuCtxSynchronize": [],
+    "cuMemGetInfo_v2": [_psz, _psz],
+    "cuModuleLoadDataEx": [_pp, ctypes.c_char_p, _u, _p, _p],
+    "cuModuleUnload": [_p],
+    "cuModuleGetFunction": [_pp, _p, ctypes.c_char_p],
+    "cuModuleGetGlobal_v2": [_pu64, _psz, _p, ctypes.c_char_p],
+    "cuFuncGetAttribute": [_pi, _i, _p],
+    "cuMemAlloc_v2": [_pu64, _sz],
+    "cuMemAllocHost_v2": [_pp, _sz],
+    "cuMemAllocManaged": [_pu64, _sz, _u],
+    "cuMemFree_v2": [CUdeviceptr],
+    "cuMemFreeHost": [_p],
+    "cuMemcpy": [CUdeviceptr, CUdeviceptr, _sz],
+    "cuMemcpyAsync": [CUdeviceptr, CUdeviceptr, _sz, _p],
+    "cuMemsetD8Async": [CUdeviceptr, ctypes.c_ubyte, _sz, _p],
+    "cuMemsetD16Async": [CUdeviceptr, ctypes.c_ushort, _sz, _p],
+    "cuMemsetD32Async": [CUdeviceptr, ctypes.c_uint, _sz, _p],
+    "cuLaunchKernel": [_p, _u, _u, _u, _u, _u, _u, _u, _p, _p, _p],
+    "cuLaunchHostFunc": [_p, _p, _p],
+    "cuStreamCreate": [_pp, _u],
+    "cuStreamDestroy_v2": [_p],
+    "cuStreamSynchronize": [_p],
+    "cuStreamQuery": [_p],
+    "cuStreamWaitEvent": [_p, _p, _u],
+    "cuEventCreate": [_pp, _u],
+    "cuEventDestroy_v2": [_p],
+    "cuEventRecord": [_p, _p],
+    "cuEventSynchronize": [_p],
+    "cuEventQuery": [_p],
+    "cuEventElapsedTime": [_pf, _p, _p],
+    "cuStreamBeginCapture_v2": [_p, _i],
+    "cuStreamEndCapture": [_p, _pp],
+    "cuGraphInstantiateWithFlags": [_pp, _p, ctypes.c_ulonglong],
+    "cuGraphLaunch": [_p, _p],
+    "cuGraphExecDestroy": [_p],
+    "cuGraphDestroy": [_p],
+    "cuGraphGetNodes": [_p, _pp, _psz],
+}
+
+_lock = threading.Lock()
+_lib = None
+_why: str | None = None
+_tried = False
+
+
+class DriverError(exception):
+    """A driver call failed: ``result`` is the ``CUresult``, ``name`` its name."""
+
+    def __init__(self, code: errc, message: str, result: int, name: str):
+        super().__init__(code, message)
+        self.result, self.name = result, name
+
+
+def _open():
+    for soname in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
+        try:
+            return ctypes.CDLL(soname)
+        except OSError:
+            continue
+    return None
+
+
+def load():
+    """The driver library, initialised, or ``None`` (see ``why_unavailable``)."""
+    global _lib, _why, _tried
+    with _lock:
+        if _tried:
+            return _lib
+        _tried = True
+        lib = _open()
+        if lib is None:
+            _why = "libcuda.so.1 not found"
+            return None
+        try:
+            for name, args in _SIGNATURES.items():
+                fn = getattr(lib, name, None)
+                if fn is None:
+                    continue            # an old driver: calls to it fail when made (``call``)
+                fn.restype, fn.argtypes = CUresult, args
+            lib.cuGetErrorName.restype = CUresult
+            lib.cuGetErrorName.argtypes = [CUresult, ctypes.POINTER(ctypes.c_char_p)]
+            lib.cuGetErrorString.restype = CUresult
+            lib.cuGetErrorString.argtypes = [CUresult, ctypes.POINTER(ctypes.c_char_p)]
+        except AttributeError as err:
+            _why = f"libcuda lacks {err}"
+            return None
+        rc = lib.cuInit(0)
+        if rc != 0:
+            _why = f"cuInit failed: {_name(lib, rc)}"
+            return None
+        _lib = lib
+        return _lib
+
+
+def why_unavailable() -> str | None:
+    return _why
+
+
+def _name(lib, rc: int) -> str:
+    s = ctypes.c_char_p()
+    if lib.cuGetErrorName(rc, ctypes.byref(s)) == 0 and s.value:
+        return s.value.decode()
+    return f"CUresult {rc}"
+
+
+def error_name(rc: int) -> str:
+    """``CUDA_ERROR_...`` for a ``CUresult``."""
+    return _name(_lib, rc) if _lib is not None else f"CUresult {rc}"
+
+
+def error_text(rc: int) -> str:
+    s = ctypes.c_char_p()
+    if _lib is not None and _lib.cuGetErrorString(rc, ctypes.byref(s)) == 0 and s.value:
+        return s.value.decode()
+    return ""
+
+
+def raise_for(rc: int, what: str):
+    """Raise the ``sycl.exception`` for a failed ``what``."""
+    name = error_name(rc)
+    text = error_text(rc)
+    code = errc.memory_allocation if rc == CUDA_ERROR_OUT_OF_MEMORY else errc.runtime
+    message = f"{what} failed: {name}" + (f" ({text})" if text else "")
+    if rc in CONTEXT_LOST:
+        message += "; the device's CUDA context is lost: every later command on it fails (restart the process)"
+    raise DriverError(code, message, rc, name)
+
+
+def call(name: str, *args, what: str | None = None) -> None:
+    """Call driver function ``name``; a failure raises (``raise_for``)."""
+    lib = _lib or load()
+    if lib is None:
+        raise exception(errc.runtime, f"the CUDA driver is not available ({_why})")
+    fn = getattr(lib, name, None)
+    if fn is None:
+        raise exception(errc.feature_not_supported, f"this CUDA driver has no {name}")
+    rc = fn(*args)
+    if rc != 0:
+        raise_for(rc, what or name)
+
+
+def query(name: str, *args) -> int:
+    """Call ``name`` and return its ``CUresult`` without raising (for queries
+    whose "not ready" answer is not an error)."""
+    return getattr(_lib, name)(*args)
