@@ -96,8 +96,6 @@ class node_type(enum.Enum):  # noqa: N801
 _UPDATABLE = (node_type.kernel, node_type.host_task, node_type.ext_oneapi_barrier, node_type.empty)
 #: what whole-graph update takes: the update table of the newer revision (host tasks included)
 _WHOLE_UPDATABLE = _UPDATABLE
-_NOT_RUN = (node_type.empty, node_type.ext_oneapi_barrier, node_type.prefetch, node_type.memadvise,
-            node_type.async_malloc, node_type.async_free)
 _NOT_KERNEL_PARAMETER = ("dynamic_parameters cannot be registered with graph nodes which do not represent kernel "
                          "executions")
 _DOT_TYPE = {node_type.empty: "None", node_type.kernel: "CGExecKernel", node_type.memcpy: "CGCopyUSM",
@@ -664,7 +662,8 @@ class executable_command_graph:  # noqa: N801
 
         for n in self.order:
             cmd = self._commands[n]
-            if cmd is None or n.kind in _NOT_RUN:
+            if cmd is None or n.kind in (node_type.empty, node_type.ext_oneapi_barrier, node_type.prefetch,
+                                         node_type.memadvise, node_type.async_malloc, node_type.async_free):
                 continue
             if isinstance(cmd, KernelCommand) and cmd.total < self.SMALL:
                 entry, alive = self._entry(cmd)
