@@ -39,19 +39,19 @@ def main():
         eager()
     t_eager = (time.perf_counter() - t0) / (REPS // 10) / NODES
 
+    # the same chain as a graph, built with the explicit API (record & replay
+    # takes no dynamic parameters)
     g = sycl.command_graph(q)
     dyn = sycl.dynamic_parameter(g, 1)
-    with g.recording(q):
-        first = q.parallel_for(k, WIDTH, p, dyn)
-        for _ in range(NODES - 1):
-            q.parallel_for(k, WIDTH, p, 1)
+    node = prev = g.add(lambda h: h.parallel_for(k, WIDTH, p, dyn))
+    for _ in range(NODES - 1):
+        prev = g.add(lambda h: h.parallel_for(k, WIDTH, p, 1), depends_on=[prev])
     ex = g.finalize(updatable=True)
     q.ext_oneapi_graph(ex)
     t0 = time.perf_counter()
     for _ in range(REPS):
         q.ext_oneapi_graph(ex)
     t_graph = (time.perf_counter() - t0) / REPS / NODES
-    node = sycl.node.get_node_from_event(first)
 
     def update_and_replay(v):
         dyn.update(v)

@@ -12,18 +12,21 @@ from .cuda import device as _cuda     # noqa: F401 - registers the NVIDIA GPUs a
 from .device import HOST_CPU, aspect, context, default_context, default_device, device, get_devices
 from .device_global import device_global
 from .errors import errc, exception
-from .graph import (async_free, async_malloc, command_graph, dynamic_command_group, dynamic_parameter,
-                    executable_command_graph, node, node_type)
+from .features import SYCL_EXT_ONEAPI_DEVICE_GLOBAL, SYCL_EXT_ONEAPI_GRAPH
+from .graph import (async_free, async_malloc, async_malloc_from_pool, command_graph, dynamic_command_group,
+                    dynamic_parameter, executable_command_graph, graph_state, node, node_type)
+from .memory_pool import memory_pool
 from .memory import free, malloc_device, malloc_host, malloc_shared, usm_allocation
 from .program import build_program, kernel, load_bundle, program
 from .events import event
 from .handler import handler
-from .queue import queue
+from .queue import queue, queue_state
 from .ranges import nd_range, range
 from .work_groups import local_memory
 
 __all__ = ["aspect", "device", "context", "default_context", "get_devices", "default_device", "HOST_CPU", "errc", "exception", "free",
            "malloc_device", "malloc_host", "malloc_shared", "usm_allocation", "kernel", "load_bundle", "program",
            "build_program", "device_global", "command_graph", "executable_command_graph", "node", "node_type",
-           "dynamic_parameter", "dynamic_command_group", "async_malloc", "async_free",
+           "dynamic_parameter", "dynamic_command_group", "async_malloc", "async_malloc_from_pool", "async_free",
+           "memory_pool", "graph_state", "queue_state", "SYCL_EXT_ONEAPI_GRAPH", "SYCL_EXT_ONEAPI_DEVICE_GLOBAL",
            "event", "handler", "nd_range", "queue", "range", "local_memory"]

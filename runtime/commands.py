@@ -94,12 +94,18 @@ class KernelCommand(Command):
         return ", ".join(f"{i}) {ty} = {a!r}" for i, (ty, a) in enumerate(zip(self.kernel.params, self.args)))
 
 
-class GraphPointer(DynamicValue):
+class GraphPointer(usm_allocation, DynamicValue):
     """The pointer an ``async_malloc`` node returns; its memory is assigned when the
-    node joins the graph (before any later node can use it)."""
+    node joins the graph (before any later node can use it).
+
+    It is a USM allocation wherever one is taken (``memcpy``, ``memset``, ``fill``,
+    ``copy``, kernel arguments, host tasks): every attribute an allocation has is
+    read from the graph-owned block (``resolve()``), so the checks and views of
+    ``usm_allocation`` apply to the block unchanged.  It cannot be changed or
+    freed itself (``async_free`` releases it, inside its graph)."""
 
     def __init__(self, cmd: Command):
-        self._cmd = cmd
+        object.__setattr__(self, "_cmd", cmd)
 
     def resolve(self) -> usm_allocation:
         if self._cmd.allocation is None:
@@ -107,7 +113,14 @@ class GraphPointer(DynamicValue):
         return self._cmd.allocation
 
     def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
         return getattr(self.resolve(), name)
 
-    def __array__(self, dtype=None, copy=None):
-        return self.resolve().__array__(dtype)
+    def __setattr__(self, name, value):
+        raise exception(errc.invalid, "graph-owned memory (async_malloc) cannot be freed or changed outside its "
+                                      "graph: free it with an async_free node")
+
+    def __repr__(self):
+        block = self._cmd.allocation
+        return f"<graph-owned {block!r}>" if block is not None else "<graph-owned memory, not yet allocated>"

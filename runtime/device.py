@@ -47,10 +47,15 @@ def _device_type(config: TargetInfo) -> Aspect:
 
 
 class device:  # noqa: N801 - SYCL's name
-    def __init__(self, config: TargetInfo):
+    def __init__(self, config: TargetInfo, withheld=()):
+        """``withheld``: runtime aspects this device does not report, as a backend
+        without them would not (DPC++'s OpenCL backend reports no graph support)."""
         self.config = config
         self.name = config.name
-        self._aspects = frozenset(Aspect[a] for a in config.aspects) | RUNTIME_ASPECTS | {_device_type(config)}
+        self._aspects = (frozenset(Aspect[a] for a in config.aspects) | RUNTIME_ASPECTS | {_device_type(config)}) \
+            - frozenset(Aspect[a] if isinstance(a, str) else a for a in withheld)
+        if Aspect.ext_oneapi_limited_graph not in self._aspects:     # full graph support implies the limited one
+            self._aspects -= {Aspect.ext_oneapi_graph}
 
     @property
     def vendor(self) -> str:

@@ -18,6 +18,8 @@ class event:  # noqa: N801
         self._profiling = profiling
 
     _node = None       # set for events of commands recorded into a command graph
+    _scope = None      # ... with the queue's recording (graph.py), usable while it is open
+    _unprofiled = None  # why profiling is refused although the queue profiles (a graph without enable_profiling)
 
     def _recorded(self, what: str) -> None:
         if self._node is not None:
@@ -36,6 +38,8 @@ class event:  # noqa: N801
 
     def get_profiling_info(self, what: str) -> int:
         self._recorded("get_profiling_info")
+        if self._unprofiled is not None:
+            raise exception(errc.invalid, self._unprofiled)
         if not self._profiling:
             raise exception(errc.invalid, "Profiling information is unavailable as the queue associated with "
                                           "the event does not have the 'enable_profiling' property.")

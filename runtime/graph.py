@@ -15,7 +15,11 @@ the cores, and host tasks and copies run in between in plan order.  Submissions
 of one executable graph are serialised.
 
 Errors are the spec's, with DPC++'s messages (``runtime-behaviour.md`` §3), as
-``exception(errc.invalid)``.
+``exception(errc.invalid)``; what a device cannot do is ``feature_not_supported``.
+Where the English text and its newer Japanese revision differ, the newer one is
+followed for what it adds (memory pools, ``get_required_mem_size`` on the
+executable graph, host-task update, ``feature_not_supported`` at finalize).
+Every refused operation leaves the graph, its queues and memory as they were.
 """
 from __future__ import annotations
 
@@ -28,17 +32,25 @@ import weakref
 
 import numpy as np
 
+from ..device_configs.aspects import Aspect
 from .commands import Command, DynamicValue, KernelCommand
+from .device import context as Context, default_context, default_device
 from .errors import errc, exception
 from .events import event
 from .handler import handler
 from .memory import usm_allocation
+from .memory_pool import memory_pool
 from .native import PlanEntry, run_plan
 from .queue import queue
 from .ranges import as_range, nd_range
 
 __all__ = ["node_type", "node", "command_graph", "executable_command_graph", "dynamic_parameter",
-           "dynamic_command_group", "async_malloc", "async_free"]
+           "dynamic_command_group", "async_malloc", "async_malloc_from_pool", "async_free", "graph_state",
+           "GRAPH_PROPERTIES"]
+
+#: the graph properties (``property::graph::*``), by name: what ``begin_recording`` accepts
+GRAPH_PROPERTIES = ("no_cycle_check", "assume_buffer_outlives_graph", "assume_data_outlives_buffer", "updatable",
+                    "enable_profiling")
 
 
 def async_malloc(q: queue, size: int, kind: str = "device", dtype=None):
@@ -48,8 +60,21 @@ def async_malloc(q: queue, size: int, kind: str = "device", dtype=None):
     return box[0]
 
 
+def async_malloc_from_pool(q: queue, size: int, pool: memory_pool, dtype=None):
+    """``async_malloc_from_pool(queue, size, pool)``: in a recording queue, an allocation node."""
+    box = []
+    q.submit(lambda h: box.append(h.async_malloc_from_pool(size, pool, np.uint8 if dtype is None else dtype)))
+    return box[0]
+
+
 def async_free(q: queue, ptr) -> None:
     q.submit(lambda h: h.async_free(ptr))
+
+
+class graph_state(enum.Enum):  # noqa: N801
+    """``graph_state``: a ``command_graph`` is modifiable, an ``executable_command_graph`` executable."""
+    modifiable = 0
+    executable = 1
 
 
 class node_type(enum.Enum):  # noqa: N801
@@ -69,6 +94,10 @@ class node_type(enum.Enum):  # noqa: N801
 
 
 _UPDATABLE = (node_type.kernel, node_type.host_task, node_type.ext_oneapi_barrier, node_type.empty)
+#: what whole-graph update takes: the update table of the newer revision (host tasks included)
+_WHOLE_UPDATABLE = _UPDATABLE
+_NOT_KERNEL_PARAMETER = ("dynamic_parameters cannot be registered with graph nodes which do not represent kernel "
+                         "executions")
 _DOT_TYPE = {node_type.empty: "None", node_type.kernel: "CGExecKernel", node_type.memcpy: "CGCopyUSM",
              node_type.memset: "CGFillUSM", node_type.memfill: "CGFillUSM", node_type.prefetch: "CGPrefetchUSM",
              node_type.memadvise: "CGAdviseUSM", node_type.host_task: "CGHostTask",
@@ -162,51 +191,128 @@ class dynamic_parameter(DynamicValue):  # noqa: N801
 
 
 class dynamic_command_group:  # noqa: N801
-    """Several command groups for one node; ``set_active_index`` picks the one that runs."""
+    """Several command groups for one node; ``set_active_index`` picks the one that runs.
+
+    The command-group functions run when the group is added to its graph
+    (``command_graph.add``), once, in index order, as the spec says; later nodes
+    sharing the group share those commands.  They must all be kernels or all host
+    tasks, and declare the same dependencies."""
 
     def __init__(self, graph: "command_graph", cgfs):
         cgfs = list(cgfs)
         if not cgfs:
             raise _invalid("Dynamic command-group cannot be created with an empty CGF list.")
         self.graph = graph
-        self.commands = [graph._evaluate(cgf)[0] for cgf in cgfs]
-        kinds = {c.kind if c is not None else "empty" for c in self.commands}
+        self._cgfs = cgfs
+        self.commands: list | None = None       # evaluated by the first add
+        self._deps: list[node] = []
+        self.active = 0
+        self.nodes: list[node] = []
+
+    def _evaluate(self) -> tuple[list, list]:
+        """(commands, dependency nodes) of the group, evaluating its functions the first time."""
+        if self.commands is not None:
+            return self.commands, self._deps
+        results = [self.graph._evaluate(cgf) for cgf in self._cgfs]
+        commands = [cmd for cmd, _ in results]
+        kinds = {c.kind if c is not None else "empty" for c in commands}
         if not kinds <= {"kernel", "host_task"}:
             raise _invalid("The only types of command-groups that can be used in dynamic command-groups are "
                            "kernels and host-tasks.")
         if len(kinds) > 1:
             raise _invalid("Command-groups in a dynamic command-group must all be the same type.")
-        self.active = 0
-        self.nodes: list[node] = []
+        deps = [[self.graph._node_of(e) for e in h.deps] for _, h in results]
+        if any(set(d) != set(deps[0]) for d in deps[1:]):
+            raise _invalid("The command-group functions of a dynamic command-group must have the same dependencies: "
+                           "choosing another one would change the graph's topology.")
+        for cmd, h in results:
+            self.graph._register(cmd, h)
+        self.commands, self._deps = commands, list(dict.fromkeys(deps[0]))
+        return self.commands, self._deps
 
     def get_active_index(self) -> int:
         return self.active
 
     def set_active_index(self, index: int) -> None:
-        if not 0 <= index < len(self.commands):
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(self._cgfs):
             raise _invalid("Index is out of range.")
         self.active = index
         for n in self.nodes:
             n.command = self.commands[index]
 
 
+class _Recording:
+    """One queue's recording into a graph, from ``begin_recording`` (or a transitive
+    start) to ``end_recording``.  Events recorded in it carry it (``event._scope``):
+    once it is closed they cannot be used by other queues' commands, and the
+    queues they come from are never put back into recording through them."""
+
+    __slots__ = ("_graph", "properties", "_open")
+
+    def __init__(self, graph: "command_graph", properties: dict):
+        self._graph = weakref.ref(graph)
+        self.properties = dict(properties)
+        self._open = True
+
+    @property
+    def graph(self):
+        return self._graph()
+
+    @property
+    def open(self) -> bool:
+        return self._open and self._graph() is not None
+
+    def close(self) -> None:
+        self._open = False
+
+
+def _property_names(property_list, properties: dict) -> dict:
+    """Graph properties given as names, a name -> value mapping and keywords, checked."""
+    given = dict(properties)
+    if isinstance(property_list, dict):
+        given.update(property_list)
+    else:
+        for name in property_list or ():
+            given[name] = True
+    for name in given:
+        if name not in GRAPH_PROPERTIES:
+            raise _invalid(f"'{name}' is not a command-graph property ({', '.join(GRAPH_PROPERTIES)})")
+    return given
+
+
 class command_graph:  # noqa: N801
     """A modifiable command graph for one (context, device)."""
+
+    state = graph_state.modifiable
 
     def __init__(self, context_or_queue=None, device=None, *, no_cycle_check: bool = False,
                  assume_buffer_outlives_graph: bool = False):
         if isinstance(context_or_queue, queue):
             self.device, self.context = context_or_queue.device, context_or_queue.context
+        elif isinstance(context_or_queue, Context):
+            self.context = context_or_queue
+            self.device = default_device(device) if device is not None else self.context.devices[0]
+            if self.device not in self.context.devices:
+                raise _invalid(f"the device {self.device.name} is not associated with the graph's context "
+                               f"({self.context!r})")
+        elif context_or_queue is None:
+            self.device = default_device(device)
+            self.context = default_context(self.device)
         else:
-            q = queue(device, context=context_or_queue) if context_or_queue is not None else queue(device)
-            self.device, self.context = q.device, q.context
+            raise _invalid(f"command_graph takes a queue or a context (and a device), got "
+                           f"{type(context_or_queue).__name__}")
+        if not (self.device.has(Aspect.ext_oneapi_graph) or self.device.has(Aspect.ext_oneapi_limited_graph)):
+            raise _invalid(f"device {self.device.name} does not support command graphs (it reports neither "
+                           f"aspect::ext_oneapi_graph nor aspect::ext_oneapi_limited_graph)")
         self.no_cycle_check = no_cycle_check
         self.assume_buffer_outlives_graph = assume_buffer_outlives_graph
         self.nodes: list[node] = []
         self._queue = queue(self.device, context=self.context)
-        self._pool: list = []                 # graph-owned allocations (async_malloc)
+        self._pool: list = []                 # graph-owned blocks (async_malloc)
+        self._zero_init: set[int] = set()     # ids of the blocks zeroed at each finalize
         self._live_exec = None
         self._recording_queues: weakref.WeakSet = weakref.WeakSet()
+        self._sessions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._last_on_queue: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._barrier_on_queue: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._lock = threading.RLock()
@@ -218,15 +324,24 @@ class command_graph:  # noqa: N801
             raise _invalid(what)
 
     def _evaluate(self, cgf):
+        """Run ``cgf`` on a handler of this graph: ``(command, handler)``.  Nothing is
+        registered yet (``_register``), so a refused node leaves no trace."""
         h = self._queue._handler_class(self._queue, self)
         if cgf is not None:
             cgf(h)
         cmd = h.command
-        if isinstance(cmd, KernelCommand):
-            for a in cmd.args:
-                if isinstance(a, dynamic_parameter):
-                    a._register(cmd, self)
+        dynamic = [a for a in _dynamic_arguments(cmd, h)]
+        if dynamic and not isinstance(cmd, KernelCommand):
+            raise _invalid(_NOT_KERNEL_PARAMETER)
+        for a in dynamic:
+            if a.graph is not self:
+                raise _invalid("a dynamic_parameter can only be used in nodes of the graph it was created for")
         return cmd, h
+
+    def _register(self, cmd, h) -> None:
+        """Register the dynamic parameters of a command that joins the graph."""
+        for a in _dynamic_arguments(cmd, h):
+            a._register(cmd, self)
 
     def add(self, cgf=None, depends_on=(), depends_on_all_leaves: bool = False) -> node:
         """Add a node: a command group function, a ``dynamic_command_group``, or nothing (an empty node)."""
@@ -236,19 +351,23 @@ class command_graph:  # noqa: N801
             if isinstance(cgf, dynamic_command_group):
                 if cgf.graph is not self:
                     raise _invalid("Graph does not match the graph associated with dynamic command-group.")
-                cmd, deps_events = cgf.commands[cgf.active], []
+                commands, deps = cgf._evaluate()
+                cmd, h = commands[cgf.active], None
+                deps = list(deps)
             else:
                 cmd, h = self._evaluate(cgf)
-                deps_events = h.deps
                 if cmd is not None and cmd.kind == "ext_oneapi_barrier":
                     raise _invalid("The sycl_ext_oneapi_enqueue_barrier feature is not available with SYCL Graph "
                                    "Explicit API. Please use empty nodes instead.")
-            deps = [self._node_of(d) for d in deps_events] + list(depends_on)
+                deps = [self._node_of(d) for d in h.deps]
+            deps += list(depends_on)
             if depends_on_all_leaves:
                 deps += [n for n in self.nodes if not n.succs]
             n = self._new_node(cmd, deps)
             if isinstance(cgf, dynamic_command_group):
                 cgf.nodes.append(n)
+            else:
+                self._register(cmd, h)
             return n
 
     def _node_of(self, e: event) -> node:
@@ -259,11 +378,11 @@ class command_graph:  # noqa: N801
 
     def _new_node(self, cmd: Command | None, deps) -> node:
         kind = node_type[cmd.kind] if cmd is not None else node_type.empty
-        n = node(self, kind, cmd)
         deps = list(dict.fromkeys(deps))
         for d in deps:
             if not isinstance(d, node) or d.graph is not self:
                 raise _invalid("a dependency must be a node of the same graph")
+        n = node(self, kind, cmd)
         if kind == node_type.async_malloc:
             cmd.allocation = self._allocate(cmd.request, deps)
         self.nodes.append(n)
@@ -274,24 +393,28 @@ class command_graph:  # noqa: N801
 
     def _allocate(self, request, deps):
         """Reuse the block of an ``async_free`` node the new node depends on (same
-        size and type), else reserve a new one in the graph's pool."""
-        size, dtype = request
+        size, type and read-only flag), else reserve a new one in the graph's pool."""
+        size, dtype, zero_init, read_only = request
         seen, work = set(), list(deps)
-        while work:
+        alloc = None
+        while work and alloc is None:
             d = work.pop()
             if d in seen:
                 continue
             seen.add(d)
             if d.kind == node_type.async_free:
                 block = getattr(d.command.frees, "_cmd", None)
-                alloc = block.allocation if block is not None else None
-                if alloc is not None and alloc.count == size and alloc.dtype == dtype and \
-                        not getattr(d, "_reused", False):
+                old = block.allocation if block is not None else None
+                if old is not None and old.count == size and old.dtype == dtype and \
+                        block.request[3] == read_only and not getattr(d, "_reused", False):
                     d._reused = True
-                    return alloc
+                    alloc = old
             work.extend(d.preds)
-        alloc = usm_allocation(size, dtype, "device")
-        self._pool.append(alloc)
+        if alloc is None:
+            alloc = usm_allocation(size, dtype, "device", self._queue)
+            self._pool.append(alloc)
+        if zero_init:
+            self._zero_init.add(id(alloc))
         return alloc
 
     def make_edge(self, src: node, dest: node) -> None:
@@ -315,34 +438,60 @@ class command_graph:  # noqa: N801
 
     # -- record & replay ------------------------------------------------------------
 
-    def begin_recording(self, queues) -> None:
-        for q in queues if isinstance(queues, (list, tuple)) else [queues]:
-            if q._recording is not None:
+    def begin_recording(self, queues, property_list=(), **properties) -> None:
+        """Start recording ``queues`` (one or a list) into this graph; the properties
+        (graph property names, as a list, a mapping or keywords) hold for what they
+        record and pass on to queues they put into recording transitively.  All
+        queues are checked before any starts."""
+        targets = list(queues) if isinstance(queues, (list, tuple)) else [queues]
+        props = _property_names(property_list, properties)
+        seen = set()
+        for q in targets:
+            if q._recording is not None or id(q) in seen:
                 raise _invalid("begin_recording cannot be called for a queue which is already in the recording state.")
+            seen.add(id(q))
             if q.context is not self.context:
                 raise _invalid("begin_recording cannot be called for a queue whose context differs from the graph "
                                "context.")
             if q.device != self.device:
                 raise _invalid("begin_recording cannot be called for a queue whose device differs from the graph "
                                "device.")
-            q._recording_ref = weakref.ref(self)
-            self._recording_queues.add(q)
+        for q in targets:
+            self._start(q, props)
+
+    def _start(self, q: queue, props: dict) -> None:
+        q._recording_ref = weakref.ref(self)
+        self._recording_queues.add(q)
+        self._sessions[q] = _Recording(self, props)
+
+    def _begin_transitive(self, q: queue, scope: _Recording) -> None:
+        """``q`` depends on an event of ``scope``: it records into this graph as if
+        ``begin_recording`` had been called with ``scope``'s properties."""
+        if q.context is not self.context or q.device != self.device:
+            raise _invalid("a queue of another device or context cannot depend on an event recorded into this graph")
+        self._start(q, scope.properties)
 
     def end_recording(self, queues=None) -> None:
         targets = list(self._recording_queues) if queues is None else \
-            (queues if isinstance(queues, (list, tuple)) else [queues])
+            (list(queues) if isinstance(queues, (list, tuple)) else [queues])
         for q in targets:
             if q._recording is not None and q._recording is not self:
                 raise _invalid("end_recording called for a queue which is recording to a different graph.")
+        for q in targets:
+            if q._recording is not self:
+                continue
             q._recording_ref = None
             self._recording_queues.discard(q)
+            session = self._sessions.pop(q, None)
+            if session is not None:
+                session.close()
             self._last_on_queue.pop(q, None)
             self._barrier_on_queue.pop(q, None)
 
     @contextlib.contextmanager
-    def recording(self, queues):
+    def recording(self, queues, property_list=(), **properties):
         """``with graph.recording(q): ...`` records the block's submissions."""
-        self.begin_recording(queues)
+        self.begin_recording(queues, property_list, **properties)
         try:
             yield self
         finally:
@@ -352,10 +501,9 @@ class command_graph:  # noqa: N801
         with self._lock:
             deps = [self._node_of(e) for e in h.deps]
             cmd = h.command
-            if isinstance(cmd, KernelCommand):
-                for a in cmd.args:
-                    if isinstance(a, dynamic_parameter):
-                        a._register(cmd, self)
+            if list(_dynamic_arguments(cmd, h)):
+                raise _invalid("dynamic_parameters cannot be used in commands recorded from a queue (record & "
+                               "replay): add the node with command_graph.add")
             last = self._last_on_queue.get(q)
             if q.in_order and last is not None:
                 deps.append(last)
@@ -363,15 +511,19 @@ class command_graph:  # noqa: N801
             if barrier is not None:
                 deps.append(barrier)            # commands after a barrier wait for it
             is_barrier = cmd is not None and cmd.kind == "ext_oneapi_barrier"
-            if is_barrier and not q.in_order:
+            if is_barrier and not q.in_order and not cmd.wait_list:
+                # a barrier without a wait list waits for this queue's leaves; one with
+                # a wait list only for those events
                 deps += [n for n in self.nodes if not n.succs and getattr(n, "_queue", None) is q]
             n = self._new_node(cmd, deps)
             n._queue = q
             self._last_on_queue[q] = n
             if is_barrier:
                 self._barrier_on_queue[q] = n
+            session = self._sessions.get(q)
         e = event(0, 0, 0, False)
         e._node = n
+        e._scope = session
         return e
 
     # -- queries and output ---------------------------------------------------------
@@ -381,10 +533,6 @@ class command_graph:  # noqa: N801
 
     def get_root_nodes(self) -> list[node]:
         return [n for n in self.nodes if not n.preds]
-
-    def get_required_mem_size(self) -> int:
-        """Bytes of graph-owned memory the graph's ``async_malloc`` nodes need."""
-        return sum(a.nbytes for a in self._pool)
 
     def print_graph(self, path: str, verbose: bool = False) -> None:
         """Write the graph as Graphviz DOT (the path must end in ``.dot``)."""
@@ -400,22 +548,41 @@ class command_graph:  # noqa: N801
             lines.append(f'"{n.id}" [style=bold, label="{label}"];')
             lines += [f'  "{p.id}" -> "{n.id}"' for p in n.preds]
         lines.append("}")
-        with open(path, "w") as fh:
-            fh.write("\n".join(lines) + "\n")
+        try:
+            with open(path, "w") as fh:
+                fh.write("\n".join(lines) + "\n")
+        except OSError as err:
+            raise _invalid(f"print_graph cannot write '{path}': {err.strerror or err}") from None
 
     def finalize(self, *, updatable: bool = False, enable_profiling: bool = False) -> "executable_command_graph":
         if self._pool and self._live_exec is not None and self._live_exec() is not None:
             raise _invalid("Graphs containing allocations can only have a single executable graph alive at any "
                            "one time.")
+        if updatable and not self.device.has(Aspect.ext_oneapi_graph):
+            raise exception(errc.feature_not_supported, f"Device does not support Command Graph update "
+                                                        f"({self.device.name} lacks aspect::ext_oneapi_graph)")
         ex = executable_command_graph(self, updatable, enable_profiling)
+        for block in self._pool:                # zero_init: zeroed at each finalize, not at each run
+            if id(block) in self._zero_init:
+                ctypes.memset(block.ptr, 0, block.nbytes)
         if self._pool:
             self._live_exec = weakref.ref(ex)
         return ex
 
     def __del__(self):
+        for session in list(getattr(self, "_sessions", {}).values()):
+            session.close()
         for q in list(getattr(self, "_recording_queues", ())):
             if q._recording is self or q._recording is None:
                 q._recording_ref = None
+
+
+def _dynamic_arguments(cmd, h):
+    """The ``dynamic_parameter``s a command group uses (kernel arguments and ``set_arg``)."""
+    values = list(h._set_args.values()) if h is not None else []
+    if isinstance(cmd, KernelCommand):
+        values += cmd.args
+    return [a for a in dict.fromkeys(v for v in values if isinstance(v, dynamic_parameter))]
 
 
 def _topological(nodes: list[node]) -> list[node] | None:
@@ -439,6 +606,7 @@ class executable_command_graph:  # noqa: N801
     """A finalized graph: a plan of steps run in topological order."""
 
     SMALL = 16384       # kernels with fewer work-items run inside the native plan runner
+    state = graph_state.executable
 
     def __init__(self, graph: command_graph, updatable: bool, enable_profiling: bool):
         order = _topological(graph.nodes)
@@ -451,8 +619,31 @@ class executable_command_graph:  # noqa: N801
             self.SMALL = 0          # a GPU queue runs every kernel itself (``cuda/queue.py``)
         self._lock = threading.Lock()
         self.order = order
+        # the topology as finalized (the modifiable graph may grow afterwards)
+        self._nodes = list(graph.nodes)
+        self._preds = {n: tuple(n.preds) for n in self._nodes}
+        self._required_mem = sum(a.nbytes for a in graph._pool)
         self._commands: dict[node, Command | None] = {n: _snapshot(n.command) for n in order}
+        for cmd in self._commands.values():
+            self._check_supported(cmd)
         self._build_plan()
+
+    def _check_supported(self, cmd) -> None:
+        """A kernel the device cannot run is refused here, whatever its range
+        (``feature_not_supported``, as the newer revision says), not at replay."""
+        if not isinstance(cmd, KernelCommand):
+            return
+        try:
+            cmd.kernel.program.linked_for(cmd.kernel.name, self.device, self.context)
+        except exception as err:
+            if err.code() != errc.kernel_not_supported:
+                raise
+            raise exception(errc.feature_not_supported, f"the graph holds kernel '{cmd.kernel.name}', which device "
+                                                        f"{self.device.name} cannot run: {err}") from None
+
+    def get_required_mem_size(self) -> int:
+        """Bytes of graph-owned memory (``async_malloc`` nodes) this graph needs."""
+        return self._required_mem
 
     def _build_plan(self) -> None:
         """Steps: ["native", entries array, count, {index: keep-alive}] or ["python", command];
@@ -549,39 +740,62 @@ class executable_command_graph:  # noqa: N801
             if n.kind not in _UPDATABLE:
                 raise _invalid(f"node_type::{n.kind.name} nodes are not supported for update. Only kernel, "
                                f"host_task, barrier and empty nodes are supported.")
+        commands = {n: _snapshot(n.command) for n in nodes}
+        for n, cmd in commands.items():
+            before = self._commands[n]
+            if not (isinstance(before, KernelCommand) and isinstance(cmd, KernelCommand) and
+                    before.kernel is cmd.kernel):       # a kernel already checked needs no second look
+                self._check_supported(cmd)
         with self._lock:
             rebuild = False
-            for n in nodes:
-                self._commands[n] = _snapshot(n.command)
-                rebuild = rebuild or not self._replace(n, self._commands[n])
+            for n, cmd in commands.items():
+                self._commands[n] = cmd
+                rebuild = rebuild or not self._replace(n, cmd)
             if rebuild:
                 self._build_plan()
 
     def _update_whole(self, other: command_graph) -> None:
+        """Take the commands of ``other``, node by node in insertion order.  Refused
+        (the graph unchanged) unless ``other`` is topologically identical: as many
+        nodes, each of an updatable type and of its counterpart's type (kernels: the
+        same kernel), and every edge between corresponding nodes.  The spec leaves
+        a mismatched topology undefined; here it is ``errc::invalid``."""
         if self.graph._pool or other._pool:
             raise _invalid("Graphs with graph-owned allocations cannot be updated as a whole.")
         if other.device != self.device:
             raise _invalid("Cannot update using a graph created with a different device.")
         if other.context is not self.context:
             raise _invalid("Cannot update using a graph created with a different context.")
-        mine, theirs = self.graph.nodes, other.nodes
+        mine, theirs = self._nodes, list(other.nodes)
+        for n in theirs:
+            if n.kind not in _WHOLE_UPDATABLE:
+                raise _invalid(f"Cannot update using a graph with a node_type::{n.kind.name} node: whole-graph update "
+                               f"takes only kernel, host_task, barrier and empty nodes.")
         if len(mine) != len(theirs):
             raise _invalid("Cannot update using a graph with a different topology. Mismatch found in the number "
                            "of nodes.")
-        for a, b in zip(mine, theirs):
-            if len(a.succs) != len(b.succs) or len(a.preds) != len(b.preds):
-                raise _invalid("Cannot update using a graph with a different topology. Mismatch found in the "
-                               "number of edges.")
+        my_index = {n: i for i, n in enumerate(mine)}
+        their_index = {n: i for i, n in enumerate(theirs)}
+        for i, (a, b) in enumerate(zip(mine, theirs)):
             if a.kind != b.kind:
                 raise _invalid("Cannot update using a graph with mismatched node types. Each pair of nodes must "
                                "have the same type.")
             if a.kind == node_type.kernel and a.command.kernel.name != b.command.kernel.name:
                 raise _invalid(f"Cannot update using a graph with mismatched kernel types. Source node type "
                                f"{b.command.kernel.name}, target node type {a.command.kernel.name}")
+            my_preds = sorted(my_index[p] for p in self._preds[a])
+            their_preds = sorted(their_index[p] for p in b.preds)
+            if len(my_preds) != len(their_preds):
+                raise _invalid("Cannot update using a graph with a different topology. Mismatch found in the "
+                               "number of edges.")
+            if my_preds != their_preds:
+                raise _invalid(f"Cannot update using a graph with a different topology. Node {i} depends on nodes "
+                               f"{their_preds} in the source graph but on nodes {my_preds} in this graph.")
+        commands = {a: _snapshot(b.command) for a, b in zip(mine, theirs) if a in self._commands}
+        for cmd in commands.values():
+            self._check_supported(cmd)
         with self._lock:
-            for a, b in zip(mine, theirs):
-                if a in self._commands:
-                    self._commands[a] = _snapshot(b.command)
+            self._commands.update(commands)
             self._build_plan()
 
 

@@ -16,6 +16,7 @@ from .device_global import device_global, storage_address
 from .errors import errc, exception
 from .events import event
 from .memory import free, usm_allocation
+from .memory_pool import USM_KINDS, memory_pool
 from .program import kernel as Kernel
 
 __all__ = ["handler"]
@@ -32,7 +33,14 @@ class handler:  # noqa: N801
         self._set_args: dict[int, object] = {}
 
     def depends_on(self, events) -> None:
-        self.deps.extend([events] if isinstance(events, event) else list(events))
+        events = [events] if isinstance(events, event) else list(events)
+        self.deps.extend(events)
+        if self.graph is None:
+            # an event of an open queue recording: this group is recorded into that
+            # graph (transitive queue recording, ``queue.submit``)
+            scope = next((s for s in (getattr(e, "_scope", None) for e in events) if s is not None and s.open), None)
+            if scope is not None:
+                self.graph = scope.graph
 
     def _record(self, cmd):
         if self.command is not None:
@@ -66,9 +74,12 @@ class handler:  # noqa: N801
         self._record(Command("memadvise", None, "mem_advise"))
 
     def ext_oneapi_barrier(self, events=None) -> None:
+        """A barrier on ``events`` (its wait list) when given, else on everything before it."""
         if events:
             self.depends_on(events)
-        self._record(Command("ext_oneapi_barrier", None, "barrier"))
+        cmd = Command("ext_oneapi_barrier", None, "barrier")
+        cmd.wait_list = [events] if isinstance(events, event) else list(events or ())
+        self._record(cmd)
 
     def memcpy(self, dst, src, nbytes: int | None = None, offset: int = 0) -> None:
         """``memcpy(dst, src, nbytes)``; with a device global on either side, SYCL's
@@ -132,18 +143,33 @@ class handler:  # noqa: N801
         self._record(Command("host_task", fn, getattr(fn, "__name__", "host_task")))
 
     def async_malloc(self, size: int, kind: str = "device", dtype=np.uint8):
-        """Graph-owned (or, outside a graph, ordinary) device memory of ``size`` elements.
+        """Graph-owned (or, outside a graph, ordinary) memory of ``size`` elements.
         In a graph the memory is chosen when the node is added, reusing a block an
-        ``async_free`` node this one depends on released."""
-        if kind != "device":
-            raise exception(errc.feature_not_supported,
-                            "Only device allocations are currently supported in graph allocation nodes!")
+        ``async_free`` node this one depends on released; only device memory
+        (``errc::invalid`` otherwise, as the graph extension says)."""
+        return self._async_allocation(size, dtype, kind, None)
+
+    def async_malloc_from_pool(self, size: int, pool: memory_pool, dtype=np.uint8):
+        """``async_malloc_from_pool``: as ``async_malloc``, with the pool's kind and
+        properties (in a graph only ``zero_init`` and ``read_only`` count)."""
+        if not isinstance(pool, memory_pool):
+            raise exception(errc.invalid, f"async_malloc_from_pool expects a memory_pool, got {type(pool).__name__}")
+        if pool.device != self.queue.device or pool.context is not self.queue.context:
+            raise exception(errc.invalid, "the memory pool belongs to another device or context than the queue")
+        return self._async_allocation(size, dtype, pool.kind, pool)
+
+    def _async_allocation(self, size, dtype, kind: str, pool):
+        if kind not in USM_KINDS:
+            raise exception(errc.invalid, f"unknown USM allocation kind '{kind}' ({', '.join(USM_KINDS)})")
         if self.graph is None:
-            alloc = usm_allocation(size, dtype, "device", self.queue)
+            alloc = usm_allocation(size, dtype, kind, self.queue)
             self._record(Command("async_malloc", None, f"async_malloc {size}"))
             return alloc
+        if kind != "device":
+            raise exception(errc.invalid, f"graph allocation nodes take only device memory (usm::alloc::device), "
+                                          f"not usm::alloc::{kind}")
         cmd = Command("async_malloc", None, f"async_malloc {size}")
-        cmd.request = (int(size), np.dtype(dtype))
+        cmd.request = (int(size), np.dtype(dtype), bool(pool and pool.zero_init), bool(pool and pool.read_only))
         cmd.allocation = None
         self._record(cmd)
         return GraphPointer(cmd)
@@ -156,7 +182,16 @@ class handler:  # noqa: N801
         self._record(cmd)
 
     def ext_oneapi_graph(self, graph) -> None:
-        """Run an executable command graph as this command group's command."""
+        """Run an executable command graph as this command group's command (on a
+        queue of the graph's device and context only)."""
+        if self.queue.device != graph.device or self.queue.context is not graph.context:
+            raise exception(errc.invalid, f"an executable graph for {graph.device.name} (context {graph.context.id}) "
+                                          f"cannot be submitted to a queue of {self.queue.device.name} (context "
+                                          f"{self.queue.context.id}): the device and context must be the graph's")
         if self.graph is not None and getattr(graph.graph, "_pool", None):
             raise exception(errc.invalid, "a graph with graph-owned allocations cannot be used as a sub-graph")
-        self._record(Command("subgraph", lambda: graph._execute(self.queue), "graph"))
+        cmd = Command("subgraph", lambda: graph._execute(self.queue), "graph")
+        if not graph.profiling:
+            cmd.unprofiled = ("Graph profiling information is unavailable: the executable graph was finalized "
+                              "without the enable_profiling property")
+        self._record(cmd)

@@ -9,6 +9,7 @@ tasks run on the submitting thread.  A failed command raises its
 """
 from __future__ import annotations
 
+import enum
 import threading
 import time
 
@@ -21,7 +22,13 @@ from .native import run_range
 from .program import kernel as Kernel
 from . import work_groups
 
-__all__ = ["queue"]
+__all__ = ["queue", "queue_state"]
+
+
+class queue_state(str, enum.Enum):  # noqa: N801 - the graph extension's name
+    """``queue_state`` of the graph extension (equal to its name as a string)."""
+    executing = "executing"
+    recording = "recording"
 
 
 class queue:  # noqa: N801
@@ -72,39 +79,69 @@ class queue:  # noqa: N801
             h.depends_on(depends_on)
         submitted = time.perf_counter_ns()
         cgf(h)
+        started = False
         if recording is None:
-            graphs = {getattr(e, "_node", None).graph for e in h.deps if getattr(e, "_node", None) is not None}
-            if len(graphs) == 1:
-                # transitive recording: depending on a recorded event puts this queue into recording
-                recording = graphs.pop()
-                recording.begin_recording(self)
-                h.graph = recording
+            recording = self._transitive_recording(h)
+            started = recording is not None
         if recording is not None:
-            return recording._record(self, h)
-        if isinstance(h.command, KernelCommand):
-            if any(isinstance(a, DynamicValue) and a.graph_only for a in h.command.args):
-                raise exception(errc.invalid, "a dynamic_parameter can only be used in command graph nodes")
+            try:
+                return recording._record(self, h)
+            except exception:
+                if started:                 # a refused command leaves the queue as it was
+                    recording.end_recording(self)
+                raise
+        if any(isinstance(a, DynamicValue) and a.graph_only for a in
+               list(h._set_args.values()) + (h.command.args if isinstance(h.command, KernelCommand) else [])):
+            raise exception(errc.invalid, "a dynamic_parameter can only be used in command graph nodes")
         if h.command is None:
             return event(submitted, submitted, submitted, self.profiling)
         event.wait_list(h.deps)
         start = time.perf_counter_ns()
         with self._lock:
             h.command.run(self)
-        return event(submitted, start, time.perf_counter_ns(), self.profiling)
+        e = event(submitted, start, time.perf_counter_ns(), self.profiling)
+        e._unprofiled = getattr(h.command, "unprofiled", None)
+        return e
+
+    def _transitive_recording(self, h: handler):
+        """The graph this submission records into although the queue is not
+        recording: one its dependencies were recorded into, while that recording
+        is open (the graph extension's transitive queue recording).  The queue
+        then records into it as if ``begin_recording`` had been called, with the
+        same properties.  An event whose recording has ended is refused."""
+        scopes = {e._scope for e in h.deps if getattr(e, "_scope", None) is not None}
+        if not scopes:
+            return None
+        if any(not s.open for s in scopes):
+            raise exception(errc.invalid, "an event recorded into a command graph cannot be used after its queue's "
+                                          "recording ended (end_recording)")
+        graphs = {s.graph for s in scopes}
+        if len(graphs) > 1:
+            raise exception(errc.invalid, "a command group cannot depend on events recorded into different "
+                                          "command graphs")
+        scope = scopes.pop()
+        scope.graph._begin_transitive(self, scope)
+        h.graph = scope.graph
+        return scope.graph
 
     # -- sycl_ext_oneapi_graph
     def ext_oneapi_graph(self, graph, depends_on=None) -> event:
         """Submit an executable command graph."""
         return self.submit(lambda h: h.ext_oneapi_graph(graph), depends_on)
 
-    def ext_oneapi_get_state(self) -> str:
-        """``"recording"`` or ``"executing"`` (``queue_state`` of the graph extension)."""
-        return "recording" if self._recording is not None else "executing"
+    def ext_oneapi_get_state(self) -> queue_state:
+        """``queue_state.recording`` or ``queue_state.executing``."""
+        return queue_state.recording if self._recording is not None else queue_state.executing
 
     def ext_oneapi_get_graph(self):
         if self._recording is None:
             raise exception(errc.invalid, "ext_oneapi_get_graph() called for a queue which is not recording to a graph")
         return self._recording
+
+    def ext_oneapi_submit_barrier(self, wait_list=None) -> event:
+        """``sycl_ext_oneapi_enqueue_barrier``: a barrier, on ``wait_list`` when given,
+        else on everything submitted before."""
+        return self.submit(lambda h: h.ext_oneapi_barrier(wait_list))
 
     # shortcuts, as sycl::queue has them
     def single_task(self, k: Kernel, *args, depends_on=None) -> event:
