@@ -28,7 +28,8 @@ import weakref
 
 import numpy as np
 
-from .commands import Command, DynamicValue, KernelCommand
+from . import memory
+from .commands import Command, DynamicValue, KernelCommand, check_memory
 from .errors import errc, exception
 from .events import event
 from .handler import handler
@@ -218,6 +219,8 @@ class command_graph:  # noqa: N801
             raise _invalid(what)
 
     def _evaluate(self, cgf):
+        if cgf is not None and not callable(cgf):
+            raise _invalid(f"a command-group function must be callable, got {type(cgf).__name__}")
         h = handler(self._queue, self)
         if cgf is not None:
             cgf(h)
@@ -450,6 +453,7 @@ class executable_command_graph:  # noqa: N801
         self._lock = threading.Lock()
         self.order = order
         self._commands: dict[node, Command | None] = {n: _snapshot(n.command) for n in order}
+        self._memory_checked = None          # memory.frees() when no command used freed memory
         self._build_plan()
 
     def _build_plan(self) -> None:
@@ -512,8 +516,15 @@ class executable_command_graph:  # noqa: N801
         step[4][where[2]] = cmd.kernel.name
         return True
 
+    def memory_in_use(self) -> list:
+        """(node, command) pairs for ``commands.check_memory``."""
+        return [(f"node {n.id} ({n.kind.name})", c) for n, c in self._commands.items()]
+
     def _execute(self, q: queue) -> None:
         with self._lock:                     # one execution of this graph at a time
+            if self._memory_checked != memory.frees():   # nothing freed since the last check: no need
+                check_memory(self.memory_in_use(), "the executable graph cannot run")
+                self._memory_checked = memory.frees()
             for kind, *rest in self._steps:
                 if kind == "native":
                     run_plan(rest[0], rest[1], rest[3])
@@ -526,6 +537,7 @@ class executable_command_graph:  # noqa: N801
         if not self.updatable:
             raise _invalid("update() cannot be called on a executable graph which was not created with "
                            "property::updatable")
+        self._memory_checked = None          # new commands: check their memory at the next run
         if isinstance(target, command_graph):
             self._update_whole(target)
             return
