@@ -93,8 +93,15 @@ def _integer(value, low: int, high: int, bits: int) -> int:
         raise _Refused(lambda where: f"{where} must be an integer, got {type(value).__name__}")
     v = int(value)
     if not low <= v <= high:
-        raise _Refused(lambda where: f"{where}: {v} does not fit (the type holds {low} to {high})")
+        raise _Refused(lambda where: f"{where}: {_shown(v)} does not fit (the type holds {low} to {high})")
     return v & ((1 << bits) - 1)
+
+
+def _shown(value) -> str:
+    """``value`` for a message: a number of hundreds of digits shortened."""
+    number = isinstance(value, (int, np.integer))
+    text = str(int(value)) if number else repr(value)
+    return text if len(text) <= 40 else f"{text[:12]}...{text[-6:]} ({len(text)} {'digits' if number else 'characters'})"
 
 
 _PACK = {16: ("<e", "<H"), 32: ("<f", "<I"), 64: ("<d", "<Q")}
@@ -107,7 +114,7 @@ def _float(bits: int, value) -> int:
     try:
         return struct.unpack(as_int, struct.pack(as_float, float(value)))[0]
     except OverflowError:                   # finite, but rounds beyond the type's largest value
-        raise _Refused(lambda where: f"{where}: {value!r} is beyond the range of the type") from None
+        raise _Refused(lambda where: f"{where}: {_shown(value)} is beyond the range of the type") from None
 
 
 def pointer_target(ty: str):

@@ -169,6 +169,7 @@ class handler:  # noqa: N801
         """Graph-owned (or, outside a graph, ordinary) device memory of ``size`` elements.
         In a graph the memory is chosen when the node is added, reusing a block an
         ``async_free`` node this one depends on released."""
+        size = checked_count(size, "async_malloc size")
         if kind != "device":
             raise exception(errc.feature_not_supported,
                             "Only device allocations are currently supported in graph allocation nodes!")
