@@ -24,7 +24,7 @@ from .commands import DynamicValue
 from .errors import errc, exception
 from .memory import allocation_at, usm_allocation
 
-__all__ = ["Span", "checked_memory", "checked_count", "checked_int", "fill_bytes"]
+__all__ = ["Span", "checked_memory", "checked_address", "checked_count", "checked_int", "fill_bytes"]
 
 
 class Span(NamedTuple):
@@ -96,6 +96,11 @@ def checked_memory(x, what: str, nbytes: int = 0, *, writes: bool = False, offse
         return Span(address, None, 0, owner)
     raise exception(errc.invalid, f"{what} expects a USM allocation, a NumPy array or an address, "
                                   f"got {type(x).__name__}")
+
+
+def checked_address(x, what: str, nbytes: int = 0) -> int:
+    """The address of ``checked_memory(x, what, nbytes)`` (``nbytes`` checked non-negative here)."""
+    return checked_memory(x, what, checked_count(nbytes, f"{what} size")).address
 
 
 def _at(offset: int) -> str:
