@@ -11,17 +11,23 @@ command-graph nodes accept (``graph_only``), and the ``GraphPointer`` an
 ``async_malloc`` node returns, whose memory is chosen when the node joins its
 graph.  ``queue.py`` and ``graph.py`` both build on this module; it imports
 neither.
+
+A command lists the USM allocations it uses (``uses``; a kernel's are its
+arguments) so that an executable graph can refuse to replay one whose memory
+was freed, before anything runs (``check_memory``).
 """
 from __future__ import annotations
 
 import ctypes
 
+import numpy as np
+
 from .errors import errc, exception
-from .memory import usm_allocation
+from .memory import allocation_at, usm_allocation
 from .program import kernel as Kernel
 from .ranges import as_range, nd_range
 
-__all__ = ["DynamicValue", "Command", "KernelCommand", "GraphPointer", "launch_geometry"]
+__all__ = ["DynamicValue", "Command", "KernelCommand", "GraphPointer", "launch_geometry", "check_memory"]
 
 
 class DynamicValue:
@@ -37,8 +43,9 @@ class DynamicValue:
 class Command:
     """One recorded command: what it is (a graph ``node_type`` name) and how to run it."""
 
-    def __init__(self, kind: str, run=None, label: str = ""):
+    def __init__(self, kind: str, run=None, label: str = "", uses=()):
         self.kind, self._run, self.label = kind, run, label
+        self.uses = uses    # USM allocations (None: other memory; an executable graph: a sub-graph) it touches
 
     def run(self, q) -> None:
         if self._run is not None:
@@ -46,6 +53,11 @@ class Command:
 
     def describe(self) -> str:
         return self.label
+
+    @property
+    def memory(self):
+        """The memory it touches (``check_memory``)."""
+        return self.uses
 
 
 def launch_geometry(k: Kernel, r):
@@ -74,6 +86,8 @@ class KernelCommand(Command):
     resolved when the arguments are packed)."""
 
     def __init__(self, k: Kernel, r, args):
+        if not isinstance(k, Kernel):
+            raise exception(errc.invalid, f"expected a kernel (program.kernel(name)), got {type(k).__name__}")
         super().__init__("kernel", label=k.name)
         self.kernel, self.range, self.args = k, r, list(args)
         self.total, self.geometry = launch_geometry(k, r)
@@ -92,6 +106,44 @@ class KernelCommand(Command):
 
     def describe(self) -> str:
         return ", ".join(f"{i}) {ty} = {a!r}" for i, (ty, a) in enumerate(zip(self.kernel.params, self.args)))
+
+    @property
+    def memory(self):
+        """Its arguments; an integer address for a pointer as the live allocation
+        holding it, or its ``FreedAddress``."""
+        out = []
+        for ty, a in zip(self.kernel.params, self.args):
+            if isinstance(a, DynamicValue) and not isinstance(a, GraphPointer):
+                a = a.resolve()
+            if ty.endswith("*") and isinstance(a, (int, np.integer)) and a:
+                a = allocation_at(int(a)) or FreedAddress(int(a))
+            out.append(a)
+        return out
+
+
+class FreedAddress:
+    """An address no live allocation holds any more."""
+
+    def __init__(self, address: int):
+        self.address = address
+
+    def check(self, what: str) -> None:
+        raise exception(errc.invalid, f"{what} uses address {self.address:#x}, which is not inside a live "
+                                      f"USM allocation (freed?)")
+
+
+def check_memory(commands, what: str) -> None:
+    """``errc::invalid`` if any of ``commands`` (pairs of a name and a command) uses a
+    freed USM allocation; an executable graph among the memory (a sub-graph) is
+    checked through its own commands."""
+    for name, cmd in commands:
+        for m in (cmd.memory if cmd is not None else ()):
+            if isinstance(m, DynamicValue) and not isinstance(m, GraphPointer):
+                m = m.resolve()
+            if isinstance(m, (usm_allocation, FreedAddress)):
+                m.check(f"{what}: {name}")
+            elif hasattr(m, "memory_in_use"):
+                check_memory(m.memory_in_use(), f"{what}: {name}")
 
 
 class GraphPointer(usm_allocation, DynamicValue):

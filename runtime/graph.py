@@ -33,7 +33,8 @@ import weakref
 import numpy as np
 
 from ..device_configs.aspects import Aspect
-from .commands import Command, DynamicValue, KernelCommand
+from . import memory
+from .commands import Command, DynamicValue, KernelCommand, check_memory
 from .device import context as Context, default_context, default_device
 from .errors import errc, exception
 from .events import event
@@ -326,6 +327,8 @@ class command_graph:  # noqa: N801
     def _evaluate(self, cgf):
         """Run ``cgf`` on a handler of this graph: ``(command, handler)``.  Nothing is
         registered yet (``_register``), so a refused node leaves no trace."""
+        if cgf is not None and not callable(cgf):
+            raise _invalid(f"a command-group function must be callable, got {type(cgf).__name__}")
         h = self._queue._handler_class(self._queue, self)
         if cgf is not None:
             cgf(h)
@@ -626,6 +629,7 @@ class executable_command_graph:  # noqa: N801
         self._commands: dict[node, Command | None] = {n: _snapshot(n.command) for n in order}
         for cmd in self._commands.values():
             self._check_supported(cmd)
+        self._memory_checked = None          # memory.frees() when no command used freed memory
         self._build_plan()
 
     def _check_supported(self, cmd) -> None:
@@ -713,8 +717,15 @@ class executable_command_graph:  # noqa: N801
         step[4][where[2]] = cmd.kernel.name
         return True
 
+    def memory_in_use(self) -> list:
+        """(node, command) pairs for ``commands.check_memory``."""
+        return [(f"node {n.id} ({n.kind.name})", c) for n, c in self._commands.items()]
+
     def _execute(self, q: queue) -> None:
         with self._lock:                     # one execution of this graph at a time
+            if self._memory_checked != memory.frees():   # nothing freed since the last check: no need
+                check_memory(self.memory_in_use(), "the executable graph cannot run")
+                self._memory_checked = memory.frees()
             if hasattr(q, "run_graph_steps"):   # a GPU queue: one CUDA graph on its stream
                 q.run_graph_steps(self._steps)
                 return
@@ -730,6 +741,7 @@ class executable_command_graph:  # noqa: N801
         if not self.updatable:
             raise _invalid("update() cannot be called on a executable graph which was not created with "
                            "property::updatable")
+        self._memory_checked = None          # new commands: check their memory at the next run
         if isinstance(target, command_graph):
             self._update_whole(target)
             return

@@ -10,7 +10,8 @@ import ctypes
 
 import numpy as np
 
-from .addresses import checked_address
+from .addresses import checked_count, checked_int, checked_memory, fill_bytes
+from .arguments import element_bytes
 from .commands import Command, GraphPointer, KernelCommand
 from .device_global import device_global, storage_address
 from .errors import errc, exception
@@ -33,7 +34,10 @@ class handler:  # noqa: N801
         self._set_args: dict[int, object] = {}
 
     def depends_on(self, events) -> None:
-        events = [events] if isinstance(events, event) else list(events)
+        events = [events] if isinstance(events, event) else events
+        if not isinstance(events, (list, tuple)) or not all(isinstance(e, event) for e in events):
+            raise exception(errc.invalid, f"depends_on expects an event or a list of events, got {events!r}")
+        events = list(events)
         self.deps.extend(events)
         if self.graph is None:
             # an event of an open queue recording: this group is recorded into that
@@ -66,12 +70,13 @@ class handler:  # noqa: N801
         self._record(KernelCommand(k, r, self._with_set_args(args)))
 
     def prefetch(self, ptr, nbytes: int) -> None:
-        checked_address(ptr, "prefetch", int(nbytes))
-        self._record(Command("prefetch", None, "prefetch"))
+        m = checked_memory(ptr, "prefetch", checked_count(nbytes, "prefetch size"))
+        self._record(Command("prefetch", None, "prefetch", uses=(m.allocation,)))
 
     def mem_advise(self, ptr, nbytes: int, advice: int = 0) -> None:
-        checked_address(ptr, "mem_advise", int(nbytes))
-        self._record(Command("memadvise", None, "mem_advise"))
+        checked_int(advice, "mem_advise advice", -(1 << 31), (1 << 31) - 1)
+        m = checked_memory(ptr, "mem_advise", checked_count(nbytes, "mem_advise size"))
+        self._record(Command("memadvise", None, "mem_advise", uses=(m.allocation,)))
 
     def ext_oneapi_barrier(self, events=None) -> None:
         """A barrier on ``events`` (its wait list) when given, else on everything before it."""
@@ -86,22 +91,27 @@ class handler:  # noqa: N801
         ``memcpy(dg, src, numBytes = sizeof(T), offset = 0)`` and its mirror."""
         if isinstance(dst, device_global) or isinstance(src, device_global):
             dg = dst if isinstance(dst, device_global) else src
-            n = dg.size if nbytes is None else int(nbytes)
-            self._device_global_copy(dg, src if dg is dst else dst, "to" if dg is dst else "from", int(offset), n)
+            n = dg.size if nbytes is None else checked_count(nbytes, "memcpy size")
+            self._device_global_copy(dg, src if dg is dst else dst, "to" if dg is dst else "from",
+                                     checked_count(offset, "memcpy offset"), n)
             return
         if nbytes is None:
             raise exception(errc.invalid, "memcpy needs a byte count")
-        d, s = checked_address(dst, "memcpy", int(nbytes)), checked_address(src, "memcpy", int(nbytes))
-        self._record(Command("memcpy", lambda: ctypes.memmove(d, s, int(nbytes)), f"memcpy {int(nbytes)} bytes"))
+        n = checked_count(nbytes, "memcpy size")
+        if checked_count(offset, "memcpy offset"):
+            raise exception(errc.invalid, "memcpy takes an offset only to or from a device_global")
+        d = checked_memory(dst, "memcpy destination", n, writes=True)
+        s = checked_memory(src, "memcpy source", n)
+        self._record(Command("memcpy", lambda: ctypes.memmove(d.address, s.address, n), f"memcpy {n} bytes",
+                             uses=(d.allocation, s.allocation)))
 
     def _device_global_copy(self, dg: device_global, other, direction: str, offset: int, nbytes: int) -> None:
         if self.graph is not None:
             raise exception(errc.invalid, "device_global copies cannot be added to a command graph")
         dg.check_access(direction)
         dg.check_bounds(direction, offset, nbytes)
-        if isinstance(other, np.ndarray) and not other.flags["C_CONTIGUOUS"]:
-            raise exception(errc.invalid, f"copy {direction} device_global '{dg.name}' needs a contiguous array")
-        host = checked_address(other, f"copy {direction} device_global '{dg.name}'", nbytes)
+        host = checked_memory(other, f"copy {direction} device_global '{dg.name}'", nbytes,
+                              writes=direction == "from").address
         dev, ctx = self.queue.device, self.queue.context
 
         def run():
@@ -110,36 +120,60 @@ class handler:  # noqa: N801
         self._record(Command("memcpy", run, f"copy {direction} device_global {dg.name}"))
 
     def memset(self, ptr, value: int, nbytes: int) -> None:
-        p = checked_address(ptr, "memset", int(nbytes))
-        self._record(Command("memset", lambda: ctypes.memset(p, int(value), int(nbytes)), f"memset {int(nbytes)} bytes"))
+        v = checked_int(value, "memset value", -(1 << 31), (1 << 31) - 1)
+        n = checked_count(nbytes, "memset size")
+        m = checked_memory(ptr, "memset", n, writes=True)
+        self._record(Command("memset", lambda: ctypes.memset(m.address, v, n), f"memset {n} bytes", uses=(m.allocation,)))
 
     def fill(self, ptr, pattern, count: int) -> None:
-        if not isinstance(ptr, usm_allocation):
-            raise exception(errc.invalid, "fill expects a USM allocation")
-        ptr.check("fill")
-        self._record(Command("memfill", lambda: ptr.array.__setitem__(slice(0, int(count)), pattern), f"fill {int(count)}"))
+        """``fill(ptr, pattern, count)``: ``count`` elements of ``ptr``'s type, each ``pattern``."""
+        n = checked_count(count, "fill count")
+        m = checked_memory(ptr, "fill", writes=True)
+        if m.dtype is None:
+            raise exception(errc.invalid, "fill needs a USM allocation or a NumPy array (its element type), "
+                                          "not an address")
+        if n > m.count:
+            raise exception(errc.invalid, f"fill of {n} elements overruns memory of {m.count} elements")
+        element = element_bytes(m.dtype, pattern, f"fill pattern for {m.dtype} memory")
+        self._record(Command("memfill", lambda: fill_bytes(m.address, element, n), f"fill {n}", uses=(m.allocation,)))
 
     def copy(self, src, dst, count: int | None = None, start_index: int = 0) -> None:
-        """``copy(src, dst, count)`` of elements; with a device global on either side,
+        """``copy(src, dst, count)`` of elements (the whole of both when they are the
+        same size and no count is given); with a device global on either side,
         SYCL's ``copy(src, dg, count = elements of T, startIndex = 0)`` and its mirror."""
+        start = checked_count(start_index, "copy start index")
         if isinstance(dst, device_global) or isinstance(src, device_global):
             dg = dst if isinstance(dst, device_global) else src
-            n = dg.elements - int(start_index) if count is None else int(count)
+            n = dg.elements if count is None else checked_count(count, "copy count")
             self._device_global_copy(dg, src if dg is dst else dst, "to" if dg is dst else "from",
-                                     int(start_index) * dg.element_size, n * dg.element_size)
+                                     start * dg.element_size, n * dg.element_size)
             return
+        if start:
+            raise exception(errc.invalid, "copy takes a start index only to or from a device_global")
+        s = checked_memory(src, "copy source")
+        d = checked_memory(dst, "copy destination", writes=True)
+        if s.dtype is None or d.dtype is None:
+            raise exception(errc.invalid, "copy needs USM allocations or NumPy arrays (their element types); "
+                                          "memcpy copies bytes between addresses")
+        if s.dtype != d.dtype:
+            raise exception(errc.invalid, f"copy from {s.dtype} to {d.dtype} memory: the element types must match")
         if count is None:
-            raise exception(errc.invalid, "copy needs an element count")
-
-        def run():
-            a, b = np.asarray(src), np.asarray(dst)
-            b.reshape(-1)[:int(count)] = a.reshape(-1)[:int(count)]
-        for x in (src, dst):
-            if isinstance(x, usm_allocation):
-                x.check("copy")
-        self._record(Command("memcpy", run, f"copy {int(count)} elements"))
+            if s.count != d.count:
+                raise exception(errc.invalid, f"copy between arrays of different sizes ({s.count} and {d.count} "
+                                              f"elements) needs a count")
+            n = s.count
+        else:
+            n = checked_count(count, "copy count")
+        for side, m in (("source", s), ("destination", d)):
+            if n > m.count:
+                raise exception(errc.invalid, f"copy of {n} elements overruns its {side} of {m.count} elements")
+        nbytes = n * s.dtype.itemsize
+        self._record(Command("memcpy", lambda: ctypes.memmove(d.address, s.address, nbytes),
+                             f"copy {n} elements", uses=(s.allocation, d.allocation)))
 
     def host_task(self, fn) -> None:
+        if not callable(fn):
+            raise exception(errc.invalid, f"host_task expects a callable, got {type(fn).__name__}")
         self._record(Command("host_task", fn, getattr(fn, "__name__", "host_task")))
 
     def async_malloc(self, size: int, kind: str = "device", dtype=np.uint8):
@@ -159,6 +193,7 @@ class handler:  # noqa: N801
         return self._async_allocation(size, dtype, pool.kind, pool)
 
     def _async_allocation(self, size, dtype, kind: str, pool):
+        size = checked_count(size, "async_malloc size")
         if kind not in USM_KINDS:
             raise exception(errc.invalid, f"unknown USM allocation kind '{kind}' ({', '.join(USM_KINDS)})")
         if self.graph is None:
@@ -184,13 +219,16 @@ class handler:  # noqa: N801
     def ext_oneapi_graph(self, graph) -> None:
         """Run an executable command graph as this command group's command (on a
         queue of the graph's device and context only)."""
+        if not hasattr(graph, "memory_in_use"):
+            raise exception(errc.invalid, f"ext_oneapi_graph expects an executable command graph (finalize() a "
+                                          f"modifiable one first), got {type(graph).__name__}")
         if self.queue.device != graph.device or self.queue.context is not graph.context:
             raise exception(errc.invalid, f"an executable graph for {graph.device.name} (context {graph.context.id}) "
                                           f"cannot be submitted to a queue of {self.queue.device.name} (context "
                                           f"{self.queue.context.id}): the device and context must be the graph's")
         if self.graph is not None and getattr(graph.graph, "_pool", None):
             raise exception(errc.invalid, "a graph with graph-owned allocations cannot be used as a sub-graph")
-        cmd = Command("subgraph", lambda: graph._execute(self.queue), "graph")
+        cmd = Command("subgraph", lambda: graph._execute(self.queue), "graph", uses=(graph,))
         if not graph.profiling:
             cmd.unprofiled = ("Graph profiling information is unavailable: the executable graph was finalized "
                               "without the enable_profiling property")

@@ -18,6 +18,7 @@ are NumPy buffers without a guard.
 """
 from __future__ import annotations
 
+import bisect
 import ctypes
 import mmap
 import os
@@ -28,7 +29,7 @@ import numpy as np
 
 from .errors import errc, exception
 
-__all__ = ["usm_allocation", "malloc_device", "malloc_shared", "malloc_host", "free"]
+__all__ = ["usm_allocation", "malloc_device", "malloc_shared", "malloc_host", "free", "allocation_at", "frees"]
 
 _ALIGN = 64
 _PROT_NONE = 0
@@ -37,6 +38,8 @@ _HUGE = 4 << 20
 #: address -> allocation: USM memory lives until ``free``, as in SYCL, even where
 #: only its address is kept
 _live: dict[int, "usm_allocation"] = {}
+_starts: list[int] = []             # the keys of ``_live``, sorted (``allocation_at``)
+_frees = 0                          # how many ``free`` calls there have been (``frees``)
 _lock = threading.Lock()
 
 
@@ -51,7 +54,7 @@ class _GuardedMapping:
     __slots__ = ("base", "length", "start", "size")
 
     def __init__(self, size: int):
-        self.size = size
+        self.size, self.base = size, 0      # no mapping yet (``__del__`` if mapping fails)
         page = mmap.PAGESIZE
         data = -(-max(size, 1) // page) * page
         self.length = data + page
@@ -146,6 +149,7 @@ class usm_allocation:  # noqa: N801 - SYCL-style name
         self.freed = False
         with _lock:
             _live[self.ptr] = self
+            bisect.insort(_starts, self.ptr)
 
     @property
     def nbytes(self) -> int:
@@ -153,7 +157,10 @@ class usm_allocation:  # noqa: N801 - SYCL-style name
 
     def check(self, what: str = "memory") -> None:
         if self.freed:
-            raise exception(errc.invalid, f"{what} uses a USM allocation that was freed (address {self.ptr:#x})")
+            raise exception(errc.invalid, self.freed_text(what))
+
+    def freed_text(self, what: str) -> str:
+        return f"{what} uses a USM allocation that was freed (address {self.ptr:#x})"
 
     @property
     def array(self) -> np.ndarray:
@@ -205,7 +212,24 @@ def free(allocation: usm_allocation, queue=None) -> None:
     release = getattr(allocation, "_release", None)       # memory a device's driver owns
     if release is not None:
         release()
+    global _frees
     allocation.freed = True
     with _lock:
-        _live.pop(allocation.ptr, None)
+        if _live.pop(allocation.ptr, None) is not None:
+            del _starts[bisect.bisect_left(_starts, allocation.ptr)]
+        _frees += 1
     allocation._raw = allocation._bytes = None
+
+
+def allocation_at(address: int) -> "usm_allocation | None":
+    """The live allocation whose bytes hold ``address`` (its start or inside it), if any."""
+    with _lock:
+        i = bisect.bisect_right(_starts, address) - 1
+        a = _live[_starts[i]] if i >= 0 else None
+    return a if a is not None and address < a.ptr + max(a.nbytes, 1) else None
+
+
+def frees() -> int:
+    """How many allocations have been freed so far: a cheap "has anything been
+    freed since" test for those who cache a check (executable graphs)."""
+    return _frees

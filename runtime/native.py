@@ -43,7 +43,7 @@ from importlib import resources
 from .engine import compile_ir, keep_context
 from .errors import errc, exception
 
-__all__ = ["run_range", "run_plan", "PlanEntry", "SIGNALS"]
+__all__ = ["run_range", "run_plan", "run_guarded", "PlanEntry", "SIGNALS"]
 
 #: per architecture: futex syscall number, spin-wait hint intrinsic and its call
 _ARCH = {"x86_64": (202, "declare void @llvm.x86.sse2.pause()", "call void @llvm.x86.sse2.pause()"),
@@ -108,9 +108,12 @@ def _native() -> _Native | None:
     return _NATIVE
 
 
-def _fault(kernel: str, sig: int, addr: int) -> exception:
+def _fault(kernel: str, sig: int, addr: int, subject: str | None = None) -> exception:
+    """The error of a fault: in kernel ``kernel``, or in what ``subject`` names."""
     name, what, has_address = SIGNALS.get(sig, (f"signal {sig}", "fault", False))
     where = f" at address 0x{addr:x}" if has_address else ""
+    if subject is not None:
+        return exception(errc.runtime, f"{subject} stopped with {name}: {what}{where}")
     return exception(errc.runtime, f"kernel '{kernel}' stopped with {name}: {what}{where}; "
                                    f"its remaining work-items may not have run")
 
@@ -130,6 +133,20 @@ def run_range(launch: int, args, total: int, geometry, kernel: str, workers: int
     sig = native.run(launch, args, total, geometry, chunks, ctypes.byref(addr))
     if sig:
         raise _fault(kernel, sig, addr.value)
+
+
+def run_guarded(launch: int, args, subject: str) -> None:
+    """Run the launcher-shaped function at address ``launch`` once, on the calling
+    thread, under the fault guard (host functions: ``program.py``); ``subject``
+    names it in the error a fault raises."""
+    native = _native()
+    if native is None:
+        _LAUNCH(launch)(args, 0, 1, None)
+        return
+    addr = ctypes.c_int64(0)
+    sig = native.run(launch, args, 1, None, 1, ctypes.byref(addr))
+    if sig:
+        raise _fault("", sig, addr.value, subject)
 
 
 def run_plan(entries, count: int, kernels: list[str]) -> None:

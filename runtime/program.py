@@ -17,10 +17,8 @@ Per kernel launch on a device (the seeds' algorithm, ``virtual_functions_design.
 from __future__ import annotations
 
 import ctypes
-import struct
+import os
 import threading
-
-import numpy as np
 
 from ..device_configs.aspects import aspect_name
 from ..passes.ir import Module, split_operands, split_type
@@ -31,8 +29,8 @@ from .errors import errc, exception
 from .engine import close_engine, jit_module, keep_context
 from .jit import LinkedProgram, link_and_jit, read_bundle_bitcode
 from .device_global import bind_program, device_global
-from .memory import usm_allocation
-from .work_groups import pack_local
+from .arguments import pack_slots, slot
+from .native import run_guarded
 
 __all__ = ["program", "kernel", "load_bundle", "build_program"]
 
@@ -204,10 +202,6 @@ class program:  # noqa: N801
         return self._host.function(name)
 
 
-_INT_BITS = {"bool": 8, "char": 8, "uchar": 8, "short": 16, "ushort": 16, "int": 32, "uint": 32,
-             "long": 64, "ulong": 64}
-
-
 class kernel:  # noqa: N801
     """A kernel of a program, with its parameter signature from the bundle."""
 
@@ -234,47 +228,43 @@ class kernel:  # noqa: N801
                                           f"{'s' if len(self.params) != 1 else ''} ({', '.join(self.params)}), "
                                           f"got {len(args)}")
         slots = (ctypes.c_uint64 * max(len(args), 1))()
-        for i, (ty, value) in enumerate(zip(self.params, args)):
-            where = f"argument {i + 1} of kernel '{self.name}' ({ty})"
-            if ty.startswith("local "):                 # work-group memory (work_groups.py)
-                slots[i] = pack_local(where, ty, value)
-            elif ty.endswith("*"):
-                if isinstance(value, usm_allocation):
-                    value.check(where)
-                    slots[i] = value.ptr
-                elif value is None:
-                    slots[i] = 0
-                elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-                    slots[i] = int(value) & (2 ** 64 - 1)
-                else:
-                    raise exception(errc.invalid, f"{where} must be a USM allocation, got {type(value).__name__}")
-            elif ty in ("float", "double", "half"):
-                if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
-                    raise exception(errc.invalid, f"{where} must be a number, got {type(value).__name__}")
-                if ty == "float":
-                    slots[i] = struct.unpack("<I", struct.pack("<f", float(value)))[0]
-                elif ty == "double":
-                    slots[i] = struct.unpack("<Q", struct.pack("<d", float(value)))[0]
-                else:
-                    slots[i] = int(np.float16(value).view(np.uint16))
-            elif ty in _INT_BITS:
-                if not isinstance(value, (int, bool, np.integer)):
-                    raise exception(errc.invalid, f"{where} must be an integer, got {type(value).__name__}")
-                slots[i] = int(value) & ((1 << _INT_BITS[ty]) - 1)
-            else:
-                raise exception(errc.invalid, f"{where}: passing a {ty} by value is not supported by this runtime")
+        pack_slots(self.params, args, slots, lambda i, ty: f"argument {i + 1} of kernel '{self.name}' ({ty})")
         return slots
 
 
 class _HostProgram:
-    _CTYPES = {"void": None, "float": ctypes.c_float, "double": ctypes.c_double, "i1": ctypes.c_bool,
+    """The bundle's host module, JIT-compiled, its functions callable from Python.
+
+    Each function Python can call (parameters and result of the types in
+    ``_RESULT``) gets a wrapper with a kernel launcher's signature that reads
+    the arguments from 8-byte slots, calls it and stores its result after
+    them.  The wrapper runs under the kernels' fault guard
+    (``native.run_guarded``): a host function that faults (a null pointer, say)
+    raises ``errc::runtime`` instead of killing the process."""
+
+    #: IR result type -> how to read it back from its slot
+    _RESULT = {"void": None, "float": ctypes.c_float, "double": ctypes.c_double, "i1": ctypes.c_bool,
                "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32, "i64": ctypes.c_int64,
                "ptr": ctypes.c_void_p}
 
     def __init__(self, bitcode: bytes, what: str):
         text = read_bundle_bitcode(bitcode, what, cut=lambda t: t)      # LLVM's text parser does not abort
         self.view = Module.parse(text)
-        self.engine, context = jit_module(text)
+        #: name -> (parameter types, result type), or the reason Python cannot call it
+        self.signatures: dict[str, tuple | str] = {}
+        wrappers = []
+        for name, fn in self.view.functions.items():
+            if fn.is_declaration:
+                continue
+            types = [split_type(op)[0] for op in split_operands(fn.params[1:-1])]
+            bad = [t for t in types + [fn.return_type] if t not in self._RESULT] + (["void"] if "void" in types else [])
+            if bad or '"' in name or "\\" in name:
+                self.signatures[name] = f"has a parameter or result of type '{(bad or ['?'])[0]}' that Python " \
+                                        f"cannot pass"
+                continue
+            self.signatures[name] = (types, fn.return_type)
+            wrappers.append(_host_wrapper(name, types, fn.return_type))
+        self.engine, context = jit_module(text + "\n" + "\n".join(wrappers))
         keep_context(self, context)
         self._fns = {}
 
@@ -284,42 +274,71 @@ class _HostProgram:
     def function(self, name: str):
         if name in self._fns:
             return self._fns[name]
-        fn = self.view.functions.get(name)
-        if fn is None or fn.is_declaration:
+        sig = self.signatures.get(name)
+        if sig is None:
             known = ", ".join(n for n, f in self.view.functions.items() if not f.is_declaration and "." not in n)
             raise exception(errc.invalid, f"no host function named '{name}' (host functions: {known or 'none'})")
-        types = [split_type(op)[0] for op in split_operands(fn.params[1:-1])]
-        try:
-            restype = self._CTYPES[fn.return_type]
-            argtypes = [self._CTYPES[t] for t in types]
-        except KeyError as err:
-            raise exception(errc.invalid, f"host function '{name}' has a parameter or result of type {err} "
-                                          f"that Python cannot pass") from None
-        cfn = ctypes.CFUNCTYPE(restype, *argtypes)(self.engine.get_function_address(name))
+        if isinstance(sig, str):
+            raise exception(errc.invalid, f"host function '{name}' {sig}")
+        types, result = sig
+        wrapper = self.engine.get_function_address(_HOST_WRAPPER + name)
+        restype = self._RESULT[result]
 
         def call(*args):
-            if len(args) != len(argtypes):
-                raise exception(errc.invalid, f"host function '{name}' takes {len(argtypes)} arguments, got {len(args)}")
-            conv = []
-            for a in args:
-                if isinstance(a, usm_allocation):
-                    a.check(f"host function '{name}'")
-                    a = a.ptr
-                conv.append(a)
-            return cfn(*conv)
+            if len(args) != len(types):
+                raise exception(errc.invalid, f"host function '{name}' takes {len(types)} arguments, got {len(args)}")
+            slots = (ctypes.c_uint64 * (len(types) + 1))()
+            for i, (ty, value) in enumerate(zip(types, args)):
+                slots[i] = slot(ty, value, f"argument {i + 1} of host function '{name}' ({ty})")
+            run_guarded(wrapper, slots, f"host function '{name}'")
+            return None if restype is None else restype.from_buffer(slots, 8 * len(types)).value
 
         self._fns[name] = call
         return call
 
 
-def build_program(sources: list[str], *, split: str = "auto", targets=()) -> program:
-    """Build sources in this process (``minisycl build`` without the file) and load the result."""
+_HOST_WRAPPER = "__msycl_host_call."
+
+
+def _host_wrapper(name: str, types: list[str], result: str) -> str:
+    """IR of the guard wrapper of host function ``name``: ``void (ptr slots, i64, i64, ptr)``,
+    arguments in slots 0..n-1, the result in slot n."""
+    lines = [f'define void @"{_HOST_WRAPPER}{name}"(ptr %slots, i64 %begin, i64 %end, ptr %geometry) {{']
+    for i, ty in enumerate(types):
+        lines += [f"  %p{i} = getelementptr i64, ptr %slots, i64 {i}", f"  %a{i} = load {ty}, ptr %p{i}"]
+    call = f'call {result} @"{name}"(' + ", ".join(f"{ty} %a{i}" for i, ty in enumerate(types)) + ")"
+    if result == "void":
+        lines.append(f"  {call}")
+    else:
+        lines += [f"  %r = {call}", f"  %pr = getelementptr i64, ptr %slots, i64 {len(types)}",
+                  f"  store {result} %r, ptr %pr"]
+    return "\n".join(lines + ["  ret void", "}"])
+
+
+def build_program(sources, *, split: str = "auto", targets=()) -> program:
+    """Build sources in this process (``minisycl build`` without the file) and load the result.
+    ``sources`` is one path (``str`` or path-like) or a list of them."""
+    if isinstance(sources, (str, os.PathLike)):
+        sources = [sources]
+    if not isinstance(sources, (list, tuple)) or not sources or \
+            not all(isinstance(s, (str, os.PathLike)) for s in sources):
+        raise exception(errc.invalid, f"build_program expects a path or a non-empty list of paths, got {sources!r}")
+    sources = [os.fspath(s) for s in sources]
     # The runtime's one use of post-link beyond the bundle format, and made here,
     # not at the top, on purpose (the documented exception to the layering):
     # building from sources needs the whole compiler, which loading and running
     # a bundle never does.
+    from ..passes.support.diagnostics import CompileError, UserError
     from ..postlink.build import build
-    bundle, _ = build(list(sources), split=split, targets=list(targets))
+    for s in sources:
+        if not os.path.isfile(s):
+            raise exception(errc.invalid, f"build_program: no source file '{s}'")
+    try:
+        bundle, _ = build(sources, split=split, targets=list(targets))
+    except CompileError as err:
+        raise exception(errc.build, str(err)) from err
+    except (UserError, OSError) as err:
+        raise exception(errc.build, f"build_program: {err}") from err
     return program(bundle, " ".join(sources))
 
 

@@ -73,6 +73,8 @@ class queue:  # noqa: N801
         run_range(linked.launcher(k.name), slots, total, geometry, k.name)
 
     def submit(self, cgf, depends_on=None) -> event:
+        if not callable(cgf):
+            raise exception(errc.invalid, f"submit expects a command-group function, got {type(cgf).__name__}")
         recording = self._recording
         h = self._handler_class(self, recording)
         if depends_on is not None:

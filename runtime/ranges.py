@@ -8,14 +8,23 @@ from .errors import errc, exception
 
 __all__ = ["range", "nd_range", "as_range"]
 
+_MAX_ITEMS = (1 << 63) - 1          # launches count work-items in 64-bit signed integers
+
+
+def _is_size(d) -> bool:
+    return isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_)) and d >= 0
+
 
 class range:  # noqa: N801,A001 - SYCL's name
     def __init__(self, *dims: int):
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
             dims = tuple(dims[0])
-        if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and d >= 0 for d in dims):
+        if not 1 <= len(dims) <= 3 or not all(_is_size(d) for d in dims):
             raise exception(errc.invalid, f"a range has 1 to 3 non-negative integer dimensions, got {dims!r}")
         self.dims = tuple(int(d) for d in dims)
+        if self.size() > _MAX_ITEMS:
+            raise exception(errc.invalid, f"a range of {' x '.join(map(str, self.dims))} work-items is more than "
+                                          f"a launch can hold (2^63 - 1)")
 
     def size(self) -> int:
         n = 1

@@ -1,0 +1,179 @@
+"""Python values checked against a parameter type and put in an 8-byte slot.
+
+Kernels and host functions take their arguments as 8-byte slots.  A value is
+checked against its parameter's type first, so a wrong one is an
+``exception(errc.invalid)`` naming the parameter, never a ``ctypes`` or
+``struct`` error or a silently truncated number:
+
+* integers must fit the type (``2**40`` for an ``int`` is refused, as C++'s
+  narrowing rules would; an unsigned type takes no negative value);
+* ``float``/``half``/``double`` take any real number that the type can hold
+  (infinities and NaN included; a finite value beyond the type's range is
+  refused);
+* a pointer takes a USM allocation whose element type matches the pointee
+  (``float`` memory for an ``int*`` is refused; integer types of the same
+  width match, as do any elements for a pointer to a struct), ``None`` (a null
+  pointer), or an integer address: 0 or one inside a live USM allocation.
+
+Kernel parameters are named by the source types of the bundle's kernel
+signatures (``int*``, ``uint``); host-function parameters by their IR types
+(``i32``, ``ptr``), which say nothing of signedness: any value of the width fits.
+"""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from .errors import errc, exception
+from .memory import allocation_at, usm_allocation
+from .work_groups import pack_local
+
+__all__ = ["slot", "pack_slots", "element_bytes", "SCALARS", "pointer_target"]
+
+#: source type -> NumPy type of the value
+SCALARS = {"bool": np.bool_, "char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16,
+           "int": np.int32, "uint": np.uint32, "long": np.int64, "ulong": np.uint64,
+           "half": np.float16, "float": np.float32, "double": np.float64}
+#: parameter type (source or IR) -> ("int", low, high, bits) or ("float", bits)
+_KINDS: dict[str, tuple] = {}
+for _name, _kind in SCALARS.items():
+    _dt = np.dtype(_kind)
+    if _dt.kind == "f":
+        _KINDS[_name] = ("float", _dt.itemsize * 8)
+    elif _dt.kind == "b":
+        _KINDS[_name] = ("int", 0, 1, 8)
+    else:
+        _KINDS[_name] = ("int", int(np.iinfo(_dt).min), int(np.iinfo(_dt).max), _dt.itemsize * 8)
+for _bits in (8, 16, 32, 64):                       # IR integers: either signedness
+    _KINDS[f"i{_bits}"] = ("int", -(1 << (_bits - 1)), (1 << _bits) - 1, _bits)
+_KINDS.update({"i1": ("int", 0, 1, 1), "float": ("float", 32), "double": ("float", 64)})
+
+
+class _Refused(Exception):
+    """A value a parameter cannot take; ``say(where)`` is the message, once the
+    caller has named the parameter (named only when needed: packing is on the
+    launch path)."""
+
+    def __init__(self, say):
+        super().__init__()
+        self.say = say
+
+
+def slot(ty: str, value, where: str) -> int:
+    """The 8-byte slot of ``value`` for a parameter of type ``ty``; ``where`` names the parameter."""
+    try:
+        return _slot(ty, value)
+    except _Refused as refused:
+        raise exception(errc.invalid, refused.say(where)) from None
+
+
+def pack_slots(params: list[str], args, slots, where) -> None:
+    """``slots[i]`` for each argument; ``where(i, ty)`` names parameter ``i`` in an error."""
+    i = 0
+    try:
+        for i, (ty, value) in enumerate(zip(params, args)):
+            if ty.startswith("local "):                 # work-group memory (work_groups.py)
+                slots[i] = pack_local(where(i, ty), ty, value)
+            else:
+                slots[i] = _slot(ty, value)
+    except _Refused as refused:
+        raise exception(errc.invalid, refused.say(where(i, params[i]))) from None
+
+
+def _slot(ty: str, value) -> int:
+    kind = _KINDS.get(ty)
+    if kind is None:
+        if ty.endswith("*") or ty == "ptr":
+            return _pointer(ty, value)
+        raise _Refused(lambda where: f"{where}: passing a {ty} by value is not supported by this runtime")
+    if kind[0] == "float":
+        return _float(kind[1], value)
+    return _integer(value, kind[1], kind[2], kind[3])
+
+
+def _integer(value, low: int, high: int, bits: int) -> int:
+    if not isinstance(value, (int, np.integer, bool, np.bool_)):
+        raise _Refused(lambda where: f"{where} must be an integer, got {type(value).__name__}")
+    v = int(value)
+    if not low <= v <= high:
+        raise _Refused(lambda where: f"{where}: {_shown(v)} does not fit (the type holds {low} to {high})")
+    return v & ((1 << bits) - 1)
+
+
+def _shown(value) -> str:
+    """``value`` for a message: a number of hundreds of digits shortened."""
+    number = isinstance(value, (int, np.integer))
+    text = str(int(value)) if number else repr(value)
+    return text if len(text) <= 40 else f"{text[:12]}...{text[-6:]} ({len(text)} {'digits' if number else 'characters'})"
+
+
+_PACK = {16: ("<e", "<H"), 32: ("<f", "<I"), 64: ("<d", "<Q")}
+
+
+def _float(bits: int, value) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise _Refused(lambda where: f"{where} must be a number, got {type(value).__name__}")
+    as_float, as_int = _PACK[bits]
+    try:
+        return struct.unpack(as_int, struct.pack(as_float, float(value)))[0]
+    except OverflowError:                   # finite, but rounds beyond the type's largest value
+        raise _Refused(lambda where: f"{where}: {_shown(value)} is beyond the range of the type") from None
+
+
+def pointer_target(ty: str):
+    """The NumPy type a pointer parameter's memory holds, or ``None`` for any (a struct, ``void*``)."""
+    kind = SCALARS.get(ty[:-1].strip()) if ty.endswith("*") else None
+    return np.dtype(kind) if kind is not None else None
+
+
+#: pointer type -> (the NumPy type its memory holds or None, the integer types of its width)
+_TARGETS: dict[str, tuple] = {}
+
+
+def _target(ty: str) -> tuple:
+    found = _TARGETS.get(ty)
+    if found is None:
+        want = pointer_target(ty)
+        same = () if want is None or want.kind not in "iu" else (np.dtype(f"i{want.itemsize}"),
+                                                                  np.dtype(f"u{want.itemsize}"))
+        found = _TARGETS[ty] = (want, same)
+    return found
+
+
+def _pointer(ty: str, value) -> int:
+    if isinstance(value, usm_allocation):
+        if value.freed:
+            raise _Refused(value.freed_text)
+        want, same = _target(ty)
+        if want is not None and value.dtype is not want and value.dtype != want and value.dtype not in same:
+            raise _Refused(lambda where: f"{where} needs memory of {ty[:-1]} ({want}), got a USM allocation "
+                                         f"of {value.dtype}")
+        return value.ptr
+    if value is None:
+        return 0
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        v = int(value)
+        if v != 0 and allocation_at(v) is None:
+            raise _Refused(lambda where: f"{where}: address {v:#x} is not inside a live USM allocation")
+        return v
+    raise _Refused(lambda where: f"{where} must be a USM allocation, got {type(value).__name__}")
+
+
+#: NumPy type -> source type name, for ``element_bytes``
+_NAMES = {np.dtype(v): k for k, v in SCALARS.items()}
+
+
+def element_bytes(dtype: np.dtype, value, where: str) -> bytes:
+    """The bytes of ``value`` as one element of ``dtype`` (a ``fill`` pattern),
+    checked as a parameter of that type would be."""
+    name = _NAMES.get(np.dtype(dtype))
+    if name is not None:
+        return slot(name, value, where).to_bytes(8, "little")[:np.dtype(dtype).itemsize]
+    try:
+        element = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as err:
+        raise exception(errc.invalid, f"{where}: {value!r} is not a {dtype} ({err})") from None
+    if element.shape != ():
+        raise exception(errc.invalid, f"{where} must be one element of {dtype}, got shape {element.shape}")
+    return element.tobytes()
