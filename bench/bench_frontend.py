@@ -136,7 +136,7 @@ def main():
     print(f"source: {lines} lines, {args.kernels} kernels (best of {args.repeat})")
     print(f"end to end: {total:.2f} s = {rate:,.0f} lines/s   (target {TARGET_LINES_PER_S:,} lines/s: "
           f"{'met' if rate >= TARGET_LINES_PER_S else 'NOT met'}, {rate / TARGET_LINES_PER_S:.2f}x)")
-    for stage in ("parse", "check", "emit", "verify"):
+    for stage in ("parse", "check", "emit", "rules", "verify"):
         t = timings.get(stage, 0.0)
         print(f"  {stage:7s} {t:6.2f} s  {100 * t / total:5.1f}%  ({lines / t:,.0f} lines/s)" if t else f"  {stage}: -")
     long_src = generate_long(20_000)

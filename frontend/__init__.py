@@ -3,9 +3,22 @@
 Stages, each a plain function (``../shared/design/architecture.md``):
 
     parse(text, file, diags)      -> ast.Unit                 (parser.py, Lark LALR tables)
-    check(unit, diags)            -> symbols.Program          (checker/ + device_rules.py)
+    check(unit, diags)            -> symbols.Program          (checker/)
     emit(program, module_id)      -> ir_writer.Module         (emitter/; str() is IR text)
+    check_device_code(text, diags)                            (the IR passes' ``check-device-code``)
     verify(ir_module, file)       -> LLVM's verified module   (the IR layer's ``verify_generated``)
+
+The rules that need the device call graph (host-only calls, recursion,
+undefined functions, virtual calls, aspects missing from ``device_has``) have
+one engine, the IR passes: the front end attaches what they need to speak the
+source's language (``!minisycl.loc``, ``!minisycl.name``, ``!minisycl.vcall``,
+``!minisycl.aspect_uses``, the ``"minisycl-host-only"``/``"minisycl-undefined"``
+attributes) and runs the ``check-device-code`` pipeline through the pass
+manager on the emitted text, cut by the IR layer (the emitter writes attribute
+groups as LLVM does, so no LLVM printing is needed).  It runs here rather than
+in the CLI and the build so that ``compile_source`` stays the whole front end
+for every caller; this is the one reason the front end imports the pass
+registry and manager (``tests/test_layering.py``).
 
 ``compile_source`` runs them all and returns LLVM's canonical printing of the
 verified module.  User errors raise ``CompileError`` carrying every diagnostic.
@@ -20,30 +33,39 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from . import device_rules
+from ..passes import parse_pipeline
+from ..passes.manager import PassContext, PassManager
 from ..passes.support.gc_pause import gc_paused
 from .emitter import emit
-from ..passes.ir import InternalCompilerError, link, verify_generated
+from ..passes.ir import InternalCompilerError, Module, link, verify_generated
 from ..passes.support.diagnostics import CompileError, Diagnostic, DiagnosticSink, NestingTooDeep, SourceLoc
 from .data_layout import sizeof
 from .parser import parse
 from .checker import Checker
 from .symbols import Program
 
-__all__ = ["compile_source", "compile_files", "parse", "check", "emit", "verify", "InternalCompilerError",
+__all__ = ["compile_source", "compile_files", "parse", "check", "emit", "check_device_code", "verify",
+           "InternalCompilerError",
            "CompileResult", "CompileError", "Diagnostic", "DiagnosticSink", "SourceLoc"]
 
 
+#: the pipeline that applies the device-code rules to one file's emitted module
+DEVICE_CHECKS = "check-device-code"
+
+
 def check(unit, diags: DiagnosticSink) -> Program:
-    """Semantic analysis and the device-code rules for one parsed file."""
-    prog = Checker(unit, diags, sizeof=sizeof).run()
-    if not diags.has_errors:
-        device_rules.check(prog.functions, diags)
-    return prog
+    """Semantic analysis of one parsed file."""
+    return Checker(unit, diags, sizeof=sizeof).run()
+
+
+def check_device_code(text: str, file: str, diags: DiagnosticSink) -> None:
+    """The device-code rules on the emitted IR ``text``: errors raise
+    ``CompileError`` (with every diagnostic so far), warnings join ``diags``."""
+    PassManager(parse_pipeline(DEVICE_CHECKS)).run(Module.parse(text, file), PassContext(diagnostics=diags))
 
 
 def verify(module, file: str = "<module>"):
-    """Parse the printed module with LLVM and run its verifier (in a fresh context,
+    """Parse the printed module (or its text) with LLVM and run its verifier (in a fresh context,
     so type names never collide between compilations); LLVM rejecting it is
     ``InternalCompilerError``, a bug in the front end."""
     return verify_generated(str(module), file)
@@ -103,10 +125,14 @@ def _compile(text: str, filename: str) -> CompileResult:
     except NestingTooDeep as err:
         diags.error(err.loc, str(err))
         diags.raise_if_errors()
+    text = str(module)
     t3 = time.perf_counter()
     timings["emit"] = t3 - t2
-    ref = verify(module, filename)
-    timings["verify"] = time.perf_counter() - t3
+    check_device_code(text, filename, diags)
+    t4 = time.perf_counter()
+    timings["rules"] = t4 - t3
+    ref = verify(text, filename)
+    timings["verify"] = time.perf_counter() - t4
     return CompileResult(ref, diags.warnings(), diags.sources, timings)
 
 

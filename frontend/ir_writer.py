@@ -181,7 +181,9 @@ class Function(Value):
         self.blocks.append(block)
         return block
 
-    def text(self) -> str:
+    def text(self, group=None) -> str:
+        """The ``define``/``declare``; ``group``: the module's ``attribute_group``
+        (without one, attributes are written inline)."""
         head = [self.linkage, self.cconv, self.ret.text] if self.blocks else [self.cconv, self.ret.text]
         if self.blocks:
             params = ", ".join(str(a) for a in self.args)
@@ -189,10 +191,14 @@ class Function(Value):
             params = ", ".join(t.text for t in self.params)
         if self.var_arg:
             params = params + ", ..." if params else "..."
-        tail = " ".join(self.attributes + [f"!{k} {v}" for k, v in self.metadata.items()])
-        line = " ".join(x for x in head if x) + f" {self.ref}({params})" + (" " + tail if tail else "")
+        attrs = [group(self.attributes)] if group is not None and self.attributes else self.attributes
+        md = [f"!{k} {v}" for k, v in self.metadata.items()]
         if not self.blocks:
-            return "declare " + line + "\n"
+            # a declaration's metadata comes first, as LLVM prints it (``declare !k !N ...``)
+            line = " ".join(md + [x for x in head if x]) + f" {self.ref}({params})"
+            return "declare " + line + (" " + " ".join(attrs) if attrs else "") + "\n"
+        tail = " ".join(attrs + md)
+        line = " ".join(x for x in head if x) + f" {self.ref}({params})" + (" " + tail if tail else "")
         body = [f"define {line} {{\n"]
         for block in self.blocks:
             body.append(f"{block.name}:\n")
@@ -345,7 +351,7 @@ class GlobalVariable(Value):
         self.section, self.align = "", 0
         self.attributes: list[str] = []
 
-    def text(self) -> str:
+    def text(self, group=None) -> str:
         parts = [f"{self.ref} ="]
         if self.linkage:
             parts.append(self.linkage)
@@ -361,7 +367,7 @@ class GlobalVariable(Value):
         if self.align:
             line += f", align {self.align}"
         if self.attributes:
-            line += " " + " ".join(self.attributes)
+            line += " " + (group(self.attributes) if group is not None else " ".join(self.attributes))
         return line + "\n"
 
 
@@ -374,6 +380,7 @@ class Module:
         self.types: dict[str, Type] = {}
         self.globals: dict[str, Value] = {}
         self._md: dict[str, str] = {}          # node body -> "!N"
+        self._groups: dict[str, str] = {}      # attribute list text -> "#N"
         self.named_metadata: dict[str, list[str]] = {}
 
     def identified_type(self, name: str) -> Type:
@@ -398,7 +405,18 @@ class Module:
             ref = self._md[body] = f"!{len(self._md)}"
         return ref
 
+    def attribute_group(self, attributes: list[str]) -> str:
+        """``#N`` for the attribute group ``{ attributes }`` (equal lists share one),
+        the form LLVM prints: the IR layer reads attributes from groups, so the
+        device-code checks can read this text without LLVM printing it."""
+        body = " ".join(attributes)
+        ref = self._groups.get(body)
+        if ref is None:
+            ref = self._groups[body] = f"#{len(self._groups)}"
+        return ref
+
     def __str__(self) -> str:
+        group = self.attribute_group
         out = [f"; ModuleID = {quote(self.name)}\n", f'target triple = "{self.triple}"\n',
                f'target datalayout = "{self.datalayout}"\n\n']
         for t in self.types.values():
@@ -410,11 +428,13 @@ class Module:
             if isinstance(g, Function):
                 functions.append(g)
             else:
-                out.append(g.text())
+                out.append(g.text(group))
         out.append("\n")
         for f in functions:
-            out.append(f.text())
+            out.append(f.text(group))
             out.append("\n")
+        for body, ref in self._groups.items():
+            out.append(f"attributes {ref} = {{ {body} }}\n")
         for name, refs in self.named_metadata.items():
             out.append(f"!{name} = !{{{', '.join(refs)}}}\n")
         for body, ref in self._md.items():

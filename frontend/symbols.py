@@ -1,9 +1,9 @@
 """What names resolve to after semantic analysis: functions, locals, device globals, constants.
 
-The device-code facts the IR passes and diagnostics need are recorded on
-``FuncSym`` while bodies are checked: direct calls, host-only uses, virtual
-calls and aspect uses, each with its source location and *region*: ``None`` for
-code that runs on both sides, ``"device"`` inside an ``if_device`` block (or the
+The aspect uses the device-code checks report (the emitter attaches them as
+``!minisycl.aspect_uses``) are recorded on ``FuncSym`` while bodies are
+checked, each with its source location and *region*: ``None`` for code that
+runs on both sides, ``"device"`` inside an ``if_device`` block (or the
 ``otherwise`` of ``if_host``), ``"host"`` for the opposite.
 """
 from __future__ import annotations
@@ -22,8 +22,7 @@ def set_symbol(name: str | None) -> str:
 class FuncSym:
     __slots__ = ("name", "llname", "cls", "ret", "params", "loc", "node", "is_kernel", "is_host",
                  "is_static", "is_external", "is_virtual", "is_ctor", "defined", "set_name",
-                 "calls_sets", "device_has", "reqd_wg", "launch", "calls", "host_uses",
-                 "vcalls", "aspects", "if_count", "module_id")
+                 "calls_sets", "device_has", "reqd_wg", "launch", "aspects", "if_count", "module_id")
 
     def __init__(self, name, llname, ret, params, loc):
         self.name, self.llname, self.ret, self.params, self.loc = name, llname, ret, params, loc
@@ -35,10 +34,7 @@ class FuncSym:
         self.device_has = None          # list[Aspect] or None
         self.reqd_wg = None
         self.launch = "single_task"     # or "range" / "nd_range"
-        self.calls: list = []           # (FuncSym, loc, region)
-        self.host_uses: list = []       # (description, loc, region)
-        self.vcalls: list = []          # (FuncSym, loc, region)
-        self.aspects: dict = {}         # Aspect -> (loc, what)
+        self.aspects: dict = {}         # (Aspect, region) -> (loc, what) of the first use
         self.if_count = 0
         self.module_id = None
 

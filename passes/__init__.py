@@ -23,6 +23,7 @@ PASSES = {
     "aggregate-atomics": "minisycl.passes.aggregate_atomics:AggregateAtomics",
     "lower-work-groups": "minisycl.passes.work_item_loops:LowerWorkGroups",
     "lower-to-nvptx": "minisycl.passes.lower_to_nvptx:LowerToNVPTX",
+    "check-device-code": "minisycl.passes.check_device_code:CheckDeviceCode",
 }
 
 

@@ -53,7 +53,7 @@ from .ir import Module, attachment_pairs, metadata_attachments, quote_name, toke
 from .ir.lexer import has_word, skip_type, type_refs, type_ref_matches, word_matches
 from .entry_points import entry_points
 from .manager import PassResult
-from .srcloc import call_loc, function_loc
+from .srcloc import aspect_use, call_loc, display_chain, display_name, function_loc
 
 USED, DECLARED, FIXED_TARGETS = "sycl_used_aspects", "sycl_declared_aspects", "sycl_fixed_targets"
 
@@ -386,26 +386,61 @@ def propagate_aspects(module: Module, diags=None, exclude: set[str] = frozenset(
     return changed
 
 
-def _warn_undeclared(module, declaring, edges, direct, total, names, diags):
+def warn_undeclared_aspects(module: Module, diags, calls: dict[str, list[str]], only=None) -> None:
+    """Step 7 alone, without editing the module (the ``check-device-code``
+    pass): ``calls`` is the call graph to follow, ``only`` the functions whose
+    ``device_has`` lists are checked (all when ``None``)."""
     device_has = module.functions_with("sycl-device-has")
+    declaring = [n for n, f in module.functions.items() if (only is None or n in only)
+                 and (DECLARED in f.metadata or n in device_has)]
+    if not declaring:
+        return
+    table = aspect_table(module)
+    used, declared = direct_aspects(module, table, TypeAspects(module, table))
+    direct = {n: set(used[n]) | set(declared[n]) for n in used}
+    edges = aspect_graph(module, calls)
+    _warn_undeclared(module, declaring, edges, direct, aspects_through_calls(edges, direct),
+                     {v: k for k, v in table.items()}, diags)
+
+
+def _warn_undeclared(module, declaring, edges, direct, total, names, diags):
+    """Step 7: a warning for each aspect a function with ``device_has`` uses
+    (itself, through calls or through the virtual-function sets it calls) that
+    the list lacks, with the chain to the use; names, and the use's place and
+    reason, are the source's where the front end attached them."""
+    device_has = module.functions_with("sycl-device-has")
+    set_of = module.functions_with("indirectly-callable")
     for name in declaring:
         fn = module.functions[name]
         if fn.is_declaration:
             continue
         declared = declared_aspects(module, name, device_has)
         for a in sorted(total[name] - declared):
+            aspect = names.get(a, a)
             path = find_path(edges, name, lambda n: a in direct[n]) or [name]
             notes = []
             for caller, callee in zip(path, path[1:]):
-                notes.append(diags.note(call_loc(module, module.functions[caller], callee),
-                                        f"'{caller}' calls '{callee}'" if callee in module.functions[caller].calls()
-                                        else f"'{caller}' calls virtual functions of the set of '{callee}'"))
-            notes.append(diags.note(function_loc(module, module.functions[path[-1]]),
-                                    f"'{path[-1]}' uses aspect '{names.get(a, a)}'"))
+                shown, target = display_name(module, caller), display_name(module, callee)
+                if callee in module.functions[caller].calls():
+                    if shown != target:
+                        notes.append(diags.note(call_loc(module, module.functions[caller], callee),
+                                                f"'{shown}' calls '{target}' here"))
+                else:
+                    notes.append(diags.note(function_loc(module, module.functions[caller]),
+                                            f"'{shown}' calls virtual functions of set '{set_of.get(callee)}', "
+                                            f"which includes '{target}'"))
+            user = module.functions[path[-1]]
+            use = aspect_use(module, user, a)
+            if use is not None:
+                notes.append(diags.note(use[0], f"'{display_name(module, path[-1])}' uses aspect '{aspect}' here: "
+                                                f"{use[1]}"))
+            else:
+                notes.append(diags.note(function_loc(module, user),
+                                        f"'{display_name(module, path[-1])}' uses aspect '{aspect}'"))
             kind = "kernel" if fn.is_kernel else "function"
             diags.warning(function_loc(module, fn),
-                          f"{kind} '{name}' uses aspect '{names.get(a, a)}', which is not listed in its device_has "
-                          f"property (through {' -> '.join(path)})", notes)
+                          f"{kind} '{display_name(module, name)}' uses aspect '{aspect}', which is not listed in its "
+                          f"device_has property (through {' -> '.join(display_chain(module, path))})", notes)
 
 
 @dataclass

@@ -18,8 +18,10 @@ Algorithm:
      optimisation can now remove them.
   4. Device-code rules on the device call tree (which skips the ``if_host``
      helpers, exactly as the design asks of the front end): a call to a
-     host-only function (``"minisycl-host-only"``) and recursion are errors,
-     reported at the call's ``!minisycl.loc`` when the front end made the IR.
+     host-only function (``"minisycl-host-only"``) or to an undefined one
+     (``"minisycl-undefined"``), a virtual call to a method without a set, and
+     recursion are errors, reported at the call's ``!minisycl.loc`` when the
+     front end made the IR (``check_device_code``).
 
 IR contract: reads the attributes above and ``!minisycl.loc``; the pass's
 module becomes the device module and ``PassContext.host_module`` the host one.
@@ -31,11 +33,13 @@ from .callgraph import CallGraph, find_path, sccs
 from .ir import DISCARDABLE_LINKAGES, USED_LISTS, Module
 from .entry_points import entry_points
 from .manager import PassResult
-from .srcloc import call_loc, function_loc
+from .srcloc import call_loc, display_chain, display_name, function_loc, virtual_call_sites
 
 ON_DEVICE = "sycl-call-if-on-device"
 ON_HOST = "sycl-call-if-on-host"
 HOST_ONLY = "minisycl-host-only"
+#: a function the source declares but neither defines nor declares SYCL_EXTERNAL
+UNDEFINED = "minisycl-undefined"
 _HOST_ROOT_LISTS = ("llvm.global_ctors", "llvm.global_dtors")
 
 
@@ -89,35 +93,74 @@ def _drop_noinline(module: Module) -> None:
 
 
 def check_device_code(device: Module, roots: list[str], diags, graph: dict[str, list[str]] | None = None) -> None:
-    """Host-only calls and recursion in the device call tree (``graph``: its
-    call graph, when the caller has it already)."""
+    """Step 4's rules on the device call tree: the functions ``roots`` reach by
+    direct calls in ``graph`` (its call graph, when the caller has it already;
+    the ``if_host`` helpers' calls left out), bodies of host-only functions
+    not looked into.
+
+    * a call to a host-only function (``"minisycl-host-only"``: ``print``'s
+      ``printf``; with the value ``"declared"``: a function declared ``host``,
+      with a note where) is an error, with the chain from a root;
+    * a call to a function marked ``"minisycl-undefined"`` (declared in the
+      file, not defined there, not SYCL_EXTERNAL) is an error;
+    * a virtual call whose attached target (``!minisycl.vcall``) has no set
+      (is not indirectly callable) is an error;
+    * recursion (a call cycle) is an error, at the call that closes it.
+    Names are the source's (``!minisycl.name``) where the front end attached them."""
     graph = graph if graph is not None else CallGraph.of(device).edges
     host_only = device.functions_with(HOST_ONLY)
+    undefined = device.functions_with(UNDEFINED)
+    reach = CallGraph(graph).reachable(roots)
 
     def where(loc):
         return "" if loc else f" (in {device.name})"
 
-    if host_only:
-        for name, callees in graph.items():
-            for callee in callees:
-                if callee in host_only and name not in host_only:
-                    fn = device.functions[name]
-                    chain = next((p for p in (find_path(graph, r, lambda n: n == name) for r in roots) if p), [name])
-                    loc = call_loc(device, fn, callee) or function_loc(device, fn)
-                    diags.error(loc, f"host-only function '{callee}' cannot be called from device code "
-                                     f"(reached through {' <- '.join(reversed(chain))}); wrap the call in an "
-                                     f"if_host block{where(loc)}")
+    def name(n):
+        return display_name(device, n)
+
+    for caller in reach:
+        if caller in host_only:
+            continue
+        fn = device.functions[caller]
+        for callee in dict.fromkeys(graph.get(caller, ())):
+            if callee not in host_only and callee not in undefined:
+                continue
+            loc = call_loc(device, fn, callee) or function_loc(device, fn)
+            if callee in undefined:
+                diags.error(loc, f"device code calls '{name(callee)}', which is not defined in this file and not "
+                                 f"declared SYCL_EXTERNAL{where(loc)}")
+                continue
+            chain = next((p for p in (find_path(graph, r, lambda n: n == caller) for r in roots) if p), [caller])
+            through = " <- ".join(reversed(display_chain(device, chain)))
+            if host_only[callee] == "declared":
+                diags.error(loc, f"host function '{name(callee)}' cannot be called from device code "
+                                 f"(reached through {through}){where(loc)}",
+                            [diags.note(function_loc(device, device.functions[callee]), "declared 'host' here")])
+            else:
+                diags.error(loc, f"host-only function '{name(callee)}' cannot be called from device code "
+                                 f"(reached through {through}); wrap the call in an if_host block{where(loc)}")
+        if fn.indirect_call_attribute_groups():
+            for loc, target, set_name in virtual_call_sites(device, fn):
+                if target is not None and not set_name:
+                    diags.error(loc or function_loc(device, fn),
+                                f"virtual call to '{target}' from device code, but it has no indirectly_callable "
+                                f"property{where(loc)}")
+    members = set(reach)
+    tree = {n: [c for c in graph.get(n, ()) if c in members] for n in reach}
     order = None
-    for comp in sccs(graph):
-        if len(comp) == 1 and comp[0] not in graph[comp[0]]:
+    for comp in sccs(tree):
+        if len(comp) == 1 and comp[0] not in tree[comp[0]]:
             continue
         order = order or {n: i for i, n in enumerate(device.functions)}
         head = min(comp, key=order.__getitem__)
         members = set(comp)
-        sub = {k: [c for c in graph[k] if c in members] for k in comp}
+        sub = {k: [c for c in tree[k] if c in members] for k in comp}
         cycle = [head] + find_path(sub, sub[head][0], lambda n: n == head)
         loc = call_loc(device, device.functions[cycle[-2]], head)
-        diags.error(loc, "recursion is not allowed in device code: " + " -> ".join(cycle) + where(loc))
+        shown = display_chain(device, cycle)
+        if len(shown) == 1:                     # a cycle through one function's if_device helpers
+            shown = shown * 2
+        diags.error(loc, "recursion is not allowed in device code: " + " -> ".join(shown) + where(loc))
 
 
 class SplitIfDevice:

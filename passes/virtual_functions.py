@@ -9,7 +9,9 @@ Algorithm (design mode):
      function; its sets are those functions' sets.
   2. For each kernel, walk its static call tree (direct calls).
   3. An indirect call marked ``"virtual-call"`` anywhere in that tree, in a
-     kernel without ``"calls-indirectly"``, is an error.
+     kernel without ``"calls-indirectly"``, is an error; so is one whose target
+     (``!minisycl.vcall``, when the front end attached it) is in a set the
+     kernel's ``"calls-indirectly"`` does not list.
   4. The sets of the vtables the tree names are the sets the kernel creates
      objects of.  They are recorded on the kernel as the string attribute
      ``"minisycl-creates-virtual-functions"="A,B"`` (sorted), where the post-link
@@ -40,7 +42,7 @@ from .callgraph import CallGraph, find_path
 from . import PipelineError
 from .ir import Module
 from .manager import PassResult
-from .srcloc import call_loc, function_loc, indirect_call_locs
+from .srcloc import call_loc, display_name, function_loc, virtual_call_sites
 
 CREATES = "minisycl-creates-virtual-functions"
 
@@ -70,7 +72,7 @@ def record_created_sets(module: Module, diags=None) -> dict[str, list[str]]:
             continue
         attrs = module.function_attributes(fn)
         tree = CallGraph(graph).reachable([name])
-        if diags is not None and not attrs.get("calls-indirectly"):
+        if diags is not None:
             _check_virtual_calls(module, graph, name, tree, diags)
         sets = sorted({s for f in tree for r in module.functions[f].refs() if r in vtables for s in vtables[r]})
         if sets:
@@ -98,19 +100,49 @@ def created_sets(module: Module) -> dict[str, list[str]]:
     return out
 
 
+def check_virtual_calls(module: Module, diags, graph: dict[str, list[str]]) -> None:
+    """Step 3 alone, without editing the module (the ``check-device-code``
+    pass), over the call graph ``graph``."""
+    if not module.attribute_index("virtual-call"):
+        return
+    for name, fn in module.functions.items():
+        if fn.is_kernel and not fn.is_declaration:
+            _check_virtual_calls(module, graph, name, CallGraph(graph).reachable([name]), diags)
+
+
 def _check_virtual_calls(module, graph, kernel, tree, diags):
+    """Step 3 for one kernel: each ``"virtual-call"`` in its tree needs the
+    kernel's ``"calls-indirectly"``, and, where the front end attached the
+    target (``!minisycl.vcall``), the target's set listed in it.  A target
+    without a set is ``split-if-device``'s error, not this one."""
+    listed = [s for s in (module.function_attributes(kernel).get("calls-indirectly") or "").split(",") if s]
+    shown = display_name(module, kernel)
     for f in tree:
         fn = module.functions[f]
         if not fn.indirect_call_attribute_groups():
             continue
-        for loc in indirect_call_locs(module, fn, "virtual-call"):
-            path = find_path(graph, kernel, lambda n: n == f)
-            notes = [diags.note(call_loc(module, module.functions[a], b), f"'{a}' calls '{b}'")
-                     for a, b in zip(path, path[1:])]
+        for loc, target, set_name in virtual_call_sites(module, fn):
+            if target is not None and (not set_name or (listed and set_name in listed)):
+                continue
+            if target is None and listed:
+                continue
+            to = f" to '{target}'" if target is not None else ""
+            caller = display_name(module, f)
+            via = f" (through '{caller}')" if caller != shown else ""
             where = "" if loc else f" (in {module.name})"
-            diags.error(loc or function_loc(module, fn),
-                        f"kernel '{kernel}' makes a virtual call (in '{f}') but has no calls_indirectly property{where}",
-                        notes)
+            if listed:
+                msg = (f"kernel '{shown}' makes a virtual call{to}{via}, whose set '{set_name}' is not listed in "
+                       f"its calls_indirectly property{where}")
+            else:
+                msg = f"kernel '{shown}' makes a virtual call{to}{via} but has no calls_indirectly property{where}"
+            path = find_path(graph, kernel, lambda n: n == f)
+            notes = [diags.note(call_loc(module, module.functions[a], b),
+                                f"'{display_name(module, a)}' calls '{display_name(module, b)}' here")
+                     for a, b in zip(path, path[1:]) if display_name(module, a) != display_name(module, b)]
+            kernel_loc = function_loc(module, module.functions[kernel])
+            if kernel_loc is not None:
+                notes.append(diags.note(kernel_loc, f"kernel '{shown}' is defined here"))
+            diags.error(loc or function_loc(module, fn), msg, notes)
 
 
 def fold_created_into_calls(module: Module, diags=None) -> dict[str, list[str]]:
@@ -124,8 +156,7 @@ def fold_created_into_calls(module: Module, diags=None) -> dict[str, list[str]]:
     trees = {k: set(CallGraph(graph).reachable([k])) for k in kernels}
     if diags is not None:
         for k in kernels:
-            if not module.function_attributes(k).get("calls-indirectly"):
-                _check_virtual_calls(module, graph, k, list(trees[k]), diags)
+            _check_virtual_calls(module, graph, k, [f for f in module.functions if f in trees[k]], diags)
     users: dict[str, list[str]] = {}         # global -> functions whose bodies name it
     for name, fn in module.functions.items():
         for r in fn.refs():

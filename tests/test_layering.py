@@ -3,7 +3,9 @@
     passes/support   infrastructure (diagnostics, knobs, outputs, the CLI root): imports nothing else
     device_configs   the aspect table and the device configs: support
     passes/ir        the IR layer: support
-    frontend         the kernel language: support, device_configs, passes/ir
+    frontend         the kernel language: support, device_configs, passes/ir, the pass registry
+                     and manager (to run the device-code checks, ``check-device-code``, on what
+                     it emits: the IR passes are the one engine for those rules)
     passes           the pass registry, manager and passes: support, device_configs, passes/ir
     postlink         split, properties, bundles, build: all of the above
     runtime          support, device_configs, the IR layer's public API (``minisycl.passes.ir``
@@ -32,7 +34,8 @@ ALLOWED = {
     "support": set(),
     "device_configs": {"support"},
     "ir": {"support"},
-    "frontend": {"support", "device_configs", "ir"},
+    # the pass registry and manager only: the front end runs the device-code checks' pipeline
+    "frontend": {"support", "device_configs", "ir", "passes:registry"},
     "passes": {"support", "device_configs", "ir"},
     "postlink": {"support", "device_configs", "ir", "passes"},
     "runtime": {"support", "device_configs", "ir:public", "passes:registry", "postlink:bundle"},

@@ -5,7 +5,8 @@ place (every expression gets ``ty`` and ``lvalue``; implicit conversions become
 ``Cast`` nodes; names point to their symbols) plus a ``symbols.Program`` holding
 the classes, functions and device globals in declaration order.  Errors go to
 the ``DiagnosticSink``; checking continues after an error so one run reports many.
-Device-code rules that need the whole call graph live in ``device_rules.py``.
+Device-code rules that need the whole call graph are the IR passes'
+(``check-device-code``, run on the emitted module by ``compile_source``).
 
 The checker is one part per concern sharing a ``CheckContext`` (``context.py``):
 

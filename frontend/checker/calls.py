@@ -1,6 +1,7 @@
 """Calls: free functions, methods (direct and virtual), the ``id``/``range``/
 ``nd_item`` queries, ``device_global::get()`` and the built-in functions (math,
-``print``, atomics), with the call-graph facts recorded for ``device_rules``."""
+``print``, atomics).  The device-code rules on the call graph are the IR
+passes' (``check-device-code``, run by ``frontend.compile_source``)."""
 from __future__ import annotations
 
 from ...device_configs.aspects import Aspect
@@ -113,7 +114,6 @@ class Calls(Part):
             return self.bad(e)
         self.check_args(e, sym.params, f"'{sym.display}'")
         e.kind, e.target = "func", sym
-        self.record_call(sym, e.loc)
         return self.set(e, sym.ret)
 
     def method_call(self, e, this_ptr, m: FuncSym, via_pointer):
@@ -123,18 +123,8 @@ class Calls(Part):
             this_ptr = ast.Cast(this_ptr.loc, None, this_ptr, PointerType(owner), "upcast")
         e.this_arg = this_ptr
         e.target = m
-        if m.is_virtual and via_pointer:
-            e.kind = "virtual"
-            if self.cx.fn is not None:
-                self.cx.fn.vcalls.append((m, e.loc, self.cx.region))
-        else:
-            e.kind = "method"
-            self.record_call(m, e.loc)
+        e.kind = "virtual" if m.is_virtual and via_pointer else "method"
         return self.set(e, m.ret)
-
-    def record_call(self, sym, loc):
-        if self.cx.fn is not None:
-            self.cx.fn.calls.append((sym, loc, self.cx.region))
 
     def item_query_call(self, e, base, callee):
         """A member function of an ``id``/``range``/``nd_item`` (``item_queries``)."""
@@ -180,8 +170,6 @@ class Calls(Part):
             if not (a.ty.is_arith or a.ty.is_ptr):
                 self.error(a.loc, f"print cannot format a value of type '{a.ty}'")
         e.args = [self.convert(a, DOUBLE, "print argument") if a.ty is FLOAT or a.ty is HALF else a for a in args]
-        if self.cx.fn is not None:
-            self.cx.fn.host_uses.append(("print", e.loc, self.cx.region))
         return self.set(e, VOID)
 
     def unary_math(self, e, name, args):

@@ -16,7 +16,7 @@ from .context import Part
 class Expressions(Part):
     uses = {"scopes": ("lookup_local", "capture"), "conversions": ("convert",),
             "type_names": ("resolve_type", "is_complete", "note_type_aspects"),
-            "operators": ("binary",), "calls": ("record_call",)}
+            "operators": ("binary",)}
 
     def connect(self):
         super().connect()
@@ -247,7 +247,6 @@ class Expressions(Part):
         if ctor is not None:
             e.args = [self.convert(a, t, f"argument {i + 1} of constructor") for i, (a, (_, t)) in enumerate(zip(args, ctor.params))]
             e.ctor = ctor
-            self.record_call(ctor, e.loc)
         elif cls.ctors and args or cls.ctors and not any(len(c.params) == 0 for c in cls.ctors):
             self.error(e.loc, f"no constructor of '{cls.name}' takes {len(args)} argument(s)")
             return self.bad(e)

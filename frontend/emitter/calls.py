@@ -62,7 +62,11 @@ class Calls(Part):
                 vptr = b.load(self.member_gep(this, cls, cls.vptr_path()), PTR, name="vtable")
                 slot = b.gep(vptr, [i64(cls.vslots.index(f))], PTR)
                 fptr = b.load(slot, PTR, name="vfn")
-                r = b.call(fptr, [this] + args, ret=self.fns[f].ret, suffix=" " + render("virtual-call") + at)
+                # the target and its set (empty: not indirectly_callable), for the device-code checks
+                target = self.cx.module.metadata([f.display, f.set_name or ""])
+                r = b.call(fptr, [this] + args, ret=self.fns[f].ret,
+                           suffix=f" {self.cx.module.attribute_group([render('virtual-call')])}{at}"
+                                  f", !minisycl.vcall {target}")
         return self.from_abi(r, e.ty)
     def item_query(self, e):
         """A member function of an ``id``/``range``/``nd_item`` (``item_queries``):
@@ -173,5 +177,6 @@ class Calls(Part):
         if printf is None:
             printf = self.cx.module.add(Function("printf", I32, [PTR], var_arg=True))
             printf.attributes.append(render("minisycl-host-only"))
+            printf.metadata["minisycl.name"] = self.cx.module.metadata(["print"])
         b.call(printf, [self.cstring(" ".join(fmt) + "\n")] + values, suffix=self.at(e.loc))
         return None

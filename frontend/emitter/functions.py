@@ -11,7 +11,8 @@ from .context import ZERO32, FunctionState, Part, i32
 
 
 class Functions(Part):
-    uses = {"statements": ("block",), "llvm_types": ("lltype", "zero"), "memory": ("member_gep",)}
+    uses = {"statements": ("block",), "llvm_types": ("lltype", "zero"), "memory": ("member_gep",),
+            "globals": ("source_facts",)}
 
     def define_fn(self, f: FuncSym):
         fn = self.fns[f]
@@ -77,13 +78,17 @@ class Functions(Part):
         parts = [(s.then, s.then_captures, s.on_device, "if_device" if s.on_device else "if_host")]
         if s.other is not None:
             parts.append((s.other, s.other_captures, not s.on_device, "otherwise"))
+        # the helpers speak for the source function in the device-code checks
+        facts = {**self.source_facts(outer), "minisycl.name": self.cx.module.metadata([outer.display])}
         for block, captures, on_device, kind in parts:
             lam = self.lambda_fn(block, captures, f"{outer.llname}.{kind}.{s.index}")
+            lam.metadata.update(facts)
             side = "device" if on_device else "host"
             helper = self.cx.module.add(Function(f"{outer.llname}.call_if_on_{side}.{s.index}", VOID, [PTR]))
             helper.linkage = "internal"
             helper.cconv = "spir_func"
             helper.attributes += ["noinline", render(f"sycl-call-if-on-{side}", "true")]
+            helper.metadata.update(facts)
             hb = Builder(helper, helper.append_basic_block("entry"))
             hb.call(lam, [helper.args[0]])
             hb.ret_void()

@@ -50,15 +50,34 @@ class Globals(Part):
         if f.is_kernel:
             attrs.append(render("minisycl-kernel-signature", ",".join(str(t) for _, t in f.params)))
         if f.is_host:
-            attrs.append(render("minisycl-host-only"))
+            attrs.append(render("minisycl-host-only", "declared"))
+        if not f.defined and not f.is_external:
+            attrs.append(render("minisycl-undefined"))
         if f.device_has is not None:
             fn.metadata["sycl_declared_aspects"] = self.cx.module.metadata([i32(int(a)) for a in sorted(f.device_has)])
         if f.reqd_wg:
             fn.metadata["reqd_work_group_size"] = self.cx.module.metadata([i32(v) for v in f.reqd_wg])
         if f.defined and f.loc is not None:
             fn.metadata["minisycl.loc"] = self.loc_md(f.loc)
+        fn.metadata.update(self.source_facts(f))
         self.fns[f] = fn
         return fn
+    def source_facts(self, f: FuncSym) -> dict[str, str]:
+        """The attachments that let the device-code checks (IR passes) speak the
+        source's language, for ``f`` and the helpers made from its blocks:
+        ``!minisycl.name !{!"Shape::area"}`` where the IR name differs, and
+        ``!minisycl.aspect_uses !{i32 aspect, !"file", i32 line, i32 col, !"what", ...}``,
+        the first use of each aspect outside ``if_host`` code with its reason."""
+        out = {}
+        if f.display != f.llname:
+            out["minisycl.name"] = self.cx.module.metadata([f.display])
+        uses = []
+        for (aspect, region), (loc, what) in f.aspects.items():
+            if region != "host":
+                uses += [i32(int(aspect)), loc.file, i32(loc.line), i32(loc.col), what]
+        if uses:
+            out["minisycl.aspect_uses"] = self.cx.module.metadata(uses)
+        return out
     def vtable(self, cls):
         arr = array_type(PTR, len(cls.vslots) + 2)
         ty = struct_type([arr])
@@ -93,9 +112,13 @@ class Globals(Part):
             attrs.append(render("sycl-implement-in-csr", "true" if g.implement_in_csr else "false"))
         self.dgs[g] = gv
     def loc_md(self, loc) -> str:
-        """``!{!"file", i32 line, i32 col}`` (clang's ``!srcloc`` idea), so that IR
-        passes can report diagnostics at the source."""
-        return self.cx.module.metadata([loc.file, i32(loc.line), i32(loc.col)])
+        """``!{!"file", i32 line, i32 col}`` (clang's ``!srcloc`` idea), with
+        ``i32 length`` after when the construct is longer than one character, so
+        that IR passes can report diagnostics at the source as the checker would."""
+        items = [loc.file, i32(loc.line), i32(loc.col)]
+        if loc.length != 1:
+            items.append(i32(loc.length))
+        return self.cx.module.metadata(items)
     def at(self, loc) -> str:
         """The ``!minisycl.loc`` attachment of an instruction made for ``loc``."""
         return ", !minisycl.loc " + self.loc_md(loc) if loc is not None else ""

@@ -4,7 +4,7 @@
 
 target triple = "spir64-unknown-unknown"
 
-; CHECK: shapes.ksl:14:10: error: kernel 'area' makes a virtual call (in 'helper') but has no calls_indirectly property
+; CHECK: shapes.ksl:14:10: error: kernel 'area' makes a virtual call (through 'helper') but has no calls_indirectly property
 ; CHECK-NEXT: shapes.ksl:12:3: note: 'area' calls 'helper'
 ; CHECK-NOT: error:
 define spir_kernel void @area(ptr %s) {
