@@ -23,7 +23,7 @@ def _is_device_global(e) -> bool:
 
 
 class Calls(Part):
-    uses = {"expressions": ("expr", "rvalue", "set", "bad", "this", "item_to_long", "check_dim"),
+    uses = {"expressions": ("expr", "rvalue", "set", "bad", "this", "item_to_long", "check_dim", "print_text"),
             "scopes": ("lookup_local",), "conversions": ("convert",)}
 
     def e_Call(self, e: ast.Call):
@@ -35,12 +35,25 @@ class Calls(Part):
         if isinstance(callee, ast.Member):
             return self.member_call(e, callee)
         if isinstance(callee, ast.Name) and self.lookup_local(callee.name) is None and callee.name not in self.globals:
-            self.error(callee.loc, f"use of undeclared identifier '{callee.name}'")
+            self.error(callee.loc, f"use of undeclared identifier '{callee.name}'", self.item_query_hint(callee))
             for a in e.args:
                 self.expr(a)
             return self.bad(e)
         self.error(e.loc, "called object is not a function")
         return self.bad(e)
+
+    def item_query_hint(self, callee: ast.Name):
+        """A note for ``get_global_id(0)`` written as a free function: work-item
+        queries are member functions of the kernel's item parameter."""
+        kinds = [k for k in ("nd_item", "id", "range") if item_query(k, callee.name) is not None]
+        if not kinds:
+            return None
+        fn = self.cx.fn
+        first = fn.params[0] if fn is not None and fn.params else (None, None)
+        item = first[0] if first[1] is not None and first[1].is_item and first[1].kind in kinds else "it"
+        args = "0" if item_query(kinds[0], callee.name).nargs else ""
+        return [self.note(callee.loc, f"'{callee.name}' is a member function of {kinds[0]}; call it on the item, "
+                                      f"as in '{item}.{callee.name}({args})'")]
 
     def call_by_name(self, e, callee: ast.Name):
         """``f(...)`` where ``f`` is no local: a method of ``this``, a function or a
@@ -159,7 +172,11 @@ class Calls(Part):
 
     # ------------------------------------------------------------------ built-ins
     def builtin_call(self, e, name):
-        args = [self.item_to_long(self.rvalue(self.expr(a))) for a in e.args]
+        if name == "print":
+            args = [self.print_text(a) if isinstance(a, ast.StrLit) else self.item_to_long(self.rvalue(self.expr(a)))
+                    for a in e.args]
+        else:
+            args = [self.item_to_long(self.rvalue(self.expr(a))) for a in e.args]
         e.kind, e.target = "builtin", name
         if name == "print":
             return self.print_call(e, args)

@@ -89,6 +89,11 @@ class Expressions(Part):
         return self.set(e, types.CHAR)
 
     def e_StrLit(self, e):
+        self.error(e.loc, "a string literal can only be an argument of print")
+        return self.bad(e)
+
+    def print_text(self, e):
+        """A string literal given to ``print`` (the one place strings may appear)."""
         return self.set(e, PointerType(types.CHAR))
 
     def e_NullLit(self, e):

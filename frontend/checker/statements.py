@@ -9,6 +9,7 @@ from ..data_layout import flat_fields
 from ..symbols import FuncSym, LocalSym
 from ..types import INT, PointerType
 from .context import Part
+from .flow import completes
 
 
 class Statements(Part):
@@ -33,6 +34,8 @@ class Statements(Part):
             self.note_type_aspects(pty, p.loc, f"parameter of type '{pty}'")
         self.note_type_aspects(sym.ret, node.loc, f"return type '{sym.ret}'")
         node.body = self.block(node.body, new_scope=False)
+        if not sym.ret.is_void and completes(node.body):
+            self.error(node.body.end, f"non-void function '{sym.display}' does not return a value in all control paths")
         cx.fn = None
 
     def block(self, b: ast.Block, new_scope=True):
