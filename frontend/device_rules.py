@@ -17,7 +17,7 @@ single-pass ``if_device`` design asks of the front end.  On that graph:
 from __future__ import annotations
 
 from ..passes.support.diagnostics import DiagnosticSink
-from .symbols import FuncSym
+from .symbols import FuncSym, set_display
 
 
 def _device_edges(fn: FuncSym):
@@ -130,8 +130,8 @@ def _check_virtual_sets(functions, roots, diags):
                     if not k.calls_sets:
                         msg = f"kernel '{k.name}' makes a virtual call to '{m.display}'{via} but has no calls_indirectly property"
                     else:
-                        msg = (f"kernel '{k.name}' makes a virtual call to '{m.display}'{via}, whose set "
-                               f"'{m.set_name}' is not listed in its calls_indirectly property")
+                        msg = (f"kernel '{k.name}' makes a virtual call to '{m.display}'{via}, which belongs to "
+                               f"{set_display(m.set_name)}; that set is not listed in its calls_indirectly property")
                     diags.error(loc, msg, [diags.note(k.loc, f"kernel '{k.name}' is defined here")])
 
 
@@ -161,7 +161,7 @@ def _check_aspects(functions, order, diags):
                         g = caller
                     path.reverse()
                     if via_set is not None:
-                        path.insert(0, diags.note(fn.loc, f"'{fn.display}' calls virtual functions of set '{via_set}', which includes '{start.display}'"))
+                        path.insert(0, diags.note(fn.loc, f"'{fn.display}' calls virtual functions of {set_display(via_set)}, which includes '{start.display}'"))
                     path.append(diags.note(loc, f"'{f.display}' uses aspect '{aspect.name}' here: {what}"))
                     kind = "kernel" if fn.is_kernel else "function"
                     diags.warning(fn.loc, f"{kind} '{fn.display}' uses aspect '{aspect.name}', which is not listed in its device_has property", path)

@@ -19,6 +19,15 @@ def set_symbol(name: str | None) -> str:
     return DEFAULT_SET if name is None else f"_ZTS{len(name)}{name}"
 
 
+def set_display(ir_name: str) -> str:
+    """How a diagnostic names a virtual-function set: "the default set", or
+    "set 'name'" (never the internal ``_ZTS...`` spelling)."""
+    if ir_name == DEFAULT_SET:
+        return "the default set"
+    rest = ir_name[len("_ZTS"):].lstrip("0123456789")
+    return f"set '{rest}'"
+
+
 class FuncSym:
     __slots__ = ("name", "llname", "cls", "ret", "params", "loc", "node", "is_kernel", "is_host",
                  "is_static", "is_external", "is_virtual", "is_ctor", "defined", "set_name",

@@ -53,8 +53,13 @@ class Properties(Part):
             self.error(p.args[1][2], f"{p.name} takes at most one set name")
         out = []
         for kind, value, loc in p.args[: None if many else 1]:
+            if kind == "PRIM" and value == "void":          # `void` names the default set
+                if set_symbol(None) not in out:
+                    out.append(set_symbol(None))
+                continue
             if kind != "STRING":
-                self.error(loc, f"{p.name} takes set names as string literals, like {p.name}(\"my_set\")")
+                self.error(loc, f"{p.name} takes set names as string literals, like {p.name}(\"my_set\"), "
+                                f"or void for the default set")
                 continue
             name = value[1:-1]
             if not name or not (name[0].isalpha() or name[0] == "_") or not all(c.isalnum() or c == "_" for c in name):
