@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...device_configs.aspects import Aspect
 from .. import ast, types
 from ..item_queries import item_query
-from ..symbols import DeviceGlobalSym, FuncSym
+from ..symbols import DeviceGlobalSym, FuncSym, LocalSym
 from ..types import BOOL, DOUBLE, FLOAT, HALF, INT, LONG, VOID, PointerType
 from .context import Part
 
@@ -20,6 +20,21 @@ BUILTINS = set(MATH_1) | {"pow", "min", "max", "abs", "print", "atomic_load", "a
 
 def _is_device_global(e) -> bool:
     return isinstance(e, (ast.Name, ast.Scoped)) and isinstance(e.sym, DeviceGlobalSym)
+
+
+def known_dynamic_type(obj) -> bool:
+    """Whether object expression ``obj`` names an object whose dynamic type is its
+    static type: a local variable or parameter, a member subobject, an element of
+    such an array.  A method call on anything else (``(*p).f()``, ``p[i].f()``, a
+    device global, which is reached by reference) is virtual, as in C++."""
+    t = type(obj)
+    if t is ast.Name:
+        return isinstance(obj.sym, LocalSym)
+    if t is ast.Member:
+        return True                 # a member subobject is always of its declared type
+    if t is ast.Index:
+        return obj.kind == "array" and known_dynamic_type(obj.base)
+    return False
 
 
 class Calls(Part):
@@ -96,14 +111,16 @@ class Calls(Part):
         if m is None:
             self.error(callee.loc, f"no method named '{callee.name}' in '{cls.name}'")
             return self.bad(e)
+        virtual = callee.arrow
         if not callee.arrow:
             if not obj.lvalue:
                 self.error(callee.loc, "cannot call a method on a temporary")
                 return self.bad(e)
+            virtual = not known_dynamic_type(obj)
             addr = ast.AddrOf(obj.loc, obj)
             addr.operand, addr.ty, addr.lvalue = obj, PointerType(cls), False
             obj = addr
-        return self.method_call(e, obj, m, via_pointer=callee.arrow)
+        return self.method_call(e, obj, m, via_pointer=virtual)
 
     def check_args(self, e, params, what):
         if len(e.args) != len(params):
