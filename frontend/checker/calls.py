@@ -38,7 +38,8 @@ def known_dynamic_type(obj) -> bool:
 
 
 class Calls(Part):
-    uses = {"expressions": ("expr", "rvalue", "set", "bad", "this", "item_to_long", "check_dim", "print_text"),
+    uses = {"expressions": ("expr", "rvalue", "set", "bad", "this", "item_to_long", "check_dim", "print_text",
+                            "check_access"),
             "scopes": ("lookup_local",), "conversions": ("convert",)}
 
     def e_Call(self, e: ast.Call):
@@ -79,6 +80,7 @@ class Calls(Part):
         if fn is not None and fn.cls is not None:
             m = fn.cls.find_method(callee.name)
             if m is not None and not m.is_ctor:
+                self.check_access(fn.cls, callee.name, callee.loc)
                 return self.method_call(e, self.this(callee.loc), m, via_pointer=True)
         sym = self.globals.get(callee.name)
         if isinstance(sym, FuncSym):
@@ -111,6 +113,7 @@ class Calls(Part):
         if m is None:
             self.error(callee.loc, f"no method named '{callee.name}' in '{cls.name}'")
             return self.bad(e)
+        self.check_access(cls, callee.name, callee.loc)
         virtual = callee.arrow
         if not callee.arrow:
             if not obj.lvalue:

@@ -9,6 +9,7 @@ from ..data_layout import flat_fields
 from ..symbols import FuncSym, LocalSym
 from ..types import INT, PointerType
 from .context import Part
+from .brace_elision import nest
 from .flow import completes
 
 
@@ -100,6 +101,7 @@ class Statements(Part):
         return ty
 
     def init_list(self, il: ast.InitList, ty):
+        il = nest(il, ty)
         if ty.is_array:
             if len(il.items) > ty.count:
                 self.error(il.loc, f"too many initialisers for '{ty}'")
