@@ -18,6 +18,13 @@ BUILTINS = set(MATH_1) | {"pow", "min", "max", "abs", "print", "atomic_load", "a
                           "atomic_compare_exchange"} | set(ATOMIC_RMW)
 
 
+#: device_global member functions besides get(): name -> checker method
+DG_MEMBERS = {"get_multi_ptr": "dg_multi_ptr", "has_property": "dg_has_property", "get_property": "dg_get_property"}
+#: device_global properties: name -> (DeviceGlobalSym attribute, value when given without a value)
+DG_PROPERTIES = {"device_image_scope": "image_scope", "host_access": "host_access", "init_mode": "init_mode",
+                 "implement_in_csr": "implement_in_csr"}
+
+
 def _is_device_global(e) -> bool:
     return isinstance(e, (ast.Name, ast.Scoped)) and isinstance(e.sym, DeviceGlobalSym)
 
@@ -98,6 +105,8 @@ class Calls(Part):
             e.kind = "dg_get"
             e.callee = base
             return self.set(e, base.ty, lvalue=True)
+        if _is_device_global(base) and not callee.arrow and callee.name in DG_MEMBERS:
+            return getattr(self, DG_MEMBERS[callee.name])(e, base)
         if _is_device_global(base) and callee.arrow and base.ty.is_class:
             callee.arrow = False            # dg->f(), as device_global::operator->
         if base.ty.is_item and not callee.arrow:
@@ -124,6 +133,46 @@ class Calls(Part):
             addr.operand, addr.ty, addr.lvalue = obj, PointerType(cls), False
             obj = addr
         return self.method_call(e, obj, m, via_pointer=virtual)
+
+    def dg_multi_ptr(self, e, base):
+        """``dg.get_multi_ptr()``: a pointer to the global's ``T`` (SYCL's
+        ``multi_ptr<T, global_space>``; pointers here are global-space USM pointers)."""
+        if e.args:
+            self.error(e.loc, "device_global::get_multi_ptr() takes no arguments")
+        addr = ast.AddrOf(e.loc, base)
+        return self.set(addr, PointerType(base.ty))
+
+    def dg_property_name(self, e, what):
+        """The property ``dg.has_property(name)`` / ``get_property(name)`` names, or None."""
+        arg = e.args[0] if len(e.args) == 1 else None
+        if not isinstance(arg, ast.Name) or arg.name not in DG_PROPERTIES:
+            self.error(e.loc, f"device_global::{what} takes one property name: {', '.join(DG_PROPERTIES)}")
+            return None
+        return arg.name
+
+    def dg_has_property(self, e, base):
+        """``dg.has_property(host_access)``: whether the declaration gives the property (a constant)."""
+        name = self.dg_property_name(e, "has_property")
+        if name is None:
+            return self.bad(e)
+        value = getattr(base.sym, DG_PROPERTIES[name])
+        return self.set(ast.BoolLit(e.loc, value is not None and value is not False), BOOL)
+
+    def dg_get_property(self, e, base):
+        """``dg.get_property(host_access)``: the property's value, a constant: the
+        enumerator's number for ``host_access`` (read 0, write 1, read_write 2, none 3)
+        and ``init_mode`` (reprogram 0, reset 1), ``true`` for the others; a
+        property the declaration does not give is an error, as SYCL's overload set makes it."""
+        name = self.dg_property_name(e, "get_property")
+        if name is None:
+            return self.bad(e)
+        value = getattr(base.sym, DG_PROPERTIES[name])
+        if value is None or value is False and name == "device_image_scope":
+            self.error(e.loc, f"device_global '{base.sym.name}' does not have property '{name}'")
+            return self.bad(e)
+        if isinstance(value, bool):
+            return self.set(ast.BoolLit(e.loc, value), BOOL)
+        return self.set(ast.IntLit(e.loc, value, str(value)), INT)
 
     def check_args(self, e, params, what):
         if len(e.args) != len(params):
