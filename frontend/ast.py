@@ -355,6 +355,14 @@ class Param(Node):
         self.loc, self.type, self.name, self.dims = loc, type_, name, dims
 
 
+class AccessLabel(Node):
+    """``public:`` / ``protected:`` / ``private:`` inside a class body."""
+    __slots__ = ("word",)
+
+    def __init__(self, loc, word):
+        self.loc, self.word = loc, word
+
+
 class ClassDef(Node):
     __slots__ = ("kind", "name", "base", "members")
 

@@ -67,7 +67,7 @@ class _Builder:
         return None
 
     def access_label(self, c):
-        return None
+        return ast.AccessLabel(self._loc(c[0]), c[0][1])
 
     def specs(self, c):
         return list(c)

@@ -10,14 +10,6 @@ from __future__ import annotations
 
 from .types import ClassType, Type
 
-DEFAULT_SET = "_ZTSv"
-
-
-def set_symbol(name: str | None) -> str:
-    """The IR spelling of a virtual-function set: ``__builtin_sycl_unique_stable_name``
-    of a type called ``name`` (``_ZTSv`` for the default set)."""
-    return DEFAULT_SET if name is None else f"_ZTS{len(name)}{name}"
-
 
 class FuncSym:
     __slots__ = ("name", "llname", "cls", "ret", "params", "loc", "node", "is_kernel", "is_host",

@@ -120,7 +120,7 @@ class ClassType(Type):
     polymorphic and its base is not, then the base subobject, then own fields.
     """
     __slots__ = ("name", "keyword", "base", "fields", "field_index", "methods", "vslots",
-                 "statics", "ctors", "complete", "loc", "own_vptr", "mangled")
+                 "statics", "ctors", "complete", "loc", "own_vptr", "mangled", "access")
     is_class = True
 
     def __init__(self, name, keyword, loc):
@@ -135,6 +135,7 @@ class ClassType(Type):
         self.complete = False
         self.own_vptr = False
         self.mangled = f"{len(name)}{name}"
+        self.access: dict[str, str] = {}    # own member -> "private"/"protected" (absent: public)
 
     def __str__(self):
         return self.name
@@ -167,6 +168,23 @@ class ClassType(Type):
                 return [self.base_index()] + found[0], found[1]
         return None
 
+    def owner_of(self, name):
+        """The class (this one or a base) that declares member ``name``, or None."""
+        cls = self
+        while cls is not None:
+            if name in cls.field_index or name in cls.methods or name in cls.statics:
+                return cls
+            cls = cls.base
+        return None
+
+    def derives_from(self, other) -> bool:
+        cls = self
+        while cls is not None:
+            if cls is other:
+                return True
+            cls = cls.base
+        return False
+
     def find_method(self, name):
         cls = self
         while cls is not None:
@@ -180,14 +198,6 @@ class ClassType(Type):
         if self.own_vptr:
             return [0]
         return [self.base_index()] + self.base.vptr_path()
-
-    def derives_from(self, other) -> bool:
-        cls = self
-        while cls is not None:
-            if cls is other:
-                return True
-            cls = cls.base
-        return False
 
     def base_path(self, ancestor) -> list[int]:
         path, cls = [], self

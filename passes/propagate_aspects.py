@@ -50,6 +50,7 @@ from typing import ClassVar
 from ..device_configs.aspects import Aspect
 from .callgraph import CallGraph, find_path, sccs
 from .ir import Module, attachment_pairs, metadata_attachments, quote_name, tokens, unquote_name
+from .ir.sycl_names import set_display
 from .ir.lexer import has_word, skip_type, type_refs, type_ref_matches, word_matches
 from .entry_points import entry_points
 from .manager import PassResult
@@ -427,7 +428,7 @@ def _warn_undeclared(module, declaring, edges, direct, total, names, diags):
                                                 f"'{shown}' calls '{target}' here"))
                 else:
                     notes.append(diags.note(function_loc(module, module.functions[caller]),
-                                            f"'{shown}' calls virtual functions of set '{set_of.get(callee)}', "
+                                            f"'{shown}' calls virtual functions of {set_display(set_of.get(callee) or '')}, "
                                             f"which includes '{target}'"))
             user = module.functions[path[-1]]
             use = aspect_use(module, user, a)

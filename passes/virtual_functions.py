@@ -41,6 +41,7 @@ from typing import ClassVar
 from .callgraph import CallGraph, find_path
 from . import PipelineError
 from .ir import Module
+from .ir.sycl_names import set_display
 from .manager import PassResult
 from .srcloc import call_loc, display_name, function_loc, virtual_call_sites
 
@@ -131,8 +132,8 @@ def _check_virtual_calls(module, graph, kernel, tree, diags):
             via = f" (through '{caller}')" if caller != shown else ""
             where = "" if loc else f" (in {module.name})"
             if listed:
-                msg = (f"kernel '{shown}' makes a virtual call{to}{via}, whose set '{set_name}' is not listed in "
-                       f"its calls_indirectly property{where}")
+                msg = (f"kernel '{shown}' makes a virtual call{to}{via}, which belongs to {set_display(set_name)}; "
+                       f"that set is not listed in its calls_indirectly property{where}")
             else:
                 msg = f"kernel '{shown}' makes a virtual call{to}{via} but has no calls_indirectly property{where}"
             path = find_path(graph, kernel, lambda n: n == f)

@@ -141,7 +141,7 @@ _BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")     # raw bitcode, and th
 _IMAGE_KEYS = {"name", "entry_points", "properties", "target", "dummy", "ir", "native"}
 _HEADER_KEYS = {"images", "host", "kernels", "device_globals", "split", "targets"}
 _GLOBAL_KEYS = {"name", "size", "element_size", "device_image_scope", "host_access", "init_mode",
-                "implement_in_csr", "init"}
+                "implement_in_csr", "init", "properties"}
 
 
 class _Checker:
@@ -244,7 +244,10 @@ def check_header(header, blob_size: int, source: str = "<bundle>", blobs: memory
     for uid, info in c.mapping(top["device_globals"], "device_globals").items():
         c.text(uid, "device_globals", empty=False)
         where = f"device_globals.{uid[:80]}"
-        c.mapping(info, where, _GLOBAL_KEYS, optional={"element_size", "init_mode", "implement_in_csr", "init"})
+        c.mapping(info, where, _GLOBAL_KEYS, optional={"element_size", "init_mode", "implement_in_csr", "init",
+                                                            "properties"})
+        for i, prop in enumerate(c.array(info.get("properties") or [], where + ".properties")[:8]):
+            c.text(prop, f"{where}.properties[{i}]", empty=False, limit=64)
         c.text(info["name"], where + ".name", empty=False)
         size = c.integer(info["size"], where + ".size", 0, MAX_DEVICE_GLOBAL_BYTES)
         if info.get("element_size") is not None:

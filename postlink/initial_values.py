@@ -27,6 +27,11 @@ from .properties import is_image_scope
 __all__ = ["device_global_table", "element_size", "initial_bytes"]
 
 
+#: the device_global properties the declaration gave (``has_property``), by IR attribute
+_PROPERTY_ATTRIBUTES = {"device_image_scope": "sycl-device-image-scope", "host_access": "sycl-host-access",
+                        "init_mode": "sycl-init-mode", "implement_in_csr": "sycl-implement-in-csr"}
+
+
 def element_size(value_type: str, size: int) -> int:
     """``sizeof(remove_all_extents_t<T>)`` from the LLVM type of ``T``: the size
     divided by every array extent (``[4 x [2 x float]]`` → size / 8)."""
@@ -70,5 +75,6 @@ def device_global_table(module: Module) -> dict[str, dict]:
             "init_mode": attrs.get("sycl-init-mode"),
             "implement_in_csr": attrs.get("sycl-implement-in-csr"),
             "init": "" if g.is_declaration else initial_bytes(module, name, scope, size).hex(),
+            "properties": [p for p, a in _PROPERTY_ATTRIBUTES.items() if a in attrs],
         }
     return table

@@ -27,6 +27,7 @@ from .memory import usm_allocation
 __all__ = ["device_global", "storage_address", "bind_program"]
 
 _ACCESS = {0: "read", 1: "write", 2: "read_write", 3: "none"}
+_PROPERTIES = ("device_image_scope", "host_access", "init_mode", "implement_in_csr")
 _STORAGE: dict[tuple[int, str, str], usm_allocation] = {}
 _LOCK = threading.Lock()
 
@@ -41,6 +42,31 @@ class device_global:  # noqa: N801 - SYCL's name
         self.element_size = info.get("element_size") or self.size
         self.image_scope = info["device_image_scope"]
         self.host_access = _ACCESS.get(info.get("host_access", 2), "read_write")
+
+    def has_property(self, name: str) -> bool:
+        """Whether the declaration gave property ``name`` (``device_image_scope``,
+        ``host_access``, ``init_mode``, ``implement_in_csr``), as SYCL's ``has_property``."""
+        if name not in _PROPERTIES:
+            raise exception(errc.invalid, f"'{name}' is not a device_global property; known: {', '.join(_PROPERTIES)}")
+        given = self.info.get("properties")
+        if given is None:           # a bundle written before the table listed them
+            return name == "device_image_scope" and self.image_scope
+        return name in given
+
+    def get_property(self, name: str):
+        """The value of property ``name``: ``True`` for ``device_image_scope``, the
+        access as a string for ``host_access`` ("read", "write", "read_write",
+        "none"), "reprogram"/"reset" for ``init_mode``, a bool for
+        ``implement_in_csr``.  A property not given is ``errc::invalid``."""
+        if not self.has_property(name):
+            raise exception(errc.invalid, f"device_global '{self.name}' does not have property '{name}'")
+        if name == "device_image_scope":
+            return True
+        if name == "host_access":
+            return self.host_access
+        if name == "init_mode":
+            return {"0": "reprogram", "1": "reset"}.get(str(self.info.get("init_mode")), self.info.get("init_mode"))
+        return str(self.info.get("implement_in_csr")) == "true"
 
     @property
     def elements(self) -> int:

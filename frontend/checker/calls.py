@@ -7,7 +7,7 @@ from __future__ import annotations
 from ...device_configs.aspects import Aspect
 from .. import ast, types
 from ..item_queries import item_query
-from ..symbols import DeviceGlobalSym, FuncSym
+from ..symbols import DeviceGlobalSym, FuncSym, LocalSym
 from ..types import BOOL, DOUBLE, FLOAT, HALF, INT, LONG, VOID, PointerType
 from .context import Part
 
@@ -19,12 +19,35 @@ BUILTINS = set(MATH_1) | {"pow", "min", "max", "abs", "print", "atomic_load", "a
                           "atomic_compare_exchange"} | set(ATOMIC_RMW)
 
 
+#: device_global member functions besides get(): name -> checker method
+DG_MEMBERS = {"get_multi_ptr": "dg_multi_ptr", "has_property": "dg_has_property", "get_property": "dg_get_property"}
+#: device_global properties: name -> (DeviceGlobalSym attribute, value when given without a value)
+DG_PROPERTIES = {"device_image_scope": "image_scope", "host_access": "host_access", "init_mode": "init_mode",
+                 "implement_in_csr": "implement_in_csr"}
+
+
 def _is_device_global(e) -> bool:
     return isinstance(e, (ast.Name, ast.Scoped)) and isinstance(e.sym, DeviceGlobalSym)
 
 
+def known_dynamic_type(obj) -> bool:
+    """Whether object expression ``obj`` names an object whose dynamic type is its
+    static type: a local variable or parameter, a member subobject, an element of
+    such an array.  A method call on anything else (``(*p).f()``, ``p[i].f()``, a
+    device global, which is reached by reference) is virtual, as in C++."""
+    t = type(obj)
+    if t is ast.Name:
+        return isinstance(obj.sym, LocalSym)
+    if t is ast.Member:
+        return True                 # a member subobject is always of its declared type
+    if t is ast.Index:
+        return obj.kind == "array" and known_dynamic_type(obj.base)
+    return False
+
+
 class Calls(Part):
-    uses = {"expressions": ("expr", "rvalue", "set", "bad", "this", "item_to_long", "check_dim"),
+    uses = {"expressions": ("expr", "rvalue", "set", "bad", "this", "item_to_long", "check_dim", "print_text",
+                            "check_access"),
             "scopes": ("lookup_local",), "conversions": ("convert",)}
 
     def e_Call(self, e: ast.Call):
@@ -36,12 +59,25 @@ class Calls(Part):
         if isinstance(callee, ast.Member):
             return self.member_call(e, callee)
         if isinstance(callee, ast.Name) and self.lookup_local(callee.name) is None and callee.name not in self.globals:
-            self.error(callee.loc, f"use of undeclared identifier '{callee.name}'")
+            self.error(callee.loc, f"use of undeclared identifier '{callee.name}'", self.item_query_hint(callee))
             for a in e.args:
                 self.expr(a)
             return self.bad(e)
         self.error(e.loc, "called object is not a function")
         return self.bad(e)
+
+    def item_query_hint(self, callee: ast.Name):
+        """A note for ``get_global_id(0)`` written as a free function: work-item
+        queries are member functions of the kernel's item parameter."""
+        kinds = [k for k in ("nd_item", "id", "range") if item_query(k, callee.name) is not None]
+        if not kinds:
+            return None
+        fn = self.cx.fn
+        first = fn.params[0] if fn is not None and fn.params else (None, None)
+        item = first[0] if first[1] is not None and first[1].is_item and first[1].kind in kinds else "it"
+        args = "0" if item_query(kinds[0], callee.name).nargs else ""
+        return [self.note(callee.loc, f"'{callee.name}' is a member function of {kinds[0]}; call it on the item, "
+                                      f"as in '{item}.{callee.name}({args})'")]
 
     def call_by_name(self, e, callee: ast.Name):
         """``f(...)`` where ``f`` is no local: a method of ``this``, a function or a
@@ -52,6 +88,7 @@ class Calls(Part):
         if fn is not None and fn.cls is not None:
             m = fn.cls.find_method(callee.name)
             if m is not None and not m.is_ctor:
+                self.check_access(fn.cls, callee.name, callee.loc)
                 return self.method_call(e, self.this(callee.loc), m, via_pointer=True)
         sym = self.globals.get(callee.name)
         if isinstance(sym, FuncSym):
@@ -69,6 +106,8 @@ class Calls(Part):
             e.kind = "dg_get"
             e.callee = base
             return self.set(e, base.ty, lvalue=True)
+        if _is_device_global(base) and not callee.arrow and callee.name in DG_MEMBERS:
+            return getattr(self, DG_MEMBERS[callee.name])(e, base)
         if _is_device_global(base) and callee.arrow and base.ty.is_class:
             callee.arrow = False            # dg->f(), as device_global::operator->
         if base.ty.is_item and not callee.arrow:
@@ -84,14 +123,57 @@ class Calls(Part):
         if m is None:
             self.error(callee.loc, f"no method named '{callee.name}' in '{cls.name}'")
             return self.bad(e)
+        self.check_access(cls, callee.name, callee.loc)
+        virtual = callee.arrow
         if not callee.arrow:
             if not obj.lvalue:
                 self.error(callee.loc, "cannot call a method on a temporary")
                 return self.bad(e)
+            virtual = not known_dynamic_type(obj)
             addr = ast.AddrOf(obj.loc, obj)
             addr.operand, addr.ty, addr.lvalue = obj, PointerType(cls), False
             obj = addr
-        return self.method_call(e, obj, m, via_pointer=callee.arrow)
+        return self.method_call(e, obj, m, via_pointer=virtual)
+
+    def dg_multi_ptr(self, e, base):
+        """``dg.get_multi_ptr()``: a pointer to the global's ``T`` (SYCL's
+        ``multi_ptr<T, global_space>``; pointers here are global-space USM pointers)."""
+        if e.args:
+            self.error(e.loc, "device_global::get_multi_ptr() takes no arguments")
+        addr = ast.AddrOf(e.loc, base)
+        return self.set(addr, PointerType(base.ty))
+
+    def dg_property_name(self, e, what):
+        """The property ``dg.has_property(name)`` / ``get_property(name)`` names, or None."""
+        arg = e.args[0] if len(e.args) == 1 else None
+        if not isinstance(arg, ast.Name) or arg.name not in DG_PROPERTIES:
+            self.error(e.loc, f"device_global::{what} takes one property name: {', '.join(DG_PROPERTIES)}")
+            return None
+        return arg.name
+
+    def dg_has_property(self, e, base):
+        """``dg.has_property(host_access)``: whether the declaration gives the property (a constant)."""
+        name = self.dg_property_name(e, "has_property")
+        if name is None:
+            return self.bad(e)
+        value = getattr(base.sym, DG_PROPERTIES[name])
+        return self.set(ast.BoolLit(e.loc, value is not None and value is not False), BOOL)
+
+    def dg_get_property(self, e, base):
+        """``dg.get_property(host_access)``: the property's value, a constant: the
+        enumerator's number for ``host_access`` (read 0, write 1, read_write 2, none 3)
+        and ``init_mode`` (reprogram 0, reset 1), ``true`` for the others; a
+        property the declaration does not give is an error, as SYCL's overload set makes it."""
+        name = self.dg_property_name(e, "get_property")
+        if name is None:
+            return self.bad(e)
+        value = getattr(base.sym, DG_PROPERTIES[name])
+        if value is None or value is False and name == "device_image_scope":
+            self.error(e.loc, f"device_global '{base.sym.name}' does not have property '{name}'")
+            return self.bad(e)
+        if isinstance(value, bool):
+            return self.set(ast.BoolLit(e.loc, value), BOOL)
+        return self.set(ast.IntLit(e.loc, value, str(value)), INT)
 
     def check_args(self, e, params, what):
         if len(e.args) != len(params):
@@ -149,7 +231,11 @@ class Calls(Part):
 
     # ------------------------------------------------------------------ built-ins
     def builtin_call(self, e, name):
-        args = [self.item_to_long(self.rvalue(self.expr(a))) for a in e.args]
+        if name == "print":
+            args = [self.print_text(a) if isinstance(a, ast.StrLit) else self.item_to_long(self.rvalue(self.expr(a)))
+                    for a in e.args]
+        else:
+            args = [self.item_to_long(self.rvalue(self.expr(a))) for a in e.args]
         e.kind, e.target = "builtin", name
         if name == "print":
             return self.print_call(e, args)

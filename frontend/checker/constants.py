@@ -6,6 +6,7 @@ from .. import ast
 from ..constants import const_fold
 from ..data_layout import flat_fields
 from ..symbols import ConstSym
+from .brace_elision import nest
 from .context import Part
 
 
@@ -60,6 +61,7 @@ class Constants(Part):
         return v
 
     def const_list(self, init: ast.InitList, ty):
+        init = nest(init, ty)
         if ty.is_array:
             if len(init.items) > ty.count:
                 self.error(init.loc, f"too many initialisers for '{ty}'")

@@ -28,13 +28,21 @@ class Declarations(Part):
         if node.base is not None:
             self.set_base(cls, node.base)
         methods = []
+        access = "public"       # the language's default for class and struct alike (language.md's examples)
         for m in node.members:
+            if isinstance(m, ast.AccessLabel):
+                access = m.word
+                continue
             if isinstance(m, ast.VarDecl):
                 self.declare_member_variable(m, cls)
-            elif isinstance(m, ast.FuncDef):
+                names = [d.name for d in m.decls]
+            else:
                 sym = self.declare_function(m, cls)
                 if sym is not None:
                     methods.append((m, sym))
+                names = [] if m.is_ctor else [m.name]
+            if access != "public":
+                cls.access.update((n, access) for n in names)
         self.build_vtable(cls, methods)
         offset = (1 if cls.own_vptr else 0) + (1 if cls.base else 0)
         cls.field_index = {name: offset + i for i, (name, _) in enumerate(cls.fields)}

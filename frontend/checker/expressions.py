@@ -89,6 +89,11 @@ class Expressions(Part):
         return self.set(e, types.CHAR)
 
     def e_StrLit(self, e):
+        self.error(e.loc, "a string literal can only be an argument of print")
+        return self.bad(e)
+
+    def print_text(self, e):
+        """A string literal given to ``print`` (the one place strings may appear)."""
         return self.set(e, PointerType(types.CHAR))
 
     def e_NullLit(self, e):
@@ -109,6 +114,7 @@ class Expressions(Part):
         if self.cx.fn is not None and self.cx.fn.cls is not None:
             found = self.cx.fn.cls.find_field(e.name)
             if found is not None:
+                self.check_access(self.cx.fn.cls, e.name, e.loc)
                 this = self.this(e.loc)
                 m = ast.Member(e.loc, this, e.name, True)
                 m.path = found[0]
@@ -130,6 +136,19 @@ class Expressions(Part):
         self.error(e.loc, f"use of undeclared identifier '{e.name}'")
         return self.bad(e)
 
+    def check_access(self, cls, name, loc):
+        """``private:`` members are for the methods of their class, ``protected:``
+        ones for those of derived classes too (C++'s rule)."""
+        owner = cls.owner_of(name)
+        level = owner.access.get(name) if owner is not None else None
+        if level is None:
+            return
+        here = self.cx.fn.cls if self.cx.fn is not None else None
+        if here is owner or level == "protected" and here is not None and here.derives_from(owner):
+            return
+        self.error(loc, f"'{name}' is a {level} member of '{owner.name}'",
+                   [self.note(owner.loc, f"'{owner.name}' is defined here")])
+
     def dg_ref(self, e, g):
         e.sym = g
         if self.cx.fn is not None and self.cx.fn.is_host:
@@ -140,6 +159,7 @@ class Expressions(Part):
         cls = self.classes.get(e.cls)
         while cls is not None:
             if e.name in cls.statics:
+                self.check_access(cls, e.name, e.loc)
                 return self.dg_ref(e, cls.statics[e.name])
             cls = cls.base
         self.error(e.loc, f"'{e.cls}' has no static member '{e.name}'")
@@ -314,6 +334,7 @@ class Expressions(Part):
             else:
                 self.error(e.loc, f"no member named '{e.name}' in '{cls.name}'")
             return self.bad(e)
+        self.check_access(cls, e.name, e.loc)
         e.base = base
         e.path = found[0]
         return self.set(e, found[1], lvalue=e.arrow or base.lvalue)

@@ -3,7 +3,8 @@ which apply to what, and what their arguments mean."""
 from __future__ import annotations
 
 from ...device_configs.aspects import lookup as lookup_aspect
-from ..symbols import DeviceGlobalSym, set_symbol
+from ...passes.ir.sycl_names import set_symbol
+from ..symbols import DeviceGlobalSym
 from .context import Part
 
 HOST_ACCESS = {"read": 0, "write": 1, "read_write": 2, "none": 3}
@@ -53,8 +54,13 @@ class Properties(Part):
             self.error(p.args[1][2], f"{p.name} takes at most one set name")
         out = []
         for kind, value, loc in p.args[: None if many else 1]:
+            if kind == "PRIM" and value == "void":          # `void` names the default set
+                if set_symbol(None) not in out:
+                    out.append(set_symbol(None))
+                continue
             if kind != "STRING":
-                self.error(loc, f"{p.name} takes set names as string literals, like {p.name}(\"my_set\")")
+                self.error(loc, f"{p.name} takes set names as string literals, like {p.name}(\"my_set\"), "
+                                f"or void for the default set")
                 continue
             name = value[1:-1]
             if not name or not (name[0].isalpha() or name[0] == "_") or not all(c.isalnum() or c == "_" for c in name):

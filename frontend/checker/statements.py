@@ -9,6 +9,8 @@ from ..data_layout import flat_fields
 from ..symbols import FuncSym, LocalSym
 from ..types import INT, PointerType
 from .context import Part
+from .brace_elision import nest
+from .flow import completes
 
 
 class Statements(Part):
@@ -33,6 +35,8 @@ class Statements(Part):
             self.note_type_aspects(pty, p.loc, f"parameter of type '{pty}'")
         self.note_type_aspects(sym.ret, node.loc, f"return type '{sym.ret}'")
         node.body = self.block(node.body, new_scope=False)
+        if not sym.ret.is_void and completes(node.body):
+            self.error(node.body.end, f"non-void function '{sym.display}' does not return a value in all control paths")
         cx.fn = None
 
     def block(self, b: ast.Block, new_scope=True):
@@ -97,6 +101,7 @@ class Statements(Part):
         return ty
 
     def init_list(self, il: ast.InitList, ty):
+        il = nest(il, ty)
         if ty.is_array:
             if len(il.items) > ty.count:
                 self.error(il.loc, f"too many initialisers for '{ty}'")
