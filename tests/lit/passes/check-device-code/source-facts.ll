@@ -10,7 +10,7 @@ target triple = "spir64-unknown-unknown"
 ; CHECK-NEXT: app.ksl:1:1: note: declared 'host' here
 ; CHECK: app.ksl:4:5: error: device code calls 'missing', which is not defined in this file and not declared SYCL_EXTERNAL
 ; CHECK: app.ksl:5:5: error: virtual call to 'Shape::plain' from device code, but it has no indirectly_callable property
-; CHECK: app.ksl:6:5: error: kernel 'k' makes a virtual call to 'Shape::area' (through 'Shape::step'), whose set 'other' is not listed in its calls_indirectly property
+; CHECK: app.ksl:6:5: error: kernel 'k' makes a virtual call to 'Shape::area' (through 'Shape::step'), which belongs to set 'other'; that set is not listed in its calls_indirectly property
 ; CHECK-NEXT: app.ksl:2:3: note: 'k' calls 'Shape::step' here
 ; CHECK-NEXT: app.ksl:7:1: note: kernel 'k' is defined here
 ; CHECK: 4 errors generated.
