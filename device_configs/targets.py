@@ -4,7 +4,9 @@ One YAML file per target, named like DPC++'s ``DeviceConfigFile.td`` entries
 (``intel_gpu_pvc``, ``nvidia_gpu_sm_80``...), with the keys of
 ``DeviceConfigFile.md``: ``aspects``, ``may_support_other_aspects``,
 ``sub-group-sizes``, ``aot-toolchain``, ``aot-toolchain-ocloc-device``, plus
-minisycl's ``runtime-device: true`` for the targets the runtime offers as devices.
+minisycl's ``runtime-device: true`` for the targets the runtime offers as devices
+and ``local-mem-size`` (bytes of work-group memory, ``info::device::local_mem_size``;
+65536 when absent, DPC++'s usual value for Intel GPUs).
 Aspect names are checked against the one aspect table (``aspects.py``).
 
 A file is untrusted input: it must be UTF-8, a mapping without duplicate keys,
@@ -32,7 +34,8 @@ __all__ = ["TargetInfo", "ConfigError", "load_target", "load_file", "load_all", 
 
 CONFIG_DIR = os.path.dirname(os.path.abspath(__file__))
 _KEYS = {"aspects", "may_support_other_aspects", "sub-group-sizes", "aot-toolchain", "aot-toolchain-ocloc-device",
-         "runtime-device"}
+         "runtime-device", "local-mem-size"}
+DEFAULT_LOCAL_MEM_SIZE = 65536
 #: the largest sub-group size a config may declare (properties store it as a uint32)
 MAX_SUB_GROUP_SIZE = 2**31 - 1
 #: a device config is a few hundred bytes; anything far larger is not one
@@ -69,6 +72,8 @@ class TargetInfo:
     #: minisycl's own key: the runtime offers a device that behaves like this target
     runtime_device: bool = False
     path: str = ""
+    #: minisycl's own key: bytes of work-group memory per work-group
+    local_mem_size: int = DEFAULT_LOCAL_MEM_SIZE
 
     def supports(self, aspect_names) -> bool:
         return set(aspect_names) <= set(self.aspects)
@@ -200,6 +205,10 @@ def load_file(path: str, name: str | None = None) -> TargetInfo:
             if scalar(value, key, "true or false") not in ("true", "false"):
                 fail(value, f"'{key}' must be true or false")
             fields[key.replace("-", "_")] = value.value == "true"
+        elif key == "local-mem-size":
+            if not isinstance(value, yaml.ScalarNode) or not value.value.isdigit() or int(value.value) == 0:
+                fail(value, "'local-mem-size' must be a positive integer (bytes)")
+            fields["local_mem_size"] = int(value.value)
         elif key == "aot-toolchain":
             fields["aot_toolchain"] = scalar(value, key, "a string")
         else:

@@ -21,6 +21,7 @@ PASSES = {
     "propagate-aspects": "minisycl.passes.propagate_aspects:PropagateAspects",
     "analyze-virtual-functions": "minisycl.passes.virtual_functions:AnalyzeVirtualFunctions",
     "aggregate-atomics": "minisycl.passes.aggregate_atomics:AggregateAtomics",
+    "lower-work-groups": "minisycl.passes.work_item_loops:LowerWorkGroups",
 }
 
 

@@ -60,7 +60,7 @@ def opt_cmd(input, pipeline, output, host_output, emit_bc, text_output, print_af
             print_after, print_before, verify_each, time_passes, print_pipeline):
     """Run a pipeline of IR passes over INPUT (.ll or .bc; '-' for stdin).
 
-    Passes: split-if-device, propagate-aspects, analyze-virtual-functions.
+    Passes: split-if-device, propagate-aspects, analyze-virtual-functions, lower-work-groups.
     """
     def body():
         from .support import knobs

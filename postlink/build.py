@@ -27,7 +27,7 @@ from typing import Callable
 from ..device_configs.targets import TargetInfo, load_target
 from ..frontend import compile_files
 from ..passes import parse_pipeline
-from ..passes.ir import Module, parse_text, verify_and_serialize
+from ..passes.ir import Module, load, parse_text, verify_and_serialize
 from ..passes.link import link
 from ..passes.manager import PassContext, PassManager
 from ..passes.support.diagnostics import UserError
@@ -55,6 +55,9 @@ class BuildRun:
 def compile_sources(run: BuildRun, sources: list[str]) -> list[Module]:
     modules = []
     for path in sources:
+        if path.endswith((".ll", ".bc")):          # device IR as DPC++ spells it (e.g. hand-written)
+            modules.append(load(path))
+            continue
         result = compile_files([path])
         run.warnings.extend(result.warnings)
         modules.append(parse_text(result.ir, path)[0])

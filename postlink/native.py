@@ -15,9 +15,18 @@ from typing import Callable
 
 import llvmlite.binding as llvm        # target machines only: modules come from the IR layer
 
-from ..passes.ir import parse_bitcode
+from ..passes.ir import Module, parse_bitcode, verify_and_serialize
 
-__all__ = ["for_this_cpu", "compile_native", "compile_all"]
+__all__ = ["for_this_cpu", "compile_native", "compile_all", "lower_for_cpu"]
+
+
+def lower_for_cpu(bitcode: bytes) -> bytes:
+    """The image with its work-group kernels lowered (``lower-work-groups``), or as it is."""
+    from ..passes.work_item_loops import lower_work_groups
+    module = Module.parse(str(parse_bitcode(bitcode)))
+    if not lower_work_groups(module):
+        return bitcode
+    return verify_and_serialize([module], bitcode=True)[0]
 
 
 def for_this_cpu(ref, **machine_options):
@@ -33,6 +42,7 @@ def for_this_cpu(ref, **machine_options):
 
 def compile_native(bitcode: bytes) -> bytes:
     """Native object code for this machine's CPU from an image's bitcode."""
+    bitcode = lower_for_cpu(bitcode)        # hook: work-group kernels run a group per call (work_item_loops.py)
     ref = parse_bitcode(bitcode)
     return for_this_cpu(ref, opt=2, reloc="pic", codemodel="default").emit_object(ref)
 

@@ -63,6 +63,11 @@ class device:  # noqa: N801 - SYCL's name
         return self.config.sub_group_sizes
 
     @property
+    def local_mem_size(self) -> int:
+        """Bytes of work-group memory a work-group may use (the config's ``local-mem-size``)."""
+        return self.config.local_mem_size
+
+    @property
     def aspects(self) -> frozenset:
         return self._aspects
 

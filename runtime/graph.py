@@ -474,7 +474,7 @@ class executable_command_graph:  # noqa: N801
             if cmd is None or n.kind in (node_type.empty, node_type.ext_oneapi_barrier, node_type.prefetch,
                                          node_type.memadvise, node_type.async_malloc, node_type.async_free):
                 continue
-            if isinstance(cmd, KernelCommand) and cmd.total < self.SMALL:
+            if self._native(cmd):
                 entry, alive = self._entry(cmd)
                 batch.append(entry)
                 keep.append(alive)              # what the entry points to must stay alive
@@ -485,6 +485,14 @@ class executable_command_graph:  # noqa: N801
             steps.append(["python", cmd])
         flush()
         self._steps = steps
+
+    def _native(self, cmd) -> bool:
+        """Whether ``cmd`` runs inside the native plan: small kernels, but not work-group
+        kernels, which launch through ``work_groups.launch`` (its checks and errors)."""
+        if not isinstance(cmd, KernelCommand) or cmd.total >= self.SMALL:
+            return False
+        linked, _ = cmd.kernel.program.linked_for(cmd.kernel.name, self.device, self.context)
+        return cmd.kernel.name not in linked.groups
 
     def _entry(self, cmd: KernelCommand):
         linked, _ = cmd.kernel.program.linked_for(cmd.kernel.name, self.device, self.context)
@@ -499,11 +507,11 @@ class executable_command_graph:  # noqa: N801
         if where is None:
             return cmd is None or n.kind in (node_type.empty, node_type.ext_oneapi_barrier)
         if where[0] == "python":
-            if isinstance(cmd, KernelCommand) and cmd.total < self.SMALL:
+            if self._native(cmd):
                 return False
             self._steps[where[1]][1] = cmd
             return True
-        if not isinstance(cmd, KernelCommand) or cmd.total >= self.SMALL:
+        if not self._native(cmd):
             return False
         step = self._steps[where[1]]
         entry, alive = self._entry(cmd)

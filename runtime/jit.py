@@ -26,6 +26,7 @@ from ..passes.ir import (IRError, Module, module_text, new_context, parse_and_li
 from ..passes.manager import PassManager
 from .engine import close_engine, compile_ir, keep_context, shared_machine
 from .errors import errc, exception
+from .work_groups import group_launcher, lower_group_kernels
 
 __all__ = ["LinkedProgram", "link_and_jit", "launcher_name", "read_bundle_bitcode"]
 
@@ -173,6 +174,8 @@ class LinkedProgram:
         #: kernel -> indices (among the non-item parameters) of atomically updated parameters
         #: whose updates its launcher aggregates (the ``aggregate-atomics`` pass)
         self.aggregated = aggregated
+        #: kernel -> GroupKernel, for kernels that run a work-group per call (work_groups.py)
+        self.groups = {}
         keep_context(self, context)
         self._launchers = {}
 
@@ -204,9 +207,10 @@ def read_bundle_bitcode(bitcode: bytes, what: str, cut=None):
         raise exception(errc.invalid, str(err)) from None
 
 
-def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[str] | None = None) -> LinkedProgram:
+def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[str] | None = None,
+                 sub_group_size: int = 0) -> LinkedProgram:
     """Steps 1-3 for the images (the first holds the kernels); ``names`` name
-    them in errors."""
+    them in errors; ``sub_group_size``: the device's default, for work-group kernels."""
     names = names or [f"device image {i + 1}" for i in range(len(image_bitcodes))]
     texts = [read_bundle_bitcode(bc, name) for bc, name in zip(image_bitcodes, names)]
     _declare_duplicates(texts)
@@ -222,20 +226,24 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
     linked = Module.parse(linked_text)
     aggregated = _aggregate_atomics(linked) if aggregating else {}
     shapes = {k: kernel_shape(linked, k) for k in kernels if k in linked.functions}
-    for k in shapes:            # a spir_kernel cannot be called; on the CPU it is a plain function
+    groups = lower_group_kernels(linked, shapes, sub_group_size)    # hook: work_groups.py (barriers, local memory)
+    for k in (k for k in shapes if k not in groups):            # a spir_kernel cannot be called; on the CPU it is a plain function
         fn = linked.functions[k]
         linked.functions[k] = type(fn)(k, fn.header.replace(" spir_kernel ", " spir_func ", 1), fn.body)
     for g in linked.globals_with("sycl-device-global-size"):
         if linked.globals[g].linkage in ("internal", "private"):
             linked.set_linkage(g, "external")     # so the runtime can find a static device global
     # for kernels launched over a range: index among the non-item parameters -> accumulator
-    accs = {k: {a.param - 1: a for a in aggregated[k].accumulators} if k in aggregated and s.item is not None
-            else {} for k, s in shapes.items()}
-    text = linked.text() + "".join(_launcher_ir(s, accs[k], aggregated[k].copy if accs[k] else None)
+    accs = {k: {a.param - 1: a for a in aggregated[k].accumulators}
+            if k in aggregated and s.item is not None and k not in groups else {} for k, s in shapes.items()}
+    text = linked.text() + "".join(group_launcher(s, groups[k], launcher_name(k)) if k in groups else
+                                   _launcher_ir(s, accs[k], aggregated[k].copy if accs[k] else None)
                                    for k, s in shapes.items())
     engine, context, key, from_disk = compile_ir(text, "device program")
-    return LinkedProgram(engine, context, shapes, key, from_disk,
-                         {k: list(found) for k, found in accs.items() if found})
+    program = LinkedProgram(engine, context, shapes, key, from_disk,
+                            {k: list(found) for k, found in accs.items() if found})
+    program.groups = groups
+    return program
 
 
 def _aggregate_atomics(linked: Module) -> dict:

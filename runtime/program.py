@@ -32,6 +32,7 @@ from .engine import close_engine, jit_module, keep_context
 from .jit import LinkedProgram, link_and_jit, read_bundle_bitcode
 from .device_global import bind_program, device_global
 from .memory import usm_allocation
+from .work_groups import pack_local
 
 __all__ = ["program", "kernel", "load_bundle", "build_program"]
 
@@ -134,7 +135,8 @@ class program:  # noqa: N801
             if linked is None:
                 kernels = [k for k in self.images[main].entry_points if k in self.signatures]
                 linked = link_and_jit([self.images[i].ir for i in chosen], kernels,
-                                      [self._image_name(i) for i in chosen])
+                                      [self._image_name(i) for i in chosen],
+                                      dev.sub_group_sizes[0] if dev.sub_group_sizes else 1)
                 bind_program(self, linked, dev, ctx)
                 self._cache[key] = linked
                 self.builds += 1
@@ -225,7 +227,9 @@ class kernel:  # noqa: N801
         slots = (ctypes.c_uint64 * max(len(args), 1))()
         for i, (ty, value) in enumerate(zip(self.params, args)):
             where = f"argument {i + 1} of kernel '{self.name}' ({ty})"
-            if ty.endswith("*"):
+            if ty.startswith("local "):                 # work-group memory (work_groups.py)
+                slots[i] = pack_local(where, ty, value)
+            elif ty.endswith("*"):
                 if isinstance(value, usm_allocation):
                     value.check(where)
                     slots[i] = value.ptr

@@ -43,7 +43,8 @@ from ..support import knobs
 from ..support.diagnostics import UserError
 
 __all__ = ["IRError", "parse_and_verify", "complaint", "in_background", "parse_assembly", "parse_bitcode",
-           "link_assembly", "first_line", "BITCODE_MAGIC", "read_bitcode"]
+           "link_assembly", "first_line", "BITCODE_MAGIC", "read_bitcode",
+           "inline_and_simplify", "value_types"]
 
 BITCODE_MAGIC = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
 
@@ -72,6 +73,40 @@ def parse_bitcode(data: bytes) -> llvm.ModuleRef:
     """LLVM's bitcode reader, in a fresh context (``RuntimeError`` on bad bitcode).
     Only for bitcode this process wrote: see ``read_bitcode`` for all other."""
     return llvm.parse_bitcode(data, context=llvm.create_context())
+
+
+def inline_and_simplify(text: str, functions) -> str:
+    """Run LLVM's always-inliner over the module, then SROA and the
+    instruction namer over ``functions`` (every value and block gets a name);
+    LLVM's printing of the result.  For passes that edit function bodies
+    (``work_item_loops``): values in registers, no numbered names."""
+    mod = parse_assembly(text)
+    llvm.initialize_native_target()
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    pb = llvm.create_pass_builder(target.create_target_machine(), llvm.create_pipeline_tuning_options())
+    mpm = llvm.create_new_module_pass_manager()
+    mpm.add_always_inliner_pass()
+    mpm.run(mod, pb)
+    fpm = llvm.create_new_function_pass_manager()
+    fpm.add_sroa_pass()
+    fpm.add_instruction_namer_pass()
+    for name in functions:
+        fpm.run(mod.get_function(name), pb)
+    return str(mod)
+
+
+def value_types(text: str, function: str) -> tuple[list[str], dict[str, str]]:
+    """The block names of ``function`` in order, and each named instruction
+    result's LLVM type (llvmlite's ``ValueRef`` walk: plain data out)."""
+    mod = parse_assembly(text)
+    fn = mod.get_function(function)
+    blocks, types = [], {}
+    for block in fn.blocks:
+        blocks.append(block.name)
+        for ins in block.instructions:
+            if ins.name:
+                types[ins.name] = str(ins.type)
+    return blocks, types
 
 
 def parse_and_verify(text: str, name: str) -> tuple[llvm.ModuleRef | None, str | None]:

@@ -1,0 +1,171 @@
+"""Work-group kernels on the CPU (issue 19 point 7), each figure side by side in one run.
+
+(a) the tiled matrix product of language.md (n=512, 16x16 groups, two barriers
+    per tile) against the naive one and against gcc -O3 on the same tiled C loop
+    nest (OpenMP over the output tiles, all cores) - targets >= 3x naive, >= 0.8x gcc;
+(b) a sum of 2^24 floats by reduce_over_group (groups of 256, the partial sums
+    added by NumPy) against gcc -O3 OpenMP ``reduction(+:s)`` on all cores - target >= 0.9x;
+(c) the cost of a barrier: a kernel that only passes K barriers, groups of 256,
+    2^20 work-items, for K = 1, 2, 4, 8: the time grows linearly with K;
+(d) bench/bench_runtime.py's kernels are unchanged by this work: run it.
+
+The kernels are hand-written IR in the contract of passes/work_item_loops.py
+(tests/runtime/data/tiled_matmul.ll), until the front end emits them.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import best  # noqa: E402
+
+from minisycl import runtime as sycl  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+HEAD = ('target datalayout = "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-n8:16:32:64"\n'
+        'target triple = "spir64-unknown-unknown"\n'
+        '%"class.sycl::_V1::nd_item.1" = type { [1 x i64], [1 x i64], [1 x i64], [1 x i64], [1 x i64] }\n')
+IT = '%"class.sycl::_V1::nd_item.1"'
+
+ROW_SUMS = f"""define spir_kernel void @row_sums({IT} %it, ptr %x, ptr %out) "minisycl-kernel-signature"="nd_item<1>,float*,float*" {{
+entry:
+  %gid = extractvalue {IT} %it, 0, 0
+  %lid = extractvalue {IT} %it, 1, 0
+  %grp = extractvalue {IT} %it, 2, 0
+  %px = getelementptr float, ptr %x, i64 %gid
+  %v = load float, ptr %px
+  %s = call float @_Z17__spirv_GroupFAddiif(i32 2, i32 0, float %v)
+  %first = icmp eq i64 %lid, 0
+  br i1 %first, label %put, label %done
+put:
+  %po = getelementptr float, ptr %out, i64 %grp
+  store float %s, ptr %po
+  br label %done
+done:
+  ret void
+}}
+declare float @_Z17__spirv_GroupFAddiif(i32, i32, float)
+"""
+
+
+def barriers_kernel(k: int) -> str:
+    calls = "".join("  call void @_Z22__spirv_ControlBarrierjjj(i32 2, i32 2, i32 272)\n" for _ in range(k))
+    return f"""define spir_kernel void @barriers{k}({IT} %it, ptr %x) "minisycl-kernel-signature"="nd_item<1>,float*" {{
+entry:
+{calls}  ret void
+}}
+"""
+
+
+C_SOURCE = r"""
+#include <stddef.h>
+void tiled(const float *a, const float *b, float *c, int n) {
+  #pragma omp parallel for collapse(2) schedule(static)
+  for (int gr = 0; gr < n / 16; gr++)
+    for (int gc = 0; gc < n / 16; gc++) {
+      float ta[16][16], tb[16][16], acc[16][16] = {{0}};
+      for (int t = 0; t < n / 16; t++) {
+        for (int lr = 0; lr < 16; lr++)
+          for (int lc = 0; lc < 16; lc++) {
+            ta[lr][lc] = a[(size_t)(gr * 16 + lr) * n + t * 16 + lc];
+            tb[lr][lc] = b[(size_t)(t * 16 + lr) * n + gc * 16 + lc];
+          }
+        for (int lr = 0; lr < 16; lr++)
+          for (int lc = 0; lc < 16; lc++)
+            for (int k = 0; k < 16; k++) acc[lr][lc] += ta[lr][k] * tb[k][lc];
+      }
+      for (int lr = 0; lr < 16; lr++)
+        for (int lc = 0; lc < 16; lc++) c[(size_t)(gr * 16 + lr) * n + gc * 16 + lc] = acc[lr][lc];
+    }
+}
+float sum(const float *x, long n) {
+  float s = 0.0f;
+  #pragma omp parallel for reduction(+:s)
+  for (long i = 0; i < n; i++) s += x[i];
+  return s;
+}
+"""
+
+
+def main():
+    d = tempfile.mkdtemp(prefix="minisycl-bench-wg-")
+    csrc, lib = os.path.join(d, "wg.c"), os.path.join(d, "wg.so")
+    with open(csrc, "w") as fh:
+        fh.write(C_SOURCE)
+    subprocess.run(["gcc", "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", csrc, "-o", lib], check=True)
+    clib = ctypes.CDLL(lib)
+    clib.sum.restype = ctypes.c_float
+    q = sycl.queue()
+    cores = os.cpu_count()
+
+    # (a)
+    n = 512
+    mm = sycl.build_program([str(ROOT / "tests" / "runtime" / "data" / "tiled_matmul.ll")])
+    rng = np.random.default_rng(0)
+    a, b, c = (sycl.malloc_shared(n * n, np.float32, q) for _ in range(3))
+    np.asarray(a)[:] = rng.random(n * n, dtype=np.float32)
+    np.asarray(b)[:] = rng.random(n * n, dtype=np.float32)
+    r = sycl.nd_range((n, n), (16, 16))
+    ref = np.asarray(a).reshape(n, n) @ np.asarray(b).reshape(n, n)
+    times = {}
+    for k in ("tiled_matmul", "naive_matmul"):
+        q.parallel_for(mm.kernel(k), r, a, b, c, n).wait()
+        assert np.allclose(np.asarray(c).reshape(n, n), ref, rtol=1e-4), k
+        times[k] = best(lambda: q.parallel_for(mm.kernel(k), r, a, b, c, n).wait(), 3)
+    cc = np.zeros(n * n, np.float32)
+    P = ctypes.c_void_p
+    clib.tiled(P(a.ptr), P(b.ptr), cc.ctypes.data_as(P), n)
+    assert np.allclose(cc.reshape(n, n), ref, rtol=1e-4)
+    t_gcc = best(lambda: clib.tiled(P(a.ptr), P(b.ptr), cc.ctypes.data_as(P), n), 3)
+    print(f"(a) matrix product n={n}, 16x16 work-groups, {cores} cores (best of 3)")
+    print(f"    minisycl tiled {times['tiled_matmul'] * 1e3:8.1f} ms   naive {times['naive_matmul'] * 1e3:8.1f} ms   "
+          f"gcc -O3 OpenMP tiled {t_gcc * 1e3:8.1f} ms")
+    print(f"    tiled vs naive {times['naive_matmul'] / times['tiled_matmul']:.2f}x (target >= 3)   "
+          f"tiled vs gcc {t_gcc / times['tiled_matmul']:.2f}x (target >= 0.8)")
+
+    # (b) and (c)
+    ks = (1, 2, 4, 8)
+    path = os.path.join(d, "wg.ll")
+    with open(path, "w") as fh:
+        fh.write(HEAD + ROW_SUMS + "".join(barriers_kernel(k) for k in ks)
+                 + "declare void @_Z22__spirv_ControlBarrierjjj(i32, i32, i32)\n")
+    prog = sycl.build_program([path])
+    N, L = 1 << 24, 256
+    x = sycl.malloc_shared(N, np.float32, q)
+    np.asarray(x)[:] = rng.random(N, dtype=np.float32)
+    parts = sycl.malloc_shared(N // L, np.float32, q)
+
+    def by_group():
+        q.parallel_for(prog.kernel("row_sums"), sycl.nd_range(N, L), x, parts).wait()
+        return float(np.asarray(parts).sum(dtype=np.float64))
+
+    total = by_group()
+    exact = float(np.asarray(x).sum(dtype=np.float64))
+    assert abs(total - exact) / exact < 1e-5
+    t_grp = best(by_group, 5)
+    t_omp = best(lambda: clib.sum(P(x.ptr), ctypes.c_long(N)), 5)
+    print(f"(b) sum of 2^24 floats (best of 5): reduce_over_group {t_grp * 1e3:.2f} ms, gcc -O3 OpenMP "
+          f"reduction {t_omp * 1e3:.2f} ms: {t_omp / t_grp:.2f}x (target >= 0.9); sycl.reduction: not built yet")
+
+    M = 1 << 20
+    print(f"(c) barriers: {M} work-items in groups of {L} ({M // L} groups), best of 5")
+    base = None
+    for k in ks:
+        kern = prog.kernel(f"barriers{k}")
+        q.parallel_for(kern, sycl.nd_range(M, L), x).wait()
+        t = best(lambda: q.parallel_for(kern, sycl.nd_range(M, L), x).wait(), 5)
+        base = base or t
+        print(f"    {k} barrier{'s' if k > 1 else ' '} {t * 1e3:7.3f} ms   {t / (M // L) / k * 1e9 * cores:7.1f} ns per "
+              f"barrier per work-group (core time)   x{t / base:.2f} of 1 barrier")
+    print("(d) run bench/bench_runtime.py: its kernels have no barriers and are not lowered")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,753 @@
+"""lower-work-groups: run a whole work-group on one CPU thread, as loops over its work-items.
+
+A kernel that synchronises its work-group (barriers, group and sub-group
+collectives, sub-group queries, work-group memory) cannot run as the plain
+loop over work-items the runtime puts around other kernels: every work-item
+must reach a barrier before any passes it.  This pass rewrites each such
+kernel ``k`` into a *group function* that one call runs for a whole
+work-group, with no thread, stack or Python per work-item (the technique of
+AdaptiveCpp's continuation-based synchronisation, CBS; PoCL's work-item
+loops are the same idea with the regions found statically).
+
+The IR contract (DPC++'s spelling; ``/tmp/h11-contract.md`` has the same table)
+------------------------------------------------------------------------------
+
+====================================  ==============================================================
+kernel                                ``define spir_kernel void @k(%"class.sycl::_V1::nd_item.N" %it,
+                                      ...)``: the ``nd_item`` by value, five ``[N x i64]`` fields
+                                      (global id, local id, group, global range, local range)
+work-group memory (``local T x[..]``)  ``@x = internal addrspace(3) global T undef`` (DPC++ hoists
+                                      them to module level); used directly or in constant
+                                      expressions
+``local T*`` parameter                ``ptr addrspace(3) %p`` (a ``local_accessor``)
+``group_barrier(it)``                 ``call void @_Z22__spirv_ControlBarrierjjj(i32 2, i32 2, i32 272)``
+``sub_group_barrier(it)``             the same with execution scope ``i32 3``
+reduce / scans                        ``@_Z17__spirv_GroupFAddiif(i32 scope, i32 op, float x)``,
+                                      op: Reduce 0, InclusiveScan 1, ExclusiveScan 2; ``GroupIAdd``,
+                                      ``GroupFAdd``, ``GroupIMulKHR``, ``GroupFMulKHR``,
+                                      ``GroupSMin/UMin/FMin``, ``GroupSMax/UMax/FMax``,
+                                      ``GroupBitwiseAndKHR/OrKHR/XorKHR``,
+                                      ``GroupLogicalAndKHR/OrKHR``; the ``GroupNonUniform*`` names too
+``group_broadcast``                   ``__spirv_GroupBroadcast(i32 scope, T x, iN linear_id)``
+``any_of`` / ``all_of``               ``__spirv_GroupAny(i32 scope, i1 p)`` / ``__spirv_GroupAll``
+                                      (``none_of`` is ``!any``)
+shuffles                              ``__spirv_SubgroupShuffleINTEL(T x, i32 lane)``,
+                                      ``...ShuffleXorINTEL(T x, i32 mask)``,
+                                      ``...ShuffleDownINTEL(T cur, T next, i32 delta)``,
+                                      ``...ShuffleUpINTEL(T prev, T cur, i32 delta)``; also
+                                      ``__spirv_GroupNonUniformShuffle{,Xor,Up,Down}(i32 3, T, i32)``
+sub-group queries (``i32``)           ``call i32 @_Z40__spirv_BuiltInSubgroupLocalInvocationIdv()``
+                                      and ``SubgroupId``, ``SubgroupSize``, ``SubgroupMaxSize``,
+                                      ``NumSubgroups`` (functions as current DPC++ declares them),
+                                      or ``load i32, ptr addrspace(1) @__spirv_BuiltInSubgroupSize``
+                                      (the older globals)
+``reqd_sub_group_size(S)``            ``!intel_reqd_sub_group_size !{i32 S}`` on the kernel
+``reqd_work_group_size(...)``         ``!reqd_work_group_size !{i32 ..}`` (checked by the runtime)
+====================================  ==============================================================
+
+Any mangling of those names is accepted (``_Z<len><name>...``): the operand
+types are read from the call, not from the name.
+
+The group function
+------------------
+
+``define i64 @"__minisycl_wg.k"(ptr noalias %rec, <k's parameters after the nd_item>)``
+with ``rec`` = i64 slots: group id [0..2], global range [3..5], local range
+[6..8], work-group memory base (a pointer) [9], sub-group size [10] (read
+only when the size is not known at compile time).  It returns 0, or
+``1 + a * 65536 + b`` when the work-items stopped at different exchange
+points ``a`` and ``b`` (0 is the end of the kernel).  String attributes tell
+the runtime the rest: ``"minisycl-work-group-kernel"`` (the kernel),
+``"minisycl-wg-points"`` (``|``-separated descriptions of points 1..),
+``"minisycl-wg-static-local"`` (bytes of work-group memory at ``rec[9]``),
+``"minisycl-wg-sub-group-size"`` (S, or 0 when read from ``rec[10]``).
+The kernel itself is removed (its body is in the group function).
+
+Algorithm
+---------
+
+1. Inline: every function the kernel reaches is marked ``alwaysinline`` and
+   LLVM's always-inliner runs; then SROA (values in registers) and the
+   instruction namer (every value and block named) on the kernel.
+2. Exchange points: each barrier or collective call is split into a block
+   of its own (the *point block* P_j starts with it).  Before it, the
+   work-item stores the collective's operands into per-work-item slots; in
+   P_j the call becomes a load of the work-item's result slot.
+3. Regions: region 0 starts at the entry block, region j at P_j; a region is
+   every block reachable from its start without entering a point block.  A
+   block may belong to several regions; each region gets its own copy.
+4. Values: an SSA value whose use can be reached from its definition
+   through a point block (a path that crosses a barrier) is stored into a
+   per-work-item slot after its definition and loaded at that use; other
+   values stay in registers (the definition then dominates the use in every
+   copy).  Allocas that survive SROA become per-work-item arrays.
+   Work-group memory becomes offsets into the buffer at ``rec[9]``.
+5. Sweeps: the group function loops ``dispatch → sweep of region r → check →
+   step``.  A sweep runs region r for every work-item in linear order (nested
+   loops, last dimension fastest, so consecutive work-items - and therefore
+   a sub-group - are consecutive iterations LLVM can vectorise as SIMD
+   lanes); each work-item ends at a point j (or the end of the kernel) and
+   records j.  If the work-items disagree the function returns the error
+   above: a barrier not every work-item reaches stops the kernel, it never
+   hangs.  Otherwise a collective's group step runs once (reduce/scan/
+   broadcast/vote/shuffle over the slots, per work-group or per sub-group
+   segment) and the next sweep runs region j.
+
+Sub-groups are the work-items in linear order cut into runs of S (the last
+may be shorter).  S is ``!intel_reqd_sub_group_size``, else the pass option
+``sub-group-size``, else read at run time.  Limitation: a sub-group barrier
+or collective is executed as an exchange point of the whole work-group, so
+all sub-groups must reach it the same number of times (a divergence between
+sub-groups is reported as above, not run).
+
+Tests: ``tests/lit/passes/lower-work-groups/``, ``tests/runtime/test_work_groups.py``.
+"""
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass
+from typing import ClassVar
+
+from .ir import Module, quote_name, split_operands, split_type
+from .ir.bridge import inline_and_simplify, parse_assembly, value_types
+from .manager import PassResult
+from .support.diagnostics import UserError
+from .work_group_builtins import QUERIES, SUBGROUP, Point, base_name, classify_call, group_step
+
+__all__ = ["LowerWorkGroups", "lower_work_groups", "needs_lowering", "group_function_name", "WG_KERNEL",
+           "WG_POINTS", "WG_STATIC_LOCAL", "WG_SUB_GROUP_SIZE"]
+
+WG_KERNEL = "minisycl-work-group-kernel"
+WG_POINTS = "minisycl-wg-points"
+WG_STATIC_LOCAL = "minisycl-wg-static-local"
+WG_SUB_GROUP_SIZE = "minisycl-wg-sub-group-size"
+_ND_ITEM = '%"class.sycl::_V1::nd_item.'
+
+
+class LoweringError(UserError):
+    """A kernel this pass cannot lower (the message names it and why)."""
+
+
+def group_function_name(kernel: str) -> str:
+    return f"__minisycl_wg.{kernel}"
+
+
+# -- which kernels ----------------------------------------------------------------------------
+
+def _is_builtin(name: str) -> bool:
+    base = base_name(name)
+    return base.startswith("__spirv_") and (base in QUERIES or base.startswith(
+        ("__spirv_ControlBarrier", "__spirv_Group", "__spirv_Subgroup", "__spirv_BuiltInSubgroup",
+         "__spirv_BuiltInNumSubgroups")))
+
+
+def _local_globals(module: Module) -> set[str]:
+    return {n for n, g in module.globals.items() if "addrspace(3)" in g.line.split("=", 1)[1].split(" global ")[0]
+            and " global " in g.line}
+
+
+def needs_lowering(module: Module) -> list[str]:
+    """Kernels taking an ``nd_item`` whose call tree uses a work-group built-in,
+    work-group memory or a ``local T*`` parameter."""
+    local = _local_globals(module)
+    out = []
+    for name, fn in module.functions.items():
+        if not fn.is_kernel or fn.is_declaration or _ND_ITEM not in fn.params.split(",")[0]:
+            continue
+        reach = module.closure([name])
+        if "ptr addrspace(3)" in fn.params or any(r in local or _is_builtin(r) for r in reach):
+            out.append(name)
+    return out
+
+
+# -- the body as blocks ----------------------------------------------------------------------------
+
+_LOCAL = r'%(?:[-\w.$]+|"[^"]*")'
+_LOCAL_RE = re.compile(_LOCAL)
+_LABEL_RE = re.compile(r"label (" + _LOCAL + ")")
+_RESULT = re.compile(r"^\s*(" + _LOCAL + r") = ")
+_CALL = re.compile(r"\bcall\b[^@]*@([-\w.$]+|\"[^\"]*\")\((.*)\)")
+
+
+def _bare(tok: str) -> str:
+    return tok[2:-1] if tok.startswith('%"') else tok[1:]
+
+
+@dataclass
+class _Block:
+    name: str
+    lines: list[str]
+
+    @property
+    def term(self) -> str:
+        return self.lines[-1]
+
+    def succs(self) -> list[str]:
+        return [_bare(t) for t in _LABEL_RE.findall(self.term)]
+
+
+def _blocks(body: str) -> list[_Block]:
+    out: list[_Block] = []
+    pending = ""
+    for raw in body.splitlines():
+        line = raw.split(" ; ", 1)[0].rstrip() if raw.lstrip().startswith(";") is False else ""
+        if not line.strip() or line.strip() == "}":
+            continue
+        if pending:                        # a switch's case lines
+            pending += " " + line.strip()
+            if line.strip() == "]":
+                out[-1].lines.append(pending)
+                pending = ""
+            continue
+        if not line.startswith(" "):
+            label = line.split(":", 1)[0]
+            out.append(_Block(_bare("%" + label) if label.startswith('"') else label, []))
+            continue
+        if line.rstrip().endswith("[") and " switch " in " " + line:
+            pending = line.rstrip()
+            continue
+        if not out:                        # an unnamed entry block
+            out.append(_Block("wg.entry0", []))
+        out[-1].lines.append(line)
+    return out
+
+
+def _phi_pairs(line: str) -> tuple[str, list[tuple[str, str]]]:
+    """``%x = phi T [ v, %b ], ...`` → (prefix up to the type, [(value, block)])."""
+    head, rest = line.split(" phi ", 1)
+    ty, tail = split_type(rest.lstrip())
+    pairs = []
+    for item in split_operands(tail.strip().split(", !", 1)[0] if "!" in tail else tail.strip()):
+        v, b = split_operands(item.strip()[1:-1])
+        pairs.append((v, _bare(b)))
+    return f"{head} phi {ty}", pairs
+
+
+def _render_phi(prefix: str, pairs) -> str:
+    return prefix + " " + ", ".join(f"[ {v}, %{quote_name(b)} ]" for v, b in pairs)
+
+
+def _is_phi(line: str) -> bool:
+    return " = phi " in line
+
+
+def _result(line: str) -> str | None:
+    m = _RESULT.match(line)
+    return _bare(m.group(1)) if m else None
+
+
+def _md_line(module_text: str, ref: str) -> str | None:
+    m = re.search(r"^" + re.escape(ref) + r" = (.*)$", module_text, re.M)
+    return m.group(1) if m else None
+
+
+def _where(line: str, module_text: str) -> str:
+    """``file:line`` of a call from its ``!minisycl.loc`` or ``!dbg`` attachment."""
+    m = re.search(r"!minisycl\.loc (!\d+)", line)
+    if m:
+        node = _md_line(module_text, m.group(1)) or ""
+        f = re.match(r'!\{!"([^"]*)", i32 (\d+)', node)
+        if f:
+            return f"{f.group(1)}:{f.group(2)}"
+    m = re.search(r"!dbg (!\d+)", line)
+    if m:
+        node = _md_line(module_text, m.group(1)) or ""
+        f = re.search(r"line: (\d+)", node)
+        if f:
+            return f"line {f.group(1)}"
+    return ""
+
+
+# -- lowering one kernel ------------------------------------------------------------------------
+
+class _Lowering:
+    def __init__(self, module: Module, text: str, kernel: str, sub_group_size: int):
+        self.module, self.text, self.kernel = module, text, kernel
+        fn = module.functions[kernel]
+        self.fn = fn
+        params = split_operands(fn.params[1:-1])
+        self.item_type = split_type(params[0])[0]
+        self.item = _bare(params[0].rsplit(" ", 1)[1])
+        self.dims = int(self.item_type[len(_ND_ITEM):-1])
+        self.params = params[1:]
+        self.param_names = {_bare(p.rsplit(" ", 1)[1]) for p in self.params}
+        self.type_names = set(module.types)
+        _, self.types = value_types(text, kernel)
+        reqd = module.function_metadata(kernel, "intel_reqd_sub_group_size")
+        self.S = int(reqd[0].split()[-1]) if reqd else sub_group_size
+        self.decls: set[str] = set()
+        self.points: list[Point] = []          # point j is self.points[j - 1]
+        self.point_block: dict[str, int] = {}  # block name -> j
+        self.local = sorted(_local_globals(module) & set(module.closure([kernel])), key=list(module.globals).index)
+        self.counter = 0
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"wg.{stem}{self.counter}"
+
+    def error(self, what: str) -> LoweringError:
+        return LoweringError(f"kernel '{self.kernel}': {what}")
+
+    # step 2 and the static work-group memory -------------------------------------------------
+    def split_points(self, blocks: list[_Block]) -> list[_Block]:
+        out = []
+        renamed: dict[str, str] = {}       # block whose terminator moved -> the block that has it now
+        for b in blocks:
+            cur = _Block(b.name, [])
+            for line in b.lines:
+                line = self.materialise_local(line, cur)
+                m = _CALL.search(line)
+                point = None
+                if m and not _is_phi(line):
+                    callee = m.group(1).strip('"')
+                    args = []
+                    for a in split_operands(m.group(2)):
+                        ty, rest = split_type(a)
+                        args.append((ty, rest.split()[-1] if rest.split() else ""))
+                    res = _result(line)
+                    try:
+                        point = classify_call(callee, args, res or "", self.types.get(res, "") if res else "")
+                    except ValueError as err:
+                        raise self.error(str(err)) from None
+                if point is None:
+                    cur.lines.append(self.query(line))
+                    continue
+                point.where = _where(line, self.text)
+                self.points.append(point)
+                j = len(self.points)
+                for k, (ty, v) in enumerate(point.operands):
+                    cur.lines.append(f"  store {ty} {v}, ptr %wg.x{j}_{k}")
+                pname = f"wg.p{j}"
+                cur.lines.append(f"  br label %{pname}")
+                out.append(cur)
+                cur = _Block(pname, [])
+                self.point_block[pname] = j
+                if point.result:
+                    cur.lines.append(f"  %{quote_name(point.result)} = load {point.type}, ptr %wg.y{j}")
+            out.append(cur)
+            if cur.name != b.name:
+                renamed[b.name] = cur.name
+        if renamed:                        # successors' phis now come from the last piece
+            for b in out:
+                for i, line in enumerate(b.lines):
+                    if _is_phi(line):
+                        prefix, pairs = _phi_pairs(line)
+                        b.lines[i] = _render_phi(prefix, [(v, renamed.get(p, p)) for v, p in pairs])
+        return out
+
+    def materialise_local(self, line: str, block: _Block) -> str:
+        """Constant expressions over work-group memory become instructions before ``line``."""
+        if not self.local or "@" not in line:
+            return line
+        pattern = re.compile(r"\b(getelementptr|addrspacecast|bitcast|ptrtoint)((?: inbounds| nuw| nusw| inrange\(\S+\))*) \(")
+        while True:
+            found = None
+            for m in pattern.finditer(line):
+                start = m.end() - 1
+                depth, end = 0, None
+                for i in range(start, len(line)):
+                    if line[i] == "(":
+                        depth += 1
+                    elif line[i] == ")":
+                        depth -= 1
+                        if depth == 0:
+                            end = i
+                            break
+                inner = line[start + 1:end]
+                if any(re.search("@" + re.escape(quote_name(g)) + r"\b", inner) for g in self.local) \
+                        and not pattern.search(inner):
+                    found = (m.start(), end, m.group(1) + m.group(2), inner)
+                    break
+            if found is None:
+                return line
+            if _is_phi(line):
+                raise self.error("work-group memory in a constant expression of a phi is not supported")
+            s, e, op, inner = found
+            name = self.fresh("ce")
+            block.lines.append(f"  %{name} = {op} {inner}")
+            line = line[:s] + f"%{name}" + line[e + 1:]
+
+    def query(self, line: str) -> str:
+        """Sub-group queries become arithmetic on the work-item's index."""
+        res = _result(line)
+        if res is None:
+            return line
+        m = _CALL.search(line)
+        kind = None
+        if m:
+            kind = QUERIES.get(base_name(m.group(1).strip('"')))
+        else:
+            g = re.search(r"= load i32, ptr(?: addrspace\(\d+\))? @(__spirv_BuiltIn\w+)", line)
+            if g:
+                kind = QUERIES.get(g.group(1))
+        if kind is None:
+            return line
+        return f"  %{quote_name(res)} = add i32 %wg.{kind}, 0"
+
+    # step 4 -----------------------------------------------------------------------------------
+    def crossing(self, blocks: list[_Block]):
+        """(values needing a slot, {(block, line index) -> values loaded there})."""
+        by_name = {b.name: b for b in blocks}
+        succ = {b.name: b.succs() for b in blocks}
+        points = set(self.point_block)
+        defs: dict[str, str] = {}
+        for b in blocks:
+            for line in b.lines:
+                r = _result(line)
+                if r:
+                    defs[r] = b.name
+        reach_cache: dict[str, set[str]] = {}
+
+        def crossed_reach(d: str) -> set[str]:
+            if d not in reach_cache:
+                seen, out, q = set(), set(), deque()
+                for s in succ[d]:
+                    q.append((s, s in points))
+                while q:
+                    blk, c = q.popleft()
+                    if (blk, c) in seen:
+                        continue
+                    seen.add((blk, c))
+                    if c:
+                        out.add(blk)
+                    for s in succ[blk]:
+                        q.append((s, c or s in points))
+                reach_cache[d] = out
+            return reach_cache[d]
+
+        slots: dict[str, str] = {}
+        loads: dict[tuple[str, int], list[tuple[str, str]]] = {}     # (block, line) -> [(value, phi pred or "")]
+        skip = self.param_names | {self.item}
+        for b in blocks:
+            for i, line in enumerate(b.lines):
+                if _is_phi(line):
+                    _, pairs = _phi_pairs(line)
+                    uses = [(v, p) for v, p in pairs if v.startswith("%")]
+                else:
+                    r = _result(line)
+                    body = line.split(" = ", 1)[1] if r else line
+                    body = _LABEL_RE.sub("", body)
+                    uses = [(t, "") for t in _LOCAL_RE.findall(body) if t not in self.type_names]
+                for tok, pred in uses:
+                    v = _bare(tok)
+                    if v in skip or v not in defs:
+                        continue
+                    d = defs[v]
+                    where = pred or b.name
+                    if where == d or where not in crossed_reach(d):
+                        continue
+                    slots[v] = self.types.get(v) or self._type_of(v, by_name[d])
+                    loads.setdefault((b.name, i), []).append((v, pred))
+        return slots, loads
+
+    def _type_of(self, v: str, block: _Block) -> str:
+        raise self.error(f"cannot tell the type of value %{v}")
+
+    # step 5 -----------------------------------------------------------------------------------
+    def lower(self) -> str:
+        blocks = _blocks(self.fn.body)
+        allocas = []
+        for b in blocks:
+            kept = []
+            for line in b.lines:
+                m = re.match(r"^\s*(" + _LOCAL + r") = alloca (.*)$", line)
+                if m:
+                    ty, rest = split_type(m.group(2))
+                    if rest.strip() and not rest.strip().startswith("align"):
+                        raise self.error("a variable-length alloca cannot be kept per work-item")
+                    align = re.search(r"align (\d+)", rest)
+                    allocas.append((_bare(m.group(1)), ty, align.group(1) if align else "16"))
+                    continue
+                kept.append(line)
+            b.lines = kept
+        blocks = self.split_points(blocks)
+        slots, loads = self.crossing(blocks)
+        slot_ids = {v: i for i, v in enumerate(sorted(slots))}
+        # stores after definitions, loads at crossing uses
+        for b in blocks:
+            new = []
+            nphi = sum(1 for ln in b.lines if _is_phi(ln))
+            pending_phi_stores = []
+            pred_loads: dict[str, list[str]] = {}
+            for i, line in enumerate(b.lines):
+                here = loads.get((b.name, i), [])
+                if _is_phi(line):
+                    prefix, pairs = _phi_pairs(line)
+                    for v, pred in here:
+                        name = self.fresh("ld")
+                        pred_loads.setdefault(pred, []).append(
+                            f"  %{name} = load {slots[v]}, ptr %wg.sp{slot_ids[v]}")
+                        pairs = [(f"%{name}" if (pv in (f"%{v}", f"%{quote_name(v)}") and pp == pred) else pv, pp)
+                                 for pv, pp in pairs]
+                    line = _render_phi(prefix, pairs)
+                else:
+                    for v, _ in here:
+                        name = self.fresh("ld")
+                        new.append(f"  %{name} = load {slots[v]}, ptr %wg.sp{slot_ids[v]}")
+                        line = re.sub(re.escape("%" + quote_name(v)) + r'(?![-\w.$"])', f"%{name}",
+                                      line) if " = " not in line else (
+                            line.split(" = ", 1)[0] + " = " + re.sub(re.escape("%" + quote_name(v)) + r'(?![-\w.$"])',
+                                                                     f"%{name}", line.split(" = ", 1)[1]))
+                new.append(line)
+                r = _result(line)
+                if r in slots:
+                    store = f"  store {slots[r]} %{quote_name(r)}, ptr %wg.sp{slot_ids[r]}"
+                    if _is_phi(line):
+                        pending_phi_stores.append(store)
+                    else:
+                        new.append(store)
+                if i == nphi - 1 and pending_phi_stores:
+                    new += pending_phi_stores
+            b.lines = new
+            b.pred_loads = pred_loads
+        by_name = {b.name: b for b in blocks}
+        for b in blocks:
+            for pred, lns in getattr(b, "pred_loads", {}).items():
+                p = by_name[pred]
+                p.lines[-1:-1] = lns
+        return self.emit(blocks, allocas, slots, slot_ids)
+
+    def emit(self, blocks, allocas, slots, slot_ids) -> str:
+        N, it = self.dims, self.item
+        points = self.points
+        entry = blocks[0].name
+        by_name = {b.name: b for b in blocks}
+        # group-level setup
+        L = ["wg.g.entry:"]
+        rec = lambda i, ty="i64": [f"  %wg.g.rp{i} = getelementptr i64, ptr %wg.g.rec, i64 {i}",  # noqa: E731
+                                   f"  %wg.g.r{i} = load {ty}, ptr %wg.g.rp{i}, align 8"]
+        for d in range(N):
+            L += rec(d) + rec(3 + d) + rec(6 + d)
+        L += rec(9, "ptr")
+        L.append(f"  %wg.g.lb = addrspacecast ptr %wg.g.r9 to ptr addrspace(3)")
+        n = "1"
+        L.append("  %wg.g.n0 = add i64 1, 0")
+        for d in range(N):
+            L.append(f"  %wg.g.n{d + 1} = mul i64 %wg.g.n{d}, %wg.g.r{6 + d}")
+        L.append(f"  %wg.g.n = add i64 %wg.g.n{N}, 0")
+        if self.S:
+            L.append(f"  %wg.g.S = add i64 {self.S}, 0")
+        else:
+            L += rec(10)
+            L.append("  %wg.g.S = call i64 @llvm.umax.i64(i64 %wg.g.r10, i64 1)")
+            self.decls.add("declare i64 @llvm.umax.i64(i64, i64)")
+        L += ["  %wg.g.S32 = trunc i64 %wg.g.S to i32", "  %wg.g.n32 = trunc i64 %wg.g.n to i32",
+              "  %wg.g.sm1 = add i32 %wg.g.S32, -1", "  %wg.g.nsg0 = add i32 %wg.g.n32, %wg.g.sm1",
+              "  %wg.g.nsg = udiv i32 %wg.g.nsg0, %wg.g.S32"]
+        offset = 0
+        local_names = {}
+        for i, g in enumerate(self.local):
+            size, align = self._global_size(g)
+            offset = (offset + align - 1) // align * align
+            L.append(f"  %wg.g.loc{i} = getelementptr i8, ptr addrspace(3) %wg.g.lb, i64 {offset}")
+            local_names[g] = f"%wg.g.loc{i}"
+            offset += size
+        self.static_local = offset
+        arrays = []                         # (per-wi pointer name, base name, type)
+        for v, i in slot_ids.items():
+            arrays.append((f"wg.sp{i}", f"wg.g.s{i}", slots[v], "16"))
+        for name, ty, align in allocas:
+            arrays.append((name, f"wg.g.a.{len(arrays)}", ty, align))
+        for j, p in enumerate(points, 1):
+            for k, (ty, _) in enumerate(p.operands):
+                arrays.append((f"wg.x{j}_{k}", f"wg.g.x{j}_{k}", ty, "16"))
+            if p.result:
+                arrays.append((f"wg.y{j}", f"wg.g.y{j}", p.type, "16"))
+        arrays.append(("wg.id", "wg.g.ids", "i32", "16"))
+        for _, base, ty, align in arrays:
+            L.append(f"  %{quote_name(base)} = alloca {ty}, i64 %wg.g.n, align {align}")
+        L.append("  br label %wg.dispatch")
+        # dispatch
+        cases = " ".join(f"i32 {j}, label %wg.r{j}.pre" for j in range(1, len(points) + 1))
+        L += ["wg.dispatch:", "  %wg.g.state = phi i32 [ 0, %wg.g.entry ], [ %wg.g.first, %wg.resume ]",
+              f"  switch i32 %wg.g.state, label %wg.r0.pre [ {cases} ]"]
+        starts = [entry] + [f"wg.p{j}" for j in range(1, len(points) + 1)]
+        for r, start in enumerate(starts):
+            L += self.region(r, start, by_name, arrays, local_names)
+        # check and route
+        L += ["wg.after:", "  %wg.g.first = load i32, ptr %wg.g.ids", "  br label %wg.chk",
+              "wg.chk:", "  %wg.g.ci = phi i64 [ 0, %wg.after ], [ %wg.g.ci1, %wg.chk ]",
+              "  %wg.g.cacc = phi i32 [ 0, %wg.after ], [ %wg.g.cacc1, %wg.chk ]",
+              "  %wg.g.cp = getelementptr i32, ptr %wg.g.ids, i64 %wg.g.ci", "  %wg.g.cv = load i32, ptr %wg.g.cp",
+              "  %wg.g.cx = xor i32 %wg.g.cv, %wg.g.first", "  %wg.g.cacc1 = or i32 %wg.g.cacc, %wg.g.cx",
+              "  %wg.g.ci1 = add i64 %wg.g.ci, 1", "  %wg.g.cc = icmp ult i64 %wg.g.ci1, %wg.g.n",
+              "  br i1 %wg.g.cc, label %wg.chk, label %wg.chkd",
+              "wg.chkd:", "  %wg.g.bad = icmp ne i32 %wg.g.cacc1, 0",
+              "  br i1 %wg.g.bad, label %wg.fd, label %wg.route",
+              "wg.fd:", "  %wg.g.fi = phi i64 [ 0, %wg.chkd ], [ %wg.g.fi1, %wg.fd ]",
+              "  %wg.g.fp = getelementptr i32, ptr %wg.g.ids, i64 %wg.g.fi", "  %wg.g.fv = load i32, ptr %wg.g.fp",
+              "  %wg.g.fi1 = add i64 %wg.g.fi, 1", "  %wg.g.fne = icmp ne i32 %wg.g.fv, %wg.g.first",
+              "  br i1 %wg.g.fne, label %wg.fail, label %wg.fd",
+              "wg.fail:", "  %wg.g.fa = zext i32 %wg.g.first to i64", "  %wg.g.fb = zext i32 %wg.g.fv to i64",
+              "  %wg.g.fa1 = shl i64 %wg.g.fa, 16", "  %wg.g.fab = or i64 %wg.g.fa1, %wg.g.fb",
+              "  %wg.g.code = add i64 %wg.g.fab, 1", "  ret i64 %wg.g.code"]
+        steps = [j for j, p in enumerate(points, 1) if p.kind != "barrier"]
+        cases = " ".join(f"i32 {j}, label %wg.step{j}" for j in steps)
+        L += ["wg.route:", f"  switch i32 %wg.g.first, label %wg.resume [ i32 0, label %wg.ret {cases} ]"]
+        body = "\n".join(L) + "\n"
+        for j in steps:
+            body += group_step(j, points[j - 1], self.decls)
+        body += "wg.resume:\n  br label %wg.dispatch\nwg.ret:\n  ret i64 0\n"
+        params = ", ".join(["ptr noalias %wg.g.rec"] + self.params)
+        descs = "|".join(p.describe(j).replace("|", "/") for j, p in enumerate(points, 1))
+        attrs = {WG_KERNEL: self.kernel, WG_POINTS: descs, WG_STATIC_LOCAL: str(self.static_local),
+                 WG_SUB_GROUP_SIZE: str(self.S)}
+        attr_text = " ".join(f'"{k}"="{v}"' for k, v in attrs.items())
+        return f"define i64 @{quote_name(group_function_name(self.kernel))}({params}) {attr_text} {{\n{body}}}\n"
+
+    def _global_size(self, g: str) -> tuple[int, int]:
+        """Size and alignment of work-group variable ``g`` (LLVM's layout of its type)."""
+        import llvmlite.binding as llvm
+        ty = self.module.globals[g].value_type
+        mod = parse_assembly("".join(t + "\n" for t in self.module.types.values()) + f"@x = global {ty} zeroinitializer\n")
+        td = llvm.create_target_data("e-i64:64-n8:16:32:64")
+        t = mod.get_global_variable("x").global_value_type
+        align = re.search(r"align (\d+)", self.module.globals[g].line)
+        return td.get_abi_size(t), max(int(align.group(1)) if align else 1, td.get_abi_alignment(t), 16)
+
+    def region(self, r: int, start: str, by_name, arrays, local_names) -> list[str]:
+        N, it = self.dims, self.item
+        sfx = f".r{r}"
+        keep = self.param_names
+
+        def rn(text: str) -> str:
+            def sub(m):
+                tok = m.group(0)
+                if tok in self.type_names:
+                    return tok
+                name = _bare(tok)
+                if name in keep or name.startswith(("wg.g.", "wg.r")):
+                    return tok
+                return "%" + quote_name(name + sfx)
+            return _LOCAL_RE.sub(sub, text)
+
+        # blocks of the region
+        members, q = [], deque([start])
+        seen = {start}
+        while q:
+            b = q.popleft()
+            members.append(b)
+            for s in by_name[b].succs():
+                if s not in seen and s not in self.point_block:
+                    seen.add(s)
+                    q.append(s)
+        members_set = set(members)
+        pre, lat = f"wg.r{r}.pre", f"wg.r{r}.t{N - 1}"
+        L = [f"{pre}:", f"  br label %wg.r{r}.h0"]
+        for d in range(N):
+            prev = pre if d == 0 else f"wg.r{r}.h{d - 1}"
+            L += [f"wg.r{r}.h{d}:",
+                  f"  %wg.l{d}{sfx} = phi i64 [ 0, %{prev} ], [ %wg.l{d}n{sfx}, %wg.r{r}.t{d} ]",
+                  f"  br label %{f'wg.r{r}.h{d + 1}' if d + 1 < N else f'wg.r{r}.b'}"]
+        H = [f"wg.r{r}.b:"]
+        H.append("  %wg.wi0 = add i64 0, 0")
+        for d in range(N):
+            H += [f"  %wg.wm{d} = mul i64 %wg.wi{d}, %wg.g.r{6 + d}", f"  %wg.wi{d + 1} = add i64 %wg.wm{d}, %wg.l{d}"]
+        H.append(f"  %wg.wi = add i64 %wg.wi{N}, 0")
+        arr = f"[{N} x i64]"
+
+        def array(name, values):
+            prev = "undef"
+            for d, v in enumerate(values):
+                H.append(f"  %wg.{name}.{d} = insertvalue {arr} {prev}, i64 {v}, {d}")
+                prev = f"%wg.{name}.{d}"
+            return prev
+
+        for d in range(N):
+            H += [f"  %wg.gm{d} = mul i64 %wg.g.r{d}, %wg.g.r{6 + d}", f"  %wg.gid{d} = add i64 %wg.gm{d}, %wg.l{d}"]
+        fields = [array("fgid", [f"%wg.gid{d}" for d in range(N)]), array("flid", [f"%wg.l{d}" for d in range(N)]),
+                  array("fgrp", [f"%wg.g.r{d}" for d in range(N)]), array("fgr", [f"%wg.g.r{3 + d}" for d in range(N)]),
+                  array("flr", [f"%wg.g.r{6 + d}" for d in range(N)])]
+        prev = "undef"
+        for k, f in enumerate(fields):
+            name = quote_name(it) if k == len(fields) - 1 else f"wg.it{k}"
+            H.append(f"  %{name} = insertvalue {self.item_type} {prev}, {arr} {f}, {k}")
+            prev = f"%{name}"
+        H += ["  %wg.wi32 = trunc i64 %wg.wi to i32", "  %wg.sgid = udiv i32 %wg.wi32, %wg.g.S32",
+              "  %wg.sglid = urem i32 %wg.wi32, %wg.g.S32", "  %wg.sgbase = mul i32 %wg.sgid, %wg.g.S32",
+              "  %wg.sgleft = sub i32 %wg.g.n32, %wg.sgbase",
+              "  %wg.sgsize = call i32 @llvm.umin.i32(i32 %wg.sgleft, i32 %wg.g.S32)",
+              "  %wg.sgmax = add i32 %wg.g.S32, 0", "  %wg.nsg = add i32 %wg.g.nsg, 0"]
+        self.decls.add("declare i32 @llvm.umin.i32(i32, i32)")
+        for ptr, base, ty, _ in arrays:
+            H.append(f"  %{quote_name(ptr)} = getelementptr {ty}, ptr %{quote_name(base)}, i64 %wg.wi")
+        H.append(f"  br label %{quote_name(start)}")
+        L += [rn(h) if not h.endswith(":") else h for h in H]
+        exits: dict[int, str] = {}
+        for name in members:
+            b = by_name[name]
+            L.append(f"{quote_name(name + sfx)}:")
+            for line in b.lines:
+                if _is_phi(line):
+                    prefix, pairs = _phi_pairs(line)
+                    line = _render_phi(prefix, [(v, p) for v, p in pairs if p in members_set])
+                if line.strip() == "ret void":
+                    exits.setdefault(0, f"wg.r{r}.x0")
+                    L.append(f"  br label %wg.r{r}.x0")
+                    continue
+                for g, loc in local_names.items():
+                    line = re.sub(r"@" + re.escape(quote_name(g)) + r'(?![-\w.$"])', loc, line)
+
+                def target(m):
+                    t = _bare(m.group(1))
+                    if t in self.point_block:
+                        j = self.point_block[t]
+                        exits.setdefault(j, f"wg.r{r}.x{j}")
+                        return f"label %wg.r{r}.x{j}"
+                    return m.group(0)
+                if line is b.lines[-1] or "label %" in line:
+                    line = _LABEL_RE.sub(target, line)
+                L.append(rn(line))
+        for j, lab in sorted(exits.items()):
+            L += [f"{lab}:", f"  store i32 {j}, ptr %wg.id{sfx}", f"  br label %{lat}"]
+        for d in range(N - 1, -1, -1):
+            nxt = f"wg.r{r}.t{d - 1}" if d > 0 else "wg.after"
+            L += [f"wg.r{r}.t{d}:", f"  %wg.l{d}n{sfx} = add i64 %wg.l{d}{sfx}, 1",
+                  f"  %wg.lc{d}{sfx} = icmp ult i64 %wg.l{d}n{sfx}, %wg.g.r{6 + d}",
+                  f"  br i1 %wg.lc{d}{sfx}, label %wg.r{r}.h{d}, label %{nxt}"]
+        return L
+
+
+# -- the module -------------------------------------------------------------------------------------
+
+def lower_work_groups(module: Module, sub_group_size: int = 0) -> list[str]:
+    """Lower every kernel that needs it (``needs_lowering``) in place; the kernels lowered."""
+    kernels = needs_lowering(module)
+    if not kernels:
+        return []
+    inline = [n for n in module.closure(kernels) if n in module.functions and not module.functions[n].is_declaration
+              and n not in kernels]
+    for n in inline:
+        module.update_function_attributes(n, add={"alwaysinline": None}, remove=["noinline", "optnone"])
+    for k in kernels:
+        module.update_function_attributes(k, remove=["noinline", "optnone"])
+    text = inline_and_simplify(module.text(), kernels)
+    m = Module.parse(text, module.name)
+    new, decls = [], set()
+    for k in kernels:
+        low = _Lowering(m, text, k, sub_group_size)
+        new.append(low.lower())
+        decls |= low.decls
+    for k in kernels:                 # (its body is in the group function now)
+        m.functions.pop(k)
+    out = m.text()
+    out += "\n" + "\n".join(new)
+    declared = set(m.functions)
+    out += "".join(d + "\n" for d in sorted(decls) if d.split("@", 1)[1].split("(")[0] not in declared)
+    try:
+        canonical = str(parse_assembly(out))
+    except RuntimeError as err:
+        raise LoweringError(f"lowering work-groups produced invalid IR: {' '.join(str(err).split())[:600]}") from None
+    module.take_contents_of(Module.parse(canonical, module.name))
+    return kernels
+
+
+@dataclass
+class LowerWorkGroups:
+    """See the module docstring."""
+    name: ClassVar[str] = "lower-work-groups"
+    sub_group_size: int = 0
+
+    def run(self, module: Module, am) -> PassResult:
+        return PassResult.NONE if lower_work_groups(module, self.sub_group_size) else PassResult.ALL

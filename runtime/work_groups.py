@@ -1,0 +1,211 @@
+"""Work-group kernels at run time: lowering at link time, launchers over groups,
+work-group memory and the launch-time checks.
+
+A kernel that ``lower-work-groups`` (``passes/work_item_loops.py``) rewrote
+runs one work-group per call of its group function.  Its launcher (same
+signature as every launcher, ``void (ptr args, i64 begin, i64 end, ptr geom)``)
+loops over *group* indices ``[begin, end)``, so ``native.run_range`` spreads
+groups, not work-items, over the cores.  Per piece (one thread) it puts the
+work-group memory - static variables first, then each ``local T*`` argument,
+each at a 64-byte boundary - in one buffer on that thread's stack and reuses
+it for every group of the piece.
+
+``geom`` of a group launch (int64s): global range [0..2], local range [3..5],
+groups per dimension [6..8], work-group memory bytes [9], sub-group size
+[10], address of the error record [11] (``{status, group}``: the first group
+whose work-items reached different barriers; the other pieces stop early).
+
+Launch-time checks: ``reqd_work_group_size`` (``errc::nd_range``), work-group
+memory against ``device.local_mem_size`` and ``local_memory`` arguments
+against their parameter (``errc::invalid``); a ``reqd_sub_group_size`` the
+device does not list is refused earlier, when the image is chosen
+(``program.missing_requirements``: ``errc::kernel_not_supported``).
+"""
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..passes.ir import Module, quote_name
+from ..passes.work_item_loops import (WG_KERNEL, WG_POINTS, WG_STATIC_LOCAL, WG_SUB_GROUP_SIZE,
+                                      group_function_name, lower_work_groups)
+from .errors import errc, exception
+from .native import run_range
+
+__all__ = ["GroupKernel", "local_memory", "lower_group_kernels", "group_launcher", "launch", "pack_local",
+           "C_DTYPES", "LOCAL_ALIGN"]
+
+LOCAL_ALIGN = 64
+#: C type names of the kernel language -> NumPy dtypes
+C_DTYPES = {"bool": np.bool_, "char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16,
+            "int": np.int32, "uint": np.uint32, "long": np.int64, "ulong": np.uint64, "half": np.float16,
+            "float": np.float32, "double": np.float64}
+
+
+class local_memory:  # noqa: N801 - SYCL-style name
+    """Work-group memory for a ``local T*`` kernel parameter, sized at launch
+    (SYCL's ``local_accessor<T>(count, handler)``): ``count`` elements of ``dtype``
+    per work-group."""
+
+    def __init__(self, count: int, dtype=np.float32):
+        if not isinstance(count, (int, np.integer)) or isinstance(count, bool) or count < 0:
+            raise exception(errc.invalid, f"local_memory needs a non-negative element count, got {count!r}")
+        try:
+            self.dtype = np.dtype(dtype)
+        except TypeError:
+            raise exception(errc.invalid, f"local_memory: {dtype!r} is not a data type") from None
+        self.count = int(count)
+
+    @property
+    def nbytes(self) -> int:
+        return self.count * self.dtype.itemsize
+
+    def __repr__(self):
+        return f"local_memory({self.count}, {self.dtype})"
+
+
+def pack_local(where: str, ty: str, value) -> int:
+    """The slot of a ``local T*`` argument: its size in bytes (``launch`` turns sizes
+    into offsets in the work-group buffer)."""
+    if not isinstance(value, local_memory):
+        raise exception(errc.invalid, f"{where} must be a sycl.local_memory, got {type(value).__name__}")
+    elem = ty[len("local "):-1].strip()
+    want = C_DTYPES.get(elem)
+    if want is not None and np.dtype(want) != value.dtype:
+        raise exception(errc.invalid, f"{where}: local_memory of {value.dtype} given for a local {elem}*")
+    return value.nbytes
+
+
+@dataclass
+class GroupKernel:
+    """What the runtime knows of a lowered kernel."""
+    name: str
+    points: list[str]          # descriptions of exchange points 1..
+    static_local: int          # bytes of static work-group memory
+    sub_group_size: int        # compiled-in S, or 0 (given at launch)
+    local_params: list[int]    # indices (among the non-item parameters) of local T* parameters
+
+    def point(self, j: int) -> str:
+        return "the end of the kernel" if j == 0 else (self.points[j - 1] if j <= len(self.points) else f"point {j}")
+
+
+def lower_group_kernels(linked: Module, shapes: dict, sub_group_size: int) -> dict[str, GroupKernel]:
+    """Lower the kernels of ``linked`` that need it (in place); their facts."""
+    done = lower_work_groups(linked, sub_group_size)
+    out = {}
+    for k in done:
+        attrs = linked.function_attributes(group_function_name(k))
+        points = [p for p in (attrs.get(WG_POINTS) or "").split("|") if p]
+        shape = shapes[k]
+        local = [i for i, t in enumerate(shape.params) if t.replace(" ", "") == "ptraddrspace(3)"]
+        out[k] = GroupKernel(attrs.get(WG_KERNEL) or k, points, int(attrs.get(WG_STATIC_LOCAL) or 0),
+                             int(attrs.get(WG_SUB_GROUP_SIZE) or 0), local)
+    return out
+
+
+def group_launcher(shape, info: GroupKernel, name: str) -> str:
+    """LLVM IR of the launcher ``name`` of a lowered kernel (see the module docstring)."""
+    L = [f"define void @{quote_name(name)}(ptr %args, i64 %begin, i64 %end, ptr %geom) {{", "entry:"]
+    g = lambda i: [f"  %gp{i} = getelementptr i64, ptr %geom, i64 {i}",            # noqa: E731
+                   f"  %g{i} = load i64, ptr %gp{i}, align 8"]
+    for i in range(11):
+        L += g(i)
+    L += ["  %errp = getelementptr i64, ptr %geom, i64 11", "  %err = load ptr, ptr %errp, align 8",
+          "  %lbuf = alloca i8, i64 %g9, align 64", "  %rec = alloca [11 x i64], align 16"]
+    for d in range(3):
+        L += [f"  %rg{d} = getelementptr i64, ptr %rec, i64 {3 + d}", f"  store i64 %g{d}, ptr %rg{d}",
+              f"  %rl{d} = getelementptr i64, ptr %rec, i64 {6 + d}", f"  store i64 %g{3 + d}, ptr %rl{d}"]
+    L += ["  %rb = getelementptr i64, ptr %rec, i64 9", "  store ptr %lbuf, ptr %rb",
+          "  %rs = getelementptr i64, ptr %rec, i64 10", "  store i64 %g10, ptr %rs"]
+    call = ["ptr %rec"]
+    for i, ty in enumerate(shape.params):
+        L += [f"  %slot{i} = getelementptr i64, ptr %args, i64 {i}"]
+        if i in info.local_params:
+            L += [f"  %off{i} = load i64, ptr %slot{i}, align 8",
+                  f"  %lp{i} = getelementptr i8, ptr %lbuf, i64 %off{i}",
+                  f"  %arg{i} = addrspacecast ptr %lp{i} to ptr addrspace(3)"]
+        else:
+            L += [f"  %arg{i} = load {ty}, ptr %slot{i}, align 8"]
+        call.append(f"{ty} %arg{i}")
+    L += ["  br label %loop", "loop:", "  %grp = phi i64 [ %begin, %entry ], [ %next, %ok ]"]
+    # the group's id: row-major over the group counts (last dimension fastest)
+    rest = "%grp"
+    for d in range(shape.dims - 1, -1, -1):
+        if d == 0:
+            L.append(f"  %id{d} = add i64 {rest}, 0")
+        else:
+            L += [f"  %id{d} = urem i64 {rest}, %g{6 + d}", f"  %q{d} = udiv i64 {rest}, %g{6 + d}"]
+            rest = f"%q{d}"
+        L += [f"  %ri{d} = getelementptr i64, ptr %rec, i64 {d}", f"  store i64 %id{d}, ptr %ri{d}"]
+    L += [f"  %st = call i64 @{quote_name(group_function_name(shape.name))}({', '.join(call)})",
+          "  %bad = icmp ne i64 %st, 0", "  br i1 %bad, label %fail, label %ok",
+          "ok:", "  %next = add i64 %grp, 1", "  %more = icmp ult i64 %next, %end",
+          "  %other = load atomic i64, ptr %err monotonic, align 8", "  %quiet = icmp eq i64 %other, 0",
+          "  %go = and i1 %more, %quiet", "  br i1 %go, label %loop, label %exit",
+          "fail:", "  %x = cmpxchg ptr %err, i64 0, i64 %st seq_cst seq_cst",
+          "  %won = extractvalue { i64, i1 } %x, 1", "  br i1 %won, label %where, label %exit",
+          "where:", "  %gp = getelementptr i64, ptr %err, i64 1", "  store i64 %grp, ptr %gp", "  br label %exit",
+          "exit:", "  ret void", "}"]
+    return "\n".join(L) + "\n"
+
+
+def _reqd_work_group_size(k, device) -> list[int] | None:
+    from .program import REQ
+    from ..postlink.propertyset import u64_values
+    prog = k.program
+    im = prog.images[prog._image_for(k.name, device)]
+    raw = im.properties.get(REQ, "reqd_work_group_size_uint64_t")
+    return u64_values(raw) if raw is not None else None
+
+
+def check_local_size(k, geometry, device) -> None:
+    """``reqd_work_group_size``: an nd_range launch's local range must be the one the
+    kernel requires (``errc::nd_range``)."""
+    want = _reqd_work_group_size(k, device)
+    if want is not None:
+        got = list(geometry[3:3 + k.dims])
+        if got != list(want[:len(got)]):
+            raise exception(errc.nd_range, f"The specified local size {{{', '.join(map(str, got))}}} doesn't "
+                                           f"match the required work-group size specified in the program source "
+                                           f"{{{', '.join(map(str, want))}}}")
+
+
+def launch(linked, info: GroupKernel, k, slots, geometry, device) -> None:
+    """Run a lowered kernel: one call of its group function per work-group."""
+    g = list(geometry)
+    dims = k.dims
+    glob, local = g[0:3], g[3:6]
+    groups = [glob[d] // local[d] if d < dims else 1 for d in range(3)]
+    total = 1
+    for d in range(dims):
+        total *= groups[d]
+    # work-group memory: static first, then each local T* argument at a 64-byte boundary
+    offset = info.static_local
+    args = (ctypes.c_uint64 * max(len(slots), 1))(*slots)
+    for i in info.local_params:
+        offset = (offset + LOCAL_ALIGN - 1) // LOCAL_ALIGN * LOCAL_ALIGN
+        size = int(slots[i])
+        args[i] = offset
+        offset += size
+    limit = device.config.local_mem_size
+    if offset > limit:
+        raise exception(errc.invalid, f"kernel '{k.name}' needs {offset} bytes of work-group memory "
+                                      f"({info.static_local} static, {offset - info.static_local} from local_memory "
+                                      f"arguments) but device {device.name} has {limit} (device.local_mem_size)")
+    S = info.sub_group_size or (device.sub_group_sizes[0] if device.sub_group_sizes else 1)
+    err = (ctypes.c_int64 * 2)()
+    geom = (ctypes.c_int64 * 12)(*(glob + local + groups + [max(offset, 1), S, ctypes.addressof(err)]))
+    run_range(linked.launcher(k.name), args, total, geom, k.name, grain=1)
+    if err[0]:
+        code = err[0] - 1
+        a, b = code >> 16, code & 0xFFFF
+        grp = err[1]
+        ids = []
+        for d in range(dims - 1, -1, -1):
+            ids.append(grp % groups[d])
+            grp //= groups[d]
+        raise exception(errc.runtime, f"kernel '{k.name}': the work-items of work-group "
+                                      f"({', '.join(map(str, reversed(ids)))}) did not all reach the same barrier: "
+                                      f"some reached {info.point(a)}, others {info.point(b)}; the kernel was stopped")
