@@ -12,7 +12,9 @@ single-pass ``if_device`` design asks of the front end.  On that graph:
    reaches it must list the target's set in ``calls_indirectly``;
 5. aspects used (``double`` → fp64, ``half`` → fp16, 64-bit atomics → atomic64),
    directly, through calls or through the virtual-function sets a kernel calls,
-   that are missing from a function's ``device_has`` list are warnings with the chain.
+   that are missing from a function's ``device_has`` list are warnings with the chain;
+6. work-group memory (``local T x[N];``) in a function a kernel without
+   work-groups (``single_task``, ``id<N>``) reaches is an error.
 """
 from __future__ import annotations
 
@@ -73,6 +75,7 @@ def check(functions: list[FuncSym], diags: DiagnosticSink) -> list[FuncSym]:
                 diags.error(loc, f"virtual call to '{m.display}' from device code, but it has no indirectly_callable property")
 
     _check_recursion(order, diags)
+    _check_work_group_memory(roots, diags)
     _check_virtual_sets(functions, roots, diags)
     _check_aspects(functions, order, diags)
     return order
@@ -101,6 +104,20 @@ def _check_recursion(order, diags):
                 state[callee] = 1
                 path.append(callee)
                 iters.append(iter(_device_edges(callee)))
+
+
+def _check_work_group_memory(roots, diags):
+    """Rule 6: ``local`` variables only in the call tree of nd_range kernels."""
+    for k in roots:
+        if not k.is_kernel or k.launch == "nd_range":
+            continue
+        kind = "single_task kernel" if k.launch == "single_task" else "kernel launched over a range"
+        for fn in _reach(k):
+            for name, loc in fn.local_decls:
+                via = "" if fn is k else f" (reached through '{fn.display}')"
+                diags.error(loc, f"work-group memory '{name}' in {kind} '{k.name}'{via}: 'local' variables "
+                                 "need an nd_range kernel (first parameter nd_item<N>)",
+                            [diags.note(k.loc, f"kernel '{k.name}' is defined here")])
 
 
 def _reach(fn):

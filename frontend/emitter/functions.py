@@ -11,7 +11,8 @@ from .context import ZERO32, FunctionState, Part, i32
 
 
 class Functions(Part):
-    uses = {"statements": ("block",), "llvm_types": ("lltype", "zero"), "memory": ("member_gep",)}
+    uses = {"statements": ("block",), "llvm_types": ("lltype", "zero"), "memory": ("member_gep",),
+            "groups": ("workgroup_variable",)}
 
     def define_fn(self, f: FuncSym):
         fn = self.fns[f]
@@ -41,6 +42,8 @@ class Functions(Part):
         """Storage of a local; parameters (and ``this``) are found by name the first time."""
         st = self.cx.fn
         addr = st.locals.get(sym)
+        if addr is None and sym.workgroup:
+            return self.workgroup_variable(sym)
         if addr is None:
             addr = st.locals.get(sym.name if sym.is_param else None)
             if addr is None:
