@@ -20,9 +20,12 @@ from .handler import handler
 from .queue import queue
 from .ranges import nd_range, range
 from .work_groups import local_memory
+from .reductions import (bit_and, bit_or, bit_xor, logical_and, logical_or, maximum, minimum, multiplies, plus,
+                         reduction)
 
 __all__ = ["aspect", "device", "context", "default_context", "get_devices", "default_device", "HOST_CPU", "errc", "exception", "free",
            "malloc_device", "malloc_host", "malloc_shared", "usm_allocation", "kernel", "load_bundle", "program",
            "build_program", "device_global", "command_graph", "executable_command_graph", "node", "node_type",
            "dynamic_parameter", "dynamic_command_group", "async_malloc", "async_free",
-           "event", "handler", "nd_range", "queue", "range", "local_memory"]
+           "event", "handler", "nd_range", "queue", "range", "local_memory", "reduction", "plus", "multiplies",
+           "minimum", "maximum", "bit_and", "bit_or", "bit_xor", "logical_and", "logical_or"]

@@ -32,6 +32,7 @@ from .engine import close_engine, jit_module, keep_context
 from .jit import LinkedProgram, link_and_jit, read_bundle_bitcode
 from .device_global import bind_program, device_global
 from .memory import usm_allocation
+from .reductions import pack_reduction, split_signature
 from .work_groups import pack_local
 
 __all__ = ["program", "kernel", "load_bundle", "build_program"]
@@ -210,7 +211,7 @@ class kernel:  # noqa: N801
 
     def __init__(self, prog: program, name: str, signature: str):
         self.program, self.name = prog, name
-        params = [p.strip() for p in signature.split(",") if p.strip()]
+        params = split_signature(signature)
         self.item = params[0] if params and params[0].startswith(("id<", "nd_item<")) else None
         self.params = params[1:] if self.item else params
 
@@ -229,6 +230,8 @@ class kernel:  # noqa: N801
             where = f"argument {i + 1} of kernel '{self.name}' ({ty})"
             if ty.startswith("local "):                 # work-group memory (work_groups.py)
                 slots[i] = pack_local(where, ty, value)
+            elif ty.startswith("reducer<"):             # a sycl.reduction (reductions.py)
+                slots[i] = pack_reduction(where, ty, value)
             elif ty.endswith("*"):
                 if isinstance(value, usm_allocation):
                     value.check(where)
