@@ -239,14 +239,14 @@ class Builder:
         return self._def(PTR, f"alloca {ty.text}", name)
 
     def load(self, ptr: Value, ty: Type, name: str = "", metadata: str = "") -> Value:
-        return self._def(ty, f"load {ty.text}, {ptr}{metadata}", name)
+        return self._def(ty, f"load {ty.text}, {ptr.type.text} {ptr.ref}{metadata}", name)
 
     def store(self, value: Value, ptr: Value) -> None:
-        self._do(f"store {value}, {ptr}")
+        self._do(f"store {value.type.text} {value.ref}, {ptr.type.text} {ptr.ref}")
 
     def gep(self, ptr: Value, indices, source: Type, name: str = "") -> Value:
         idx = ", ".join(str(i) for i in indices)
-        return self._def(ptr.type, f"getelementptr inbounds {source.text}, {ptr}, {idx}", name)
+        return self._def(ptr.type, f"getelementptr inbounds {source.text}, {ptr.type.text} {ptr.ref}, {idx}", name)
 
     def load_atomic(self, ptr: Value, ty: Type, align: int) -> Value:
         return self._def(ty, f"load atomic {ty.text}, {ptr} seq_cst, align {align}")
