@@ -16,12 +16,16 @@ class Node:
 
 # ---- syntax of types ------------------------------------------------------
 class TypeSpec(Node):
-    """A type as written; ``checker.type_names.TypeNames.resolve_type`` turns it into a ``types.Type``."""
-    __slots__ = ("kind", "words", "name", "dims", "inner", "inner_dims", "ptr", "const")
+    """A type as written; ``checker.type_names.TypeNames.resolve_type`` turns it into a ``types.Type``.
+    ``local``: written after ``local`` (work-group memory, or a pointer into it);
+    a ``reducer<T, op>`` has kind ``reducer``, ``inner`` T and ``name`` the operator."""
+    __slots__ = ("kind", "words", "name", "dims", "inner", "inner_dims", "ptr", "const", "local", "name_loc")
 
-    def __init__(self, loc, kind, words=(), name=None, dims=0, inner=None, inner_dims=(), ptr=0, const=False):
+    def __init__(self, loc, kind, words=(), name=None, dims=0, inner=None, inner_dims=(), ptr=0, const=False,
+                 name_loc=None):
         self.loc, self.kind, self.words, self.name, self.dims = loc, kind, words, name, dims
         self.inner, self.inner_dims, self.ptr, self.const = inner, inner_dims, ptr, const
+        self.local, self.name_loc = False, name_loc
 
 
 class Prop(Node):

@@ -61,6 +61,8 @@ def int_type(bits: int) -> Type:
 
 VOID = Type("void", "void")
 PTR = Type("ptr", "ptr", 64)
+#: a pointer into work-group memory (SPIR's local address space)
+PTR_LOCAL = Type("ptr addrspace(3)", "ptr", 64)
 HALF, FLOAT, DOUBLE = Type("half", "float", 16), Type("float", "float", 32), Type("double", "float", 64)
 I1, I8, I32, I64 = int_type(1), int_type(8), int_type(32), int_type(64)
 
@@ -243,27 +245,27 @@ class Builder:
         return self._def(PTR, f"alloca {ty.text}", name)
 
     def load(self, ptr: Value, ty: Type, name: str = "", metadata: str = "") -> Value:
-        return self._def(ty, f"load {ty.text}, ptr {ptr.ref}{metadata}", name)
+        return self._def(ty, f"load {ty.text}, {ptr.type.text} {ptr.ref}{metadata}", name)
 
     def store(self, value: Value, ptr: Value) -> None:
-        self._do(f"store {value}, ptr {ptr.ref}")
+        self._do(f"store {value.type.text} {value.ref}, {ptr.type.text} {ptr.ref}")
 
     def gep(self, ptr: Value, indices, source: Type, name: str = "") -> Value:
         idx = ", ".join(str(i) for i in indices)
-        return self._def(PTR, f"getelementptr inbounds {source.text}, ptr {ptr.ref}, {idx}", name)
+        return self._def(ptr.type, f"getelementptr inbounds {source.text}, {ptr.type.text} {ptr.ref}, {idx}", name)
 
     def load_atomic(self, ptr: Value, ty: Type, align: int) -> Value:
-        return self._def(ty, f"load atomic {ty.text}, ptr {ptr.ref} seq_cst, align {align}")
+        return self._def(ty, f"load atomic {ty.text}, {ptr} seq_cst, align {align}")
 
     def store_atomic(self, value: Value, ptr: Value, align: int) -> None:
-        self._do(f"store atomic {value}, ptr {ptr.ref} seq_cst, align {align}")
+        self._do(f"store atomic {value}, {ptr} seq_cst, align {align}")
 
     def cmpxchg(self, ptr: Value, expected: Value, desired: Value) -> Value:
         ty = struct_type([expected.type, I1])
-        return self._def(ty, f"cmpxchg ptr {ptr.ref}, {expected}, {desired} seq_cst seq_cst")
+        return self._def(ty, f"cmpxchg {ptr}, {expected}, {desired} seq_cst seq_cst")
 
     def atomic_rmw(self, op: str, ptr: Value, value: Value) -> Value:
-        return self._def(value.type, f"atomicrmw {op} ptr {ptr.ref}, {value} seq_cst")
+        return self._def(value.type, f"atomicrmw {op} {ptr}, {value} seq_cst")
 
     # arithmetic
     def binop(self, op: str, a: Value, b: Value) -> Value:
@@ -338,18 +340,21 @@ class Builder:
 
 # ----------------------------------------------------------------------- module
 class GlobalVariable(Value):
-    """A global; ``attributes`` are rendered string attributes (device globals)."""
+    """A global; ``attributes`` are rendered string attributes (device globals);
+    ``addrspace`` 3 for work-group memory (its address is a ``PTR_LOCAL``)."""
 
     __slots__ = ("name", "value_type", "linkage", "constant", "unnamed_addr", "initializer",
-                 "section", "align", "attributes")
+                 "section", "align", "attributes", "addrspace", "metadata")
 
-    def __init__(self, name: str, value_type: Type):
-        super().__init__(PTR, global_name(name))
+    def __init__(self, name: str, value_type: Type, addrspace: int = 0):
+        super().__init__(PTR_LOCAL if addrspace == 3 else PTR, global_name(name))
+        self.addrspace = addrspace
         self.name, self.value_type = name, value_type
         self.linkage, self.constant, self.unnamed_addr = "", False, False
         self.initializer: Value | None = None
         self.section, self.align = "", 0
         self.attributes: list[str] = []
+        self.metadata: dict[str, str] = {}      # attachment kind -> "!N"
 
     def text(self, group=None) -> str:
         parts = [f"{self.ref} ="]
@@ -359,6 +364,8 @@ class GlobalVariable(Value):
             parts.append("external")
         if self.unnamed_addr:
             parts.append("unnamed_addr")
+        if self.addrspace:
+            parts.append(f"addrspace({self.addrspace})")
         parts.append("constant" if self.constant else "global")
         parts.append(str(self.initializer) if self.initializer is not None else self.value_type.text)
         line = " ".join(parts)
@@ -368,6 +375,7 @@ class GlobalVariable(Value):
             line += f", align {self.align}"
         if self.attributes:
             line += " " + (group(self.attributes) if group is not None else " ".join(self.attributes))
+        line += "".join(f", !{kind} {node}" for kind, node in self.metadata.items())
         return line + "\n"
 
 

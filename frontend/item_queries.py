@@ -9,17 +9,20 @@ An item object is ``[N x i64]`` vectors in ``ND_ITEM_FIELDS`` order
 * ``ratio``: ``fields[0] / fields[1]`` at that dimension (``get_group_range``);
 * ``linear``: the row-major linear index of id vector ``fields[0]`` within
   range vector ``fields[1]`` (no argument);
-* ``product``: the product of vector ``fields[0]`` over all dimensions (no argument).
+* ``product``: the product of vector ``fields[0]`` over all dimensions (no argument);
+* ``sub_group``: a ``uint`` the SPIR-V built-in of ``group_ops.SUB_GROUP_QUERIES``
+  gives (no argument; the work-group lowering computes it).
 """
 from __future__ import annotations
 
 from typing import NamedTuple
 
 from .data_layout import ND_ITEM_FIELDS
+from .group_ops import SUB_GROUP_QUERIES
 
 
 class ItemQuery(NamedTuple):
-    how: str                    # field, ratio, linear or product
+    how: str                    # field, ratio, linear, product or sub_group
     fields: tuple[int, ...]     # vector indices into the item object
 
     @property
@@ -45,6 +48,7 @@ ITEM_QUERIES: dict[str, dict[str, ItemQuery]] = {
         "get_group_range": ItemQuery("ratio", _nd("global_range", "local_range")),
         "get_global_linear_id": ItemQuery("linear", _nd("global_id", "global_range")),
         "get_local_linear_id": ItemQuery("linear", _nd("local_id", "local_range")),
+        **{name: ItemQuery("sub_group", ()) for name in SUB_GROUP_QUERIES},
     },
     "id": {"get": ItemQuery("field", (0,))},
     "range": {"get": ItemQuery("field", (0,)), "size": ItemQuery("product", (0,))},

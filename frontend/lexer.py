@@ -23,8 +23,12 @@ KEYWORDS = {
     "return": "RETURN", "if_device": "IF_DEVICE", "if_host": "IF_HOST",
     "otherwise": "_OTHERWISE", "new": "NEW", "sizeof": "SIZEOF", "this": "THIS",
     "true": "BOOL", "false": "BOOL", "nullptr": "NULLPTR", "device_global": "DEVICE_GLOBAL",
-    "id": "ITEM", "range": "ITEM", "nd_item": "ITEM",
+    "id": "ITEM", "range": "ITEM", "nd_item": "ITEM", "reducer": "REDUCER",
 }
+#: ``local`` is a keyword only right before a type (``local float t[16];``,
+#: ``local float* p``), so that ``local`` stays usable as a variable name.
+LOCAL_WORD = "local"
+_TYPE_START = frozenset(("PRIM", "TYPE_NAME", "CONST", "ITEM"))
 PRIMITIVES = ("void", "bool", "char", "short", "int", "long", "unsigned", "signed", "half",
               "float", "double", "uint", "ulong", "uchar", "ushort", "size_t")
 KEYWORDS.update({p: "PRIM" for p in PRIMITIVES})
@@ -70,7 +74,7 @@ SPELLING_EXTRA = {"_PROPS": "'[['"}
 SPELLING = {
     "NAME": "identifier", "TYPE_NAME": "type name", "INT": "integer literal",
     "FLOAT": "floating literal", "CHAR": "character literal", "STRING": "string literal",
-    "PRIM": "type", "ITEM": "'id'", "SPEC": "declaration specifier", "$END": "end of input",
+    "PRIM": "type", "ITEM": "'id'", "LOCAL": "'local'", "SPEC": "declaration specifier", "$END": "end of input",
 }
 for _text, _term in PUNCT.items():
     SPELLING.setdefault(_term, f"'{_text}'")
@@ -168,6 +172,14 @@ def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
         last_end = m.end()
         append((kind, value, line, last_end - len(value) - line_start + 1))
     return tokens
+
+
+def mark_local(tokens: list[Token]) -> None:
+    """``local`` right before a type is the ``LOCAL`` keyword (in place)."""
+    for i in range(len(tokens) - 1):
+        tok = tokens[i]
+        if tok[1] == LOCAL_WORD and tok[0] == "NAME" and tokens[i + 1][0] in _TYPE_START:
+            tokens[i] = ("LOCAL",) + tok[1:]
 
 
 _LEXICAL_ERRORS = {

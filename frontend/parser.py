@@ -24,7 +24,7 @@ from lark.lexer import Lexer
 from . import ast
 from ..passes.support import knobs
 from ..passes.support.diagnostics import DiagnosticSink, SourceLoc
-from .lexer import ESCAPES, SPELLING, Token, split_top_level, tokenize
+from .lexer import ESCAPES, LOCAL_WORD, SPELLING, Token, mark_local, split_top_level, tokenize
 
 
 def unescape(body: str) -> str:
@@ -84,11 +84,19 @@ class _Builder:
     def dg_type(self, c):
         return ast.TypeSpec(self._loc(c[0]), "dg", inner=c[2], inner_dims=c[3])
 
+    def reducer_type(self, c):
+        return ast.TypeSpec(self._loc(c[0]), "reducer", name=c[3][1], inner=c[2], name_loc=self._loc(c[3]))
+
     def type(self, c):
-        const = type(c[0]) is tuple and c[0][0] == "CONST"
-        spec = c[1] if const else c[0]
-        spec.const = const
-        spec.ptr = len(c) - (2 if const else 1)
+        words = 0
+        const = local = False
+        while type(c[words]) is tuple:          # CONST and LOCAL tokens before the base type
+            const |= c[words][0] == "CONST"
+            local |= c[words][0] == "LOCAL"
+            words += 1
+        spec = c[words]
+        spec.const, spec.local = const, local
+        spec.ptr = len(c) - words - 1
         return spec
 
     def class_def(self, c):
@@ -501,6 +509,8 @@ def parse(text: str, filename: str, diags: DiagnosticSink) -> ast.Unit:
     tables, builder = _tables()
     builder.file = filename
     tokens = tokenize(text, filename, diags)
+    if LOCAL_WORD in text:
+        mark_local(tokens)
     items: list = []
     for chunk in split_top_level(tokens):
         if any(t[0] == "ERROR" for t in chunk):

@@ -14,7 +14,8 @@ from .types import ClassType, Type
 class FuncSym:
     __slots__ = ("name", "llname", "cls", "ret", "params", "loc", "node", "is_kernel", "is_host",
                  "is_static", "is_external", "is_virtual", "is_ctor", "defined", "set_name",
-                 "calls_sets", "device_has", "reqd_wg", "launch", "aspects", "if_count", "module_id")
+                 "calls_sets", "device_has", "reqd_wg", "launch", "aspects", "if_count", "module_id", "reqd_sg",
+                 "local_decls")
 
     def __init__(self, name, llname, ret, params, loc):
         self.name, self.llname, self.ret, self.params, self.loc = name, llname, ret, params, loc
@@ -29,6 +30,8 @@ class FuncSym:
         self.aspects: dict = {}         # (Aspect, region) -> (loc, what) of the first use
         self.if_count = 0
         self.module_id = None
+        self.reqd_sg = None             # reqd_sub_group_size
+        self.local_decls: list = []     # (name, loc) of its work-group memory (``local T x[N];``)
 
     @property
     def display(self) -> str:
@@ -41,11 +44,13 @@ class FuncSym:
 class LocalSym:
     """A parameter or local variable; ``value``: the constant a ``const`` integer
     local was initialised with, usable in constant expressions as in C++."""
-    __slots__ = ("name", "ty", "const", "boundary", "is_param", "loc", "value")
+    __slots__ = ("name", "ty", "const", "boundary", "is_param", "loc", "value", "workgroup")
 
-    def __init__(self, name, ty: Type, const, boundary, is_param, loc):
+    def __init__(self, name, ty: Type, const, boundary, is_param, loc, workgroup=False):
         self.name, self.ty, self.const, self.boundary, self.is_param, self.loc = name, ty, const, boundary, is_param, loc
         self.value = None
+        #: work-group memory (``local T x[N];``): one module-level variable, never captured
+        self.workgroup = workgroup
 
 
 class DeviceGlobalSym:

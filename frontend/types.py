@@ -9,7 +9,7 @@ from __future__ import annotations
 
 class Type:
     __slots__ = ()
-    is_void = is_bool = is_int = is_float = is_ptr = is_array = is_class = is_item = False
+    is_void = is_bool = is_int = is_float = is_ptr = is_array = is_class = is_item = is_reducer = False
 
     @property
     def is_arith(self) -> bool:
@@ -57,21 +57,26 @@ class FloatType(Type):
         return self.name
 
 
+#: address spaces of pointers: generic (any memory) and work-group memory (SPIR's local)
+GENERIC, LOCAL = 0, 3
+
+
 class PointerType(Type):
-    __slots__ = ("pointee",)
+    """``T*``; ``space`` LOCAL for ``local T*`` (a pointer into work-group memory)."""
+    __slots__ = ("pointee", "space")
     is_ptr = True
 
-    def __init__(self, pointee):
-        self.pointee = pointee
+    def __init__(self, pointee, space=GENERIC):
+        self.pointee, self.space = pointee, space
 
     def __eq__(self, other):
-        return isinstance(other, PointerType) and self.pointee == other.pointee
+        return isinstance(other, PointerType) and self.pointee == other.pointee and self.space == other.space
 
     def __hash__(self):
-        return hash(("ptr", self.pointee))
+        return hash(("ptr", self.pointee, self.space))
 
     def __str__(self):
-        return f"{self.pointee}*"
+        return f"local {self.pointee}*" if self.space == LOCAL else f"{self.pointee}*"
 
 
 class ArrayType(Type):
@@ -111,6 +116,24 @@ class ItemType(Type):
 
     def __str__(self):
         return f"{self.kind}<{self.dims}>"
+
+
+class ReducerType(Type):
+    """``reducer<T, op>``: a kernel parameter that accumulates a ``sycl.reduction``."""
+    __slots__ = ("elem", "op")
+    is_reducer = True
+
+    def __init__(self, elem, op):
+        self.elem, self.op = elem, op
+
+    def __eq__(self, other):
+        return isinstance(other, ReducerType) and self.elem == other.elem and self.op == other.op
+
+    def __hash__(self):
+        return hash(("reducer", self.elem, self.op))
+
+    def __str__(self):
+        return f"reducer<{self.elem}, {self.op}>"
 
 
 class ClassType(Type):

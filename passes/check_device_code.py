@@ -17,6 +17,9 @@ module, so that checking costs a look at the call graph and not a copy:
      against its ``"calls-indirectly"`` (errors).
   4. ``propagate_aspects.warn_undeclared_aspects`` for the functions of the
      tree: aspects used but missing from ``device_has`` (warnings).
+  5. Work-group memory (``addrspace(3)`` globals) only in the call tree of
+     nd_range kernels (first parameter an ``nd_item``): each use reached from
+     another kernel is an error at the variable's declaration (errors).
 
 Diagnostics are at the front end's ``!minisycl.loc`` and use its names
 (``!minisycl.name``) where it attached them (``srcloc.py``).
@@ -24,12 +27,18 @@ Tests: ``tests/lit/passes/check-device-code/``.
 """
 from __future__ import annotations
 
+import re
+
 from .callgraph import CallGraph
 from .ir import Module
+from .ir.lexer import global_refs
 from .manager import PassResult
 from .propagate_aspects import warn_undeclared_aspects
 from .split_if_device import ON_HOST, call_if_helpers, check_device_code, device_roots
+from .srcloc import display_name, function_loc, global_loc
 from .virtual_functions import check_virtual_calls
+
+_ND_ITEM = '%"class.sycl::_V1::nd_item.'
 
 
 def check_device_rules(module: Module, diags) -> None:
@@ -39,6 +48,29 @@ def check_device_rules(module: Module, diags) -> None:
     check_device_code(module, roots, diags, graph)
     check_virtual_calls(module, diags, graph)
     warn_undeclared_aspects(module, diags, graph, only=set(CallGraph(graph).reachable(roots)))
+    check_work_group_memory(module, diags, graph)
+
+
+def check_work_group_memory(module: Module, diags, graph) -> None:
+    """Step 5."""
+    local = {n for n, g in module.globals.items() if g.address_space == 3}
+    if not local:
+        return
+    for k, fn in module.functions.items():
+        if not fn.is_kernel or fn.body is None or fn.params.lstrip("(").startswith(_ND_ITEM):
+            continue
+        kind = "single_task kernel" if "id<" not in (module.function_attributes(fn).get("minisycl-kernel-signature")
+                                                     or "") else "kernel launched over a range"
+        shown = display_name(module, k)
+        for f in CallGraph(graph).reachable([k]):
+            body = module.functions[f].body if f in module.functions else None
+            for g in sorted(local & set(global_refs(body or ""))):
+                via = "" if f == k else f" (reached through '{display_name(module, f)}')"
+                name = re.sub(r"\.\d+$", "", g).rsplit(".", 1)[-1]      # the front end's <function>.<name>[.N]
+                diags.error(global_loc(module, g) or function_loc(module, module.functions[f]),
+                            f"work-group memory '{name}' in {kind} '{shown}'{via}: 'local' variables need an "
+                            f"nd_range kernel (first parameter nd_item<N>)",
+                            [diags.note(function_loc(module, fn), f"kernel '{shown}' is defined here")])
 
 
 class CheckDeviceCode:

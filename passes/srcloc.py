@@ -35,6 +35,12 @@ def function_loc(module: Module, fn: Function) -> SourceLoc | None:
     return _loc(module, fn.metadata.get(KIND))
 
 
+def global_loc(module: Module, name: str) -> SourceLoc | None:
+    """Where the global ``name`` was declared (its ``!minisycl.loc``), if attached."""
+    g = module.globals.get(name)
+    return _loc(module, g.metadata.get(KIND)) if g is not None else None
+
+
 def call_loc(module: Module, caller: Function, callee: str) -> SourceLoc | None:
     """Where ``caller`` first calls ``callee``."""
     if caller.body is None:

@@ -23,10 +23,13 @@ from .handler import handler
 from .queue import queue, queue_state
 from .ranges import nd_range, range
 from .work_groups import local_memory
+from .reductions import (bit_and, bit_or, bit_xor, logical_and, logical_or, maximum, minimum, multiplies, plus,
+                         reduction)
 
 __all__ = ["aspect", "device", "context", "default_context", "get_devices", "default_device", "HOST_CPU", "errc", "exception", "free",
            "malloc_device", "malloc_host", "malloc_shared", "usm_allocation", "kernel", "load_bundle", "program",
            "build_program", "device_global", "command_graph", "executable_command_graph", "node", "node_type",
            "dynamic_parameter", "dynamic_command_group", "async_malloc", "async_malloc_from_pool", "async_free",
            "memory_pool", "graph_state", "queue_state", "SYCL_EXT_ONEAPI_GRAPH", "SYCL_EXT_ONEAPI_DEVICE_GLOBAL",
-           "event", "handler", "nd_range", "queue", "range", "local_memory"]
+           "event", "handler", "nd_range", "queue", "range", "local_memory", "reduction", "plus", "multiplies",
+           "minimum", "maximum", "bit_and", "bit_or", "bit_xor", "logical_and", "logical_or"]

@@ -27,6 +27,7 @@ import numpy as np
 
 from .errors import errc, exception
 from .memory import allocation_at, usm_allocation
+from .reductions import pack_reduction
 from .work_groups import pack_local
 
 __all__ = ["slot", "pack_slots", "element_bytes", "SCALARS", "pointer_target"]
@@ -75,6 +76,8 @@ def pack_slots(params: list[str], args, slots, where) -> None:
         for i, (ty, value) in enumerate(zip(params, args)):
             if ty.startswith("local "):                 # work-group memory (work_groups.py)
                 slots[i] = pack_local(where(i, ty), ty, value)
+            elif ty.startswith("reducer<"):             # a sycl.reduction (reductions.py)
+                slots[i] = pack_reduction(where(i, ty), ty, value)
             else:
                 slots[i] = _slot(ty, value)
     except _Refused as refused:

@@ -26,6 +26,7 @@ from .errors import errc, exception
 from .memory import allocation_at, usm_allocation
 from .program import kernel as Kernel
 from .ranges import as_range, nd_range
+from .reductions import prepare as prepare_reductions
 
 __all__ = ["DynamicValue", "Command", "KernelCommand", "GraphPointer", "launch_geometry", "check_memory"]
 
@@ -102,6 +103,7 @@ class KernelCommand(Command):
         self.total, self.geometry = launch_geometry(self.kernel, r)
 
     def run(self, q) -> None:
+        prepare_reductions(self.args)       # initialize_to_identity (reductions.py)
         q._launch(self.kernel, self.slots, self.total, self.geometry)
 
     def describe(self) -> str:

@@ -42,6 +42,8 @@ from .handler import handler
 from .memory import usm_allocation
 from .memory_pool import memory_pool
 from .native import PlanEntry, run_plan
+from . import assertions
+from .reductions import has_reductions
 from .queue import queue
 from .ranges import as_range, nd_range
 
@@ -686,8 +688,8 @@ class executable_command_graph:  # noqa: N801
     def _native(self, cmd) -> bool:
         """Whether ``cmd`` runs inside the native plan: small kernels, but not work-group
         kernels, which launch through ``work_groups.launch`` (its checks and errors)."""
-        if not isinstance(cmd, KernelCommand) or cmd.total >= self.SMALL:
-            return False
+        if not isinstance(cmd, KernelCommand) or cmd.total >= self.SMALL or has_reductions(cmd.args):
+            return False                    # (a reduction may reset its result first: KernelCommand.run)
         linked, _ = cmd.kernel.program.linked_for(cmd.kernel.name, self.device, self.context)
         return cmd.kernel.name not in linked.groups
 
@@ -732,6 +734,7 @@ class executable_command_graph:  # noqa: N801
             for kind, *rest in self._steps:
                 if kind == "native":
                     run_plan(rest[0], rest[1], rest[3])
+                    assertions.check()      # a failed assert in one of its kernels (assertions.py)
                 else:
                     rest[0].run(self._queue)
 

@@ -26,6 +26,8 @@ from ..passes.ir import (IRError, Module, module_text, new_context, parse_and_li
 from ..passes.manager import PassManager
 from .engine import close_engine, compile_ir, keep_context, shared_machine
 from .errors import errc, exception
+from . import assertions  # noqa: F401 - registers the assert hook before any kernel is compiled
+from .reductions import accumulator_lines, combine_functions, flush_lines, reducer_params, split_signature
 from .work_groups import group_launcher, lower_group_kernels
 
 __all__ = ["LinkedProgram", "link_and_jit", "launcher_name", "read_bundle_bitcode"]
@@ -60,16 +62,16 @@ def kernel_shape(module: Module, name: str) -> KernelShape:
     return KernelShape(name, None, 0, "", types)
 
 
-def _launcher_ir(shape: KernelShape, accs, private: str | None) -> str:
+def _launcher_ir(shape: KernelShape, accs, private: str | None, reducers=None) -> str:
     """LLVM IR of the launcher of one kernel: its native loop, or, when the kernel
     only updates some parameters atomically (``accs``, with ``private`` the
     kernel's copy that updates private accumulators: the ``aggregate-atomics``
     pass), a choice between that loop and one that aggregates the updates."""
     if not accs:
-        return _loop_ir(shape, launcher_name(shape.name))
+        return _loop_ir(shape, launcher_name(shape.name), reducers=reducers)
     plain, agg = f"__minisycl_each.{shape.name}", f"__minisycl_agg.{shape.name}"
-    return (_loop_ir(shape, plain, linkage="internal ")
-            + _loop_ir(shape, agg, callee=private, accs=accs, linkage="internal ")
+    return (_loop_ir(shape, plain, linkage="internal ", reducers=reducers)
+            + _loop_ir(shape, agg, callee=private, accs=accs, linkage="internal ", reducers=reducers)
             + f"""define void @{launcher_name(shape.name)}(ptr %args, i64 %begin, i64 %end, ptr %geom) {{
 entry:
   %n = sub i64 %end, %begin
@@ -85,20 +87,25 @@ agg:
 """)
 
 
-def _loop_ir(shape: KernelShape, name: str, callee: str | None = None, accs=None, linkage: str = "") -> str:
+def _loop_ir(shape: KernelShape, name: str, callee: str | None = None, accs=None, linkage: str = "",
+             reducers=None) -> str:
     """LLVM IR of the native loop around one kernel (``callee``, by default the
     kernel itself), with a private accumulator for each of ``accs`` (index among
-    the non-item parameters -> accumulator)."""
+    the non-item parameters -> accumulator) and for each ``reducer<T, op>``
+    parameter of ``reducers`` (index -> (T, op); ``reductions.py``)."""
     lines = [f"define {linkage}void @{name}(ptr %args, i64 %begin, i64 %end, ptr %geom) {{", "entry:"]
     call_args = []
     private = accs or {}
+    reducers = reducers or {}
     for i, ty in enumerate(shape.params):
         lines.append(f"  %slot{i} = getelementptr i64, ptr %args, i64 {i}")
         lines.append(f"  %arg{i} = load {ty}, ptr %slot{i}, align 8")
         if i in private:
             a = private[i]
             lines += [f"  %acc{i} = alloca {a.type}", f"  store {a.type} {a.identity}, ptr %acc{i}"]
-        call_args.append(f"ptr %acc{i}" if i in private else f"{ty} %arg{i}")
+        if i in reducers:
+            lines += accumulator_lines(i, *reducers[i])
+        call_args.append(f"ptr %acc{i}" if i in private else f"ptr %red{i}" if i in reducers else f"{ty} %arg{i}")
     n = shape.dims
     for d in range(n):
         lines.append(f"  %gp{d} = getelementptr i64, ptr %geom, i64 {d}")
@@ -150,6 +157,8 @@ def _loop_ir(shape: KernelShape, name: str, callee: str | None = None, accs=None
     for i, a in private.items():
         lines += [f"  %accv{i} = load {a.type}, ptr %acc{i}",
                   f"  %flush{i} = atomicrmw {a.op} ptr %arg{i}, {a.type} %accv{i}{a.ordering}"]
+    for i, (elem, op) in reducers.items():
+        lines += flush_lines(i, elem, op, f"%arg{i}")
     lines += ["  ret void", "}"]
     return "\n".join(lines) + "\n"
 
@@ -226,6 +235,7 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
     linked = Module.parse(linked_text)
     aggregated = _aggregate_atomics(linked) if aggregating else {}
     shapes = {k: kernel_shape(linked, k) for k in kernels if k in linked.functions}
+    reducers = {k: _reducers(linked, k, s) for k, s in shapes.items()}     # reductions.py
     groups = lower_group_kernels(linked, shapes, sub_group_size)    # hook: work_groups.py (barriers, local memory)
     for k in (k for k in shapes if k not in groups):            # a spir_kernel cannot be called; on the CPU it is a plain function
         fn = linked.functions[k]
@@ -236,14 +246,25 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
     # for kernels launched over a range: index among the non-item parameters -> accumulator
     accs = {k: {a.param - 1: a for a in aggregated[k].accumulators}
             if k in aggregated and s.item is not None and k not in groups else {} for k, s in shapes.items()}
-    text = linked.text() + "".join(group_launcher(s, groups[k], launcher_name(k)) if k in groups else
-                                   _launcher_ir(s, accs[k], aggregated[k].copy if accs[k] else None)
+    text = linked.text() + "".join(group_launcher(s, groups[k], launcher_name(k), reducers[k]) if k in groups else
+                                   _launcher_ir(s, accs[k], aggregated[k].copy if accs[k] else None, reducers[k])
                                    for k, s in shapes.items())
+    text += combine_functions({r for found in reducers.values() for r in found.values()}, set(linked.functions))
     engine, context, key, from_disk = compile_ir(text, "device program")
     program = LinkedProgram(engine, context, shapes, key, from_disk,
                             {k: list(found) for k, found in accs.items() if found})
     program.groups = groups
     return program
+
+
+def _reducers(linked: Module, kernel: str, shape: KernelShape) -> dict[int, tuple[str, str]]:
+    """``reducer<T, op>`` parameters of ``kernel`` (index among the non-item parameters -> (T, op)),
+    from its ``minisycl-kernel-signature``."""
+    signature = linked.function_attributes(kernel).get("minisycl-kernel-signature") or ""
+    if "reducer<" not in signature:
+        return {}
+    params = split_signature(signature)
+    return reducer_params(params[1:] if shape.item is not None else params)
 
 
 def _aggregate_atomics(linked: Module) -> dict:

@@ -31,6 +31,7 @@ from .jit import LinkedProgram, link_and_jit, read_bundle_bitcode
 from .device_global import bind_program, device_global
 from .arguments import pack_slots, slot
 from .native import run_guarded
+from .reductions import split_signature
 
 __all__ = ["program", "kernel", "load_bundle", "build_program"]
 
@@ -207,7 +208,7 @@ class kernel:  # noqa: N801
 
     def __init__(self, prog: program, name: str, signature: str):
         self.program, self.name = prog, name
-        params = [p.strip() for p in signature.split(",") if p.strip()]
+        params = split_signature(signature)
         self.item = params[0] if params and params[0].startswith(("id<", "nd_item<")) else None
         self.params = params[1:] if self.item else params
 

@@ -20,7 +20,7 @@ from .events import event
 from .handler import handler
 from .native import run_range
 from .program import kernel as Kernel
-from . import work_groups
+from . import assertions, work_groups
 
 __all__ = ["queue", "queue_state"]
 
@@ -69,8 +69,10 @@ class queue:  # noqa: N801
         if k.item is not None and k.item.startswith("nd_item"):     # reqd_work_group_size (work_groups.py)
             work_groups.check_local_size(k, geometry, self.device)
         if k.name in linked.groups:                 # a work-group per call (work_groups.py)
-            return work_groups.launch(linked, linked.groups[k.name], k, slots, geometry, self.device)
-        run_range(linked.launcher(k.name), slots, total, geometry, k.name)
+            work_groups.launch(linked, linked.groups[k.name], k, slots, geometry, self.device)
+        else:
+            run_range(linked.launcher(k.name), slots, total, geometry, k.name)
+        assertions.check()                          # a failed assert in the kernel (assertions.py)
 
     def submit(self, cgf, depends_on=None) -> event:
         if not callable(cgf):

@@ -33,6 +33,7 @@ from ..passes.ir import Module, quote_name
 from ..passes.manager import PassManager
 from .errors import errc, exception
 from .native import run_range
+from .reductions import accumulator_lines, flush_lines
 
 __all__ = ["GroupKernel", "local_memory", "lower_group_kernels", "group_launcher", "launch", "pack_local",
            "C_DTYPES", "LOCAL_ALIGN"]
@@ -102,8 +103,10 @@ def lower_group_kernels(linked: Module, shapes: dict, sub_group_size: int) -> di
     return out
 
 
-def group_launcher(shape, info: GroupKernel, name: str) -> str:
-    """LLVM IR of the launcher ``name`` of a lowered kernel (see the module docstring)."""
+def group_launcher(shape, info: GroupKernel, name: str, reducers=None) -> str:
+    """LLVM IR of the launcher ``name`` of a lowered kernel (see the module docstring);
+    ``reducers``: index -> (T, op) of its ``reducer<T, op>`` parameters (``reductions.py``)."""
+    reducers = reducers or {}
     L = [f"define void @{quote_name(name)}(ptr %args, i64 %begin, i64 %end, ptr %geom) {{", "entry:"]
     g = lambda i: [f"  %gp{i} = getelementptr i64, ptr %geom, i64 {i}",            # noqa: E731
                    f"  %g{i} = load i64, ptr %gp{i}, align 8"]
@@ -125,7 +128,9 @@ def group_launcher(shape, info: GroupKernel, name: str) -> str:
                   f"  %arg{i} = addrspacecast ptr %lp{i} to ptr addrspace(3)"]
         else:
             L += [f"  %arg{i} = load {ty}, ptr %slot{i}, align 8"]
-        call.append(f"{ty} %arg{i}")
+        if i in reducers:
+            L += accumulator_lines(i, *reducers[i])
+        call.append(f"ptr %red{i}" if i in reducers else f"{ty} %arg{i}")
     L += ["  br label %loop", "loop:", "  %grp = phi i64 [ %begin, %entry ], [ %next, %ok ]"]
     # the group's id: row-major over the group counts (last dimension fastest)
     rest = "%grp"
@@ -144,7 +149,7 @@ def group_launcher(shape, info: GroupKernel, name: str) -> str:
           "fail:", "  %x = cmpxchg ptr %err, i64 0, i64 %st seq_cst seq_cst",
           "  %won = extractvalue { i64, i1 } %x, 1", "  br i1 %won, label %where, label %exit",
           "where:", "  %gp = getelementptr i64, ptr %err, i64 1", "  store i64 %grp, ptr %gp", "  br label %exit",
-          "exit:", "  ret void", "}"]
+          "exit:"] + [line for i, r in reducers.items() for line in flush_lines(i, *r, f"%arg{i}")] + ["  ret void", "}"]
     return "\n".join(L) + "\n"
 
 

@@ -22,6 +22,7 @@ The checker is one part per concern sharing a ``CheckContext`` (``context.py``):
 ``operators``         binary operators, ``&&``/``||``, ``?:``, casts
 ``calls``             calls, item queries, built-in functions
 ``conversions``       C's implicit conversions
+``groups``            work-group functions, reducers, work-group memory, assert
 ====================  =====================================================
 """
 from __future__ import annotations
@@ -36,6 +37,7 @@ from .context import CheckContext
 from .conversions import Conversions
 from .declarations import Declarations
 from .expressions import Expressions
+from .groups import Groups
 from .operators import Operators
 from .properties import Properties
 from .scopes import Scopes
@@ -45,7 +47,8 @@ from .type_names import TypeNames
 #: context attribute -> part class
 PARTS = {"declarations": Declarations, "properties": Properties, "type_names": TypeNames,
          "constants": Constants, "statements": Statements, "scopes": Scopes,
-         "expressions": Expressions, "operators": Operators, "calls": Calls, "conversions": Conversions}
+         "expressions": Expressions, "operators": Operators, "calls": Calls, "conversions": Conversions,
+         "groups": Groups}
 
 __all__ = ["Checker", "BUILTINS"]
 

@@ -6,17 +6,25 @@ from __future__ import annotations
 
 from ...device_configs.aspects import Aspect
 from .. import ast, types
+from ..group_ops import GROUP_FUNCTIONS
 from ..item_queries import item_query
 from ..symbols import DeviceGlobalSym, FuncSym, LocalSym
-from ..types import BOOL, DOUBLE, FLOAT, HALF, INT, LONG, VOID, PointerType
+from ..types import BOOL, DOUBLE, FLOAT, HALF, INT, LONG, UINT, VOID, PointerType
 from .context import Part
 
-MATH_1 = ("sqrt", "exp", "log", "sin", "cos", "fabs", "floor", "ceil", "exp2", "log2", "log10", "tan", "round", "trunc")
+MATH_1 = ("sqrt", "exp", "log", "sin", "cos", "fabs", "floor", "ceil", "exp2", "log2", "log10", "tan", "round", "trunc",
+          "tanh", "rsqrt", "asin", "acos", "atan", "sinh", "cosh", "cbrt")
+#: floating-point functions of two and three arguments (computed in the arguments' common type)
+MATH_2 = ("pow", "fmin", "fmax", "atan2", "hypot", "copysign")
+MATH_3 = ("fma", "mad")
+#: classification: a floating-point argument, a ``bool`` result
+MATH_CLASSIFY = ("isnan", "isinf")
 ATOMIC_RMW = ("atomic_fetch_add", "atomic_fetch_sub", "atomic_fetch_min", "atomic_fetch_max",
               "atomic_fetch_and", "atomic_fetch_or", "atomic_fetch_xor", "atomic_exchange")
 ATOMIC_ARITY = {"atomic_load": 1, "atomic_store": 2, "atomic_compare_exchange": 3}
-BUILTINS = set(MATH_1) | {"pow", "min", "max", "abs", "print", "atomic_load", "atomic_store",
-                          "atomic_compare_exchange"} | set(ATOMIC_RMW)
+BUILTINS = set(MATH_1) | {"min", "max", "abs", "clamp", "print", "atomic_load", "atomic_store",
+                          "atomic_compare_exchange", "assert"} | set(ATOMIC_RMW) | set(MATH_2) | set(MATH_3) \
+    | set(MATH_CLASSIFY) | set(GROUP_FUNCTIONS)
 
 
 #: device_global member functions besides get(): name -> checker method
@@ -48,7 +56,8 @@ def known_dynamic_type(obj) -> bool:
 class Calls(Part):
     uses = {"expressions": ("expr", "rvalue", "set", "bad", "this", "item_to_long", "check_dim", "print_text",
                             "check_access"),
-            "scopes": ("lookup_local",), "conversions": ("convert",)}
+            "scopes": ("lookup_local",), "conversions": ("convert",),
+            "groups": ("group_call", "assert_call", "combine_call")}
 
     def e_Call(self, e: ast.Call):
         callee = e.callee
@@ -93,6 +102,10 @@ class Calls(Part):
         sym = self.globals.get(callee.name)
         if isinstance(sym, FuncSym):
             return self.func_call(e, sym)
+        if sym is None and callee.name in GROUP_FUNCTIONS:
+            return self.group_call(e, callee.name)
+        if sym is None and callee.name == "assert":
+            return self.assert_call(e)
         if sym is None and callee.name in BUILTINS:
             return self.builtin_call(e, callee.name)
         return None
@@ -112,6 +125,8 @@ class Calls(Part):
             callee.arrow = False            # dg->f(), as device_global::operator->
         if base.ty.is_item and not callee.arrow:
             return self.item_query_call(e, base, callee)
+        if base.ty.is_reducer and not callee.arrow:
+            return self.combine_call(e, base, callee)
         if base.ty is types.ERROR:
             return self.bad(e)
         obj = self.rvalue(base) if callee.arrow else base
@@ -227,7 +242,7 @@ class Calls(Part):
             self.error(e.loc, f"cannot query a temporary {ty}")
             return self.bad(e)
         e.kind, e.target, e.this_arg = "item_query", name, base
-        return self.set(e, LONG)
+        return self.set(e, UINT if query.how == "sub_group" else LONG)
 
     # ------------------------------------------------------------------ built-ins
     def builtin_call(self, e, name):
@@ -241,8 +256,12 @@ class Calls(Part):
             return self.print_call(e, args)
         if name in MATH_1 or name == "abs":
             return self.unary_math(e, name, args)
-        if name in ("pow", "min", "max"):
+        if name in MATH_2 or name in ("min", "max"):
             return self.binary_math(e, name, args)
+        if name in MATH_3 or name == "clamp":
+            return self.ternary_math(e, name, args)
+        if name in MATH_CLASSIFY:
+            return self.classify(e, name, args)
         return self.atomic_call(e, name, args)
 
     def arity(self, e, name, args, n) -> bool:
@@ -280,10 +299,33 @@ class Calls(Part):
             self.error(e.loc, f"'{name}' needs arithmetic arguments, not '{args[0].ty}' and '{args[1].ty}'")
             return self.bad(e)
         ty = types.usual_arithmetic(args[0].ty, args[1].ty)
-        if name == "pow" and not ty.is_float:
+        if name in MATH_2 and not ty.is_float:
             ty = DOUBLE
         e.args = [self.convert(a, ty, "argument") for a in args]
         return self.set(e, ty)
+
+    def ternary_math(self, e, name, args):
+        """``fma``, ``mad`` (floating point) and ``clamp(x, lo, hi)`` (any arithmetic
+        type): the usual arithmetic conversions over the three arguments."""
+        if not self.arity(e, name, args, 3):
+            return self.bad(e)
+        if not all(a.ty.is_arith for a in args):
+            self.error(e.loc, f"'{name}' needs arithmetic arguments, not {', '.join(repr(str(a.ty)) for a in args)}")
+            return self.bad(e)
+        ty = types.usual_arithmetic(types.usual_arithmetic(args[0].ty, args[1].ty), args[2].ty)
+        if name != "clamp" and not ty.is_float:
+            ty = DOUBLE
+        e.args = [self.convert(a, ty, "argument") for a in args]
+        return self.set(e, ty)
+
+    def classify(self, e, name, args):
+        """``isnan``/``isinf``: a floating-point argument (integers as double), a bool."""
+        if not self.arity(e, name, args, 1) or not args[0].ty.is_arith:
+            if len(args) == 1:
+                self.error(e.loc, f"'{name}' needs an arithmetic argument, not '{args[0].ty}'")
+            return self.bad(e)
+        e.args = [self.convert(args[0], args[0].ty if args[0].ty.is_float else DOUBLE, "argument")]
+        return self.set(e, BOOL)
 
     def atomic_call(self, e, name, args):
         if not self.arity(e, name, args, ATOMIC_ARITY.get(name, 2)):

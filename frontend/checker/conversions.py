@@ -48,6 +48,11 @@ def _pointer_conversion(e, src, to) -> str | None:
     """The cast kind of an implicit conversion of ``e`` (type ``src``) to pointer
     type ``to``, or None when there is none."""
     if src.is_ptr:
+        if src.space != to.space:
+            # work-group memory is also reachable through a generic pointer (OpenCL's
+            # generic address space); a generic pointer never becomes a local one
+            same = to.pointee == src.pointee or to.pointee.is_void
+            return "generic" if to.space == 0 and same else None
         if to.pointee == src.pointee or to.pointee.is_void or src.pointee.is_void:
             return "ptr"
         if src.pointee.is_class and to.pointee.is_class and src.pointee.derives_from(to.pointee):

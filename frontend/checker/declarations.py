@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import ast
 from ..symbols import DeviceGlobalSym, FuncSym
-from ..types import INT, VOID, ClassType, PointerType
+from ..types import INT, LOCAL, VOID, ClassType, PointerType
 from .calls import BUILTINS
 from .context import Part
 from .mangling import constructor_name, method_name, static_member_name, unique_id
@@ -166,26 +166,38 @@ class Declarations(Part):
                 and plist[0].type.words == ("void",) and not plist[0].type.ptr and not plist[0].dims:
             plist = []
         for i, p in enumerate(plist):
-            pty = self.resolve_type(p.type, p.dims[1:] if p.dims else ())
+            pty = self.resolve_type(p.type, p.dims[1:] if p.dims else (), allow_reducer=True)
             if pty is None:
                 params.append((p.name, INT))
                 continue
             if p.dims:
                 pty = PointerType(pty)      # array parameters are pointers, as in C
-            self.check_parameter(node, i, p, pty)
+            self.check_parameter(node, i, p, pty, params)
             if p.name in seen:
                 self.error(p.loc, f"redefinition of parameter '{p.name}'")
             seen.add(p.name)
             params.append((p.name, pty))
         return params
 
-    def check_parameter(self, node, i, p, pty):
+    def check_parameter(self, node, i, p, pty, before):
+        """Parameter ``i`` of ``node`` has type ``pty`` (``before``: the (name, type) of
+        the ones before it)."""
         if pty.is_void:
             self.error(p.loc, "parameter cannot have type void")
         elif pty.is_class and not pty.complete:
             self.error(p.loc, f"parameter has incomplete type '{pty}'")
+        if pty.is_item and pty.kind == "nd_item" and not node.is_kernel:
+            return                          # helpers take the kernel's nd_item (barriers, group functions)
         if pty.is_item and not (node.is_kernel and i == 0 and pty.kind != "range"):
             self.error(p.loc, f"{pty} can only be the first parameter of a kernel")
+        first = before[0][1] if before else None
+        if pty.is_reducer and not (node.is_kernel and first is not None and first.is_item):
+            self.error(p.loc, f"{pty} can only be a parameter of a kernel launched with parallel_for "
+                              "(first parameter id<N> or nd_item<N>)")
+        if pty.is_ptr and pty.space == LOCAL and node.is_kernel and not (first is not None and first.is_item
+                                                                          and first.kind == "nd_item"):
+            self.error(p.loc, f"a '{pty}' parameter (work-group memory sized at launch) needs an nd_range kernel "
+                              "(first parameter nd_item<N>)")
 
     def function_symbol(self, node: ast.FuncDef, cls, specs, ret, params) -> FuncSym:
         if node.is_ctor:

@@ -8,15 +8,31 @@ from .. import ast, types
 from ..constants import const_fold
 from ..data_layout import flat_fields
 from ..symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym
-from ..types import BOOL, DOUBLE, FLOAT, HALF, INT, LONG, VOID, PointerType
+from ..types import BOOL, DOUBLE, FLOAT, GENERIC, HALF, INT, LOCAL, LONG, VOID, PointerType
 from .calls import BUILTINS
 from .context import Part
+
+
+def address_space(e) -> int:
+    """The address space of lvalue ``e``'s storage: ``LOCAL`` for work-group memory
+    (a ``local`` variable, or what a ``local T*`` points to), else ``GENERIC``."""
+    t = type(e)
+    while t is ast.Index and e.kind == "array" or t is ast.Member and not e.arrow:
+        e = e.base
+        t = type(e)
+    if t is ast.Name:
+        return LOCAL if isinstance(e.sym, LocalSym) and e.sym.workgroup else GENERIC
+    pointer = e.base if t is ast.Index or t is ast.Member else e.operand if t is ast.Deref else None
+    if pointer is not None and pointer.ty is not None and pointer.ty.is_ptr:
+        return pointer.ty.space
+    return GENERIC
 
 
 class Expressions(Part):
     uses = {"scopes": ("lookup_local", "capture"), "conversions": ("convert",),
             "type_names": ("resolve_type", "is_complete", "note_type_aspects"),
-            "operators": ("binary",)}
+            "operators": ("binary",),
+            "groups": ("compound_update", "increment")}
 
     def connect(self):
         super().connect()
@@ -45,7 +61,7 @@ class Expressions(Part):
     def rvalue(self, e):
         """Array lvalues decay to a pointer to their first element."""
         if e.ty is not None and e.ty.is_array:
-            return ast.Cast(e.loc, None, e, PointerType(e.ty.elem), "decay")
+            return ast.Cast(e.loc, None, e, PointerType(e.ty.elem, address_space(e)), "decay")
         return e
 
     def set(self, e, ty, lvalue=False):
@@ -196,10 +212,12 @@ class Expressions(Part):
             self.error(e.loc, "cannot take the address of an rvalue")
             return self.bad(e)
         e.operand = x
-        return self.set(e, PointerType(x.ty))
+        return self.set(e, PointerType(x.ty, address_space(x)))
 
     def e_IncDec(self, e):
         x = self.expr(e.operand)
+        if x.ty.is_reducer:
+            return self.increment(e, x)
         if not x.lvalue or not (x.ty.is_arith or x.ty.is_ptr) or x.ty.is_bool:
             self.error(e.loc, f"'{e.op}' needs a modifiable arithmetic or pointer lvalue")
             return self.bad(e)
@@ -226,6 +244,8 @@ class Expressions(Part):
         if target.ty.is_array:
             self.error(e.loc, f"arrays cannot be assigned ('{target.ty}')")
             return self.bad(e)
+        if target.ty.is_reducer:
+            return self.compound_update(e, target)
         self.check_modifiable(target, e.loc)
         e.target = target
         value = self.rvalue(self.expr(e.value))

@@ -11,7 +11,7 @@ _BUILTIN_TYPES = {"void": "v", "bool": "b", "char": "c", "uchar": "h", "short": 
 
 def mangle_type(t) -> str:
     if t.is_ptr:
-        return "P" + mangle_type(t.pointee)
+        return ("PU3AS3" if t.space == 3 else "P") + mangle_type(t.pointee)
     if t.is_class:
         return t.mangled
     if t.is_item:

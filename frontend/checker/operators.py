@@ -128,6 +128,11 @@ class Operators(Part):
             e.kind = "noop"
         elif ty.is_arith and src.is_arith:
             e.kind = "conv"
+        elif ty.is_ptr and src.is_ptr and ty.space != src.space:
+            if ty.space != 0:
+                self.error(e.loc, f"cannot cast '{src}' to '{ty}': only work-group memory itself is local")
+                return self.bad(e)
+            e.kind = "generic"
         elif ty.is_ptr and src.is_ptr:
             e.kind = "ptr"
         elif ty.is_ptr and (src.is_int or src.is_bool):

@@ -11,7 +11,7 @@ HOST_ACCESS = {"read": 0, "write": 1, "read_write": 2, "none": 3}
 INIT_MODE = {"reprogram": 0, "reset": 1}
 PROPERTIES = {
     "function": ("indirectly_callable", "device_has"),
-    "kernel": ("calls_indirectly", "device_has", "reqd_work_group_size"),
+    "kernel": ("calls_indirectly", "device_has", "reqd_work_group_size", "reqd_sub_group_size"),
     "device_global": ("device_image_scope", "host_access", "init_mode", "implement_in_csr"),
 }
 
@@ -94,6 +94,15 @@ class Properties(Part):
                 else:
                     vals.append(int(value, 0))
             sym.reqd_wg = vals
+        if "reqd_sub_group_size" in props:
+            sym.reqd_sg = self.sub_group_size(props["reqd_sub_group_size"])
+
+    def sub_group_size(self, p) -> int | None:
+        """The one positive size ``reqd_sub_group_size(n)`` takes."""
+        if len(p.args) != 1 or p.args[0][0] != "INT" or not 0 < int(p.args[0][1], 0) < 2 ** 31:
+            self.error(p.args[0][2] if p.args else p.loc, "reqd_sub_group_size takes one positive integer")
+            return None
+        return int(p.args[0][1], 0)
 
     def dg_props(self, dcl, g: DeviceGlobalSym):
         props = self.check_props(dcl.props, "device_global", "a device_global")

@@ -85,7 +85,10 @@ class Scopes(Part):
         return sym
 
     def capture(self, sym: LocalSym) -> None:
-        """Record that the current if_device/if_host blocks use outer local ``sym``."""
+        """Record that the current if_device/if_host blocks use outer local ``sym``
+        (work-group memory is a module-level variable: nothing to capture)."""
+        if sym.workgroup:
+            return
         for b in reversed(self.bounds):
             if b is sym.boundary:
                 return

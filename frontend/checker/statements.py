@@ -15,7 +15,7 @@ from .flow import completes
 
 class Statements(Part):
     uses = {"expressions": ("expr", "rvalue"), "conversions": ("convert", "cond"),
-            "type_names": ("resolve_type", "is_complete", "note_type_aspects")}
+            "type_names": ("resolve_type", "is_complete", "note_type_aspects"), "groups": ("workgroup_variable",)}
 
     def connect(self):
         super().connect()
@@ -74,14 +74,18 @@ class Statements(Part):
         if previous is not None:
             self.error(dcl.loc, f"redefinition of '{dcl.name}'", [self.note(previous.loc, "previous definition is here")])
         self.note_type_aspects(ty, dcl.loc, f"variable of type '{ty}'")
+        workgroup = s.type.local and not s.type.ptr
+        if workgroup:
+            self.workgroup_variable(s, dcl, ty)
         if dcl.init is not None:
             if isinstance(dcl.init, ast.InitList):
                 dcl.init = self.init_list(dcl.init, ty)
             else:
                 dcl.init = self.convert(self.rvalue(self.expr(dcl.init)), ty, "initialiser")
-        elif s.type.const:
+        elif s.type.const and not workgroup:
             self.error(dcl.loc, f"const variable '{dcl.name}' needs an initialiser")
-        local = LocalSym(dcl.name, ty, s.type.const and not s.type.ptr, self.scopes.boundary, False, dcl.loc)
+        local = LocalSym(dcl.name, ty, s.type.const and not s.type.ptr, self.scopes.boundary, False, dcl.loc,
+                         workgroup)
         if local.const and (ty.is_int or ty.is_bool) and isinstance(dcl.init, ast.Expr):
             local.value = const_fold(dcl.init)
         dcl.sym = local
@@ -89,7 +93,7 @@ class Statements(Part):
 
     def local_type(self, s: ast.VarDecl, dcl: ast.Declarator):
         """The declared type of a local (``int`` after an error, to go on checking)."""
-        ty = self.resolve_type(s.type, dcl.dims)
+        ty = self.resolve_type(s.type, dcl.dims, allow_local=True)
         if dcl.props:
             self.error(dcl.props[0].loc, f"properties are not allowed on local variable '{dcl.name}'")
         if ty is None:

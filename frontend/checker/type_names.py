@@ -4,23 +4,31 @@ from __future__ import annotations
 
 from ...device_configs.aspects import Aspect
 from .. import ast, types
-from ..types import DOUBLE, HALF, ArrayType, ItemType, PointerType
+from ..types import DOUBLE, GENERIC, HALF, LOCAL, ArrayType, ItemType, PointerType
 from .context import Part
 
 
 class TypeNames(Part):
-    uses = {"constants": ("array_size",)}
+    uses = {"constants": ("array_size",), "groups": ("reducer_type",)}
 
-    def resolve_type(self, spec: ast.TypeSpec, dims=(), what="variable", allow_dg=False) -> types.Type | None:
+    def resolve_type(self, spec: ast.TypeSpec, dims=(), what="variable", allow_dg=False,
+                     allow_local=False, allow_reducer=False) -> types.Type | None:
+        """The type ``spec`` names with array ``dims``; ``allow_local``: ``local T``
+        (work-group memory) may be declared here, ``allow_reducer``: a ``reducer<T, op>`` may."""
         if spec.kind == "dg":
             return self.device_global_element(spec, allow_dg)
+        if spec.kind == "reducer":
+            return self.reducer(spec, dims, allow_reducer)
         ty = self.base_type(spec)
         if ty is None:
             return None
         if ty is HALF:
             self.prog.uses_half = True
-        for _ in range(spec.ptr):
-            ty = PointerType(ty)
+        if spec.local and not spec.ptr and not allow_local:
+            self.error(spec.loc, "'local' declares work-group memory only as a variable in a function body; "
+                                 "a pointer into it is 'local T*'")
+        for i in range(spec.ptr):
+            ty = PointerType(ty, LOCAL if spec.local and i == 0 else GENERIC)
         for dim in reversed(dims):
             n = self.array_size(dim, spec.loc)
             if n is None:
@@ -47,6 +55,15 @@ class TypeNames(Part):
             self.error(spec.loc, f"{spec.name}<{spec.dims}>: dimensions must be 1, 2 or 3")
             return None
         return ItemType(spec.name, spec.dims)
+
+    def reducer(self, spec: ast.TypeSpec, dims, allowed: bool) -> types.Type | None:
+        if not allowed or spec.ptr or dims or spec.local:
+            self.error(spec.loc, "reducer<T, op> can only be the type of a parameter of a parallel_for kernel")
+            return None
+        elem = self.resolve_type(spec.inner, ())
+        if elem is None:
+            return None
+        return self.reducer_type(elem, spec.name, spec)
 
     def device_global_element(self, spec: ast.TypeSpec, allow_dg: bool) -> types.Type | None:
         """``T`` of ``device_global<T>``, where a device global may be declared."""

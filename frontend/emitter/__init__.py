@@ -21,7 +21,8 @@ The emitter is one part per concern sharing an ``EmitContext`` (``context.py``):
 ``globals`` (declarations, vtables, device globals, metadata), ``llvm_types``
 (types and constants), ``functions`` (bodies, constructors, if_device lambdas),
 ``statements``, ``expressions``, ``calls`` (calls, new, item queries,
-built-ins) and ``memory`` (addresses, loads, stores).
+built-ins), ``memory`` (addresses, loads, stores) and ``groups`` (work-group
+memory, group functions, reducers, ``assert``).
 """
 from __future__ import annotations
 
@@ -35,13 +36,14 @@ from .context import EmitContext
 from .expressions import Expressions
 from .functions import Functions
 from .globals import Globals
+from .groups import Groups
 from .llvm_types import LlvmTypes
 from .memory import Memory
 from .statements import Statements
 
 #: context attribute -> part class
 PARTS = {"llvm_types": LlvmTypes, "globals": Globals, "functions": Functions, "statements": Statements,
-         "memory": Memory, "expressions": Expressions, "calls": Calls}
+         "memory": Memory, "expressions": Expressions, "calls": Calls, "groups": Groups}
 
 __all__ = ["emit", "Emitter"]
 

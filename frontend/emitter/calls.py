@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from .. import ast
 from ..ir_attributes import render
-from ..ir_writer import DOUBLE, I1, I32, I64, PTR, Function, const, int_type
+from ..ir_writer import DOUBLE, FLOAT, I1, I32, I64, PTR, Function, const, int_type
 from ..data_layout import flat_fields, sizeof
 from ..item_queries import item_query
 from .context import ZERO32, Part, i32, i64
 
 _UNARY_MATH = frozenset(("sqrt", "exp", "log", "sin", "cos", "fabs", "floor", "ceil", "exp2", "log2",
-                         "log10", "tan", "round", "trunc"))
+                         "log10", "tan", "round", "trunc", "tanh", "asin", "acos", "atan", "sinh", "cosh"))
+#: built-ins that are one LLVM intrinsic of two or three operands of the result type
+_INTRINSIC = {"pow": "pow", "fmin": "minnum", "fmax": "maxnum", "atan2": "atan2", "copysign": "copysign",
+              "fma": "fma", "mad": "fmuladd"}
+#: built-ins that LLVM has no intrinsic for: C's math library (``cbrtf``/``cbrt``)
+_LIBM = frozenset(("cbrt", "hypot"))
 
 
 def _suffix(ty):
@@ -23,7 +28,8 @@ def _suffix(ty):
 class Calls(Part):
     uses = {"memory": ("addr", "dg_addr", "from_abi", "gep", "load", "member_gep", "store", "to_abi"),
             "globals": ("at", "cstring", "intrinsic"), "functions": ("construct_implicit",),
-            "llvm_types": ("lltype", "valtype", "zero"), "expressions": ("value",)}
+            "llvm_types": ("lltype", "valtype", "zero"), "expressions": ("value",),
+            "groups": ("e_group", "e_reducer", "e_assert", "sub_group_query")}
 
     def e_New(self, e):
         b = self.cx.fn.builder
@@ -48,6 +54,12 @@ class Calls(Part):
             return self.load(self.dg_addr(e.callee.sym), e.ty)
         if kind == "item_query":
             return self.item_query(e)
+        if kind == "group":
+            return self.e_group(e)
+        if kind == "reducer":
+            return self.e_reducer(e)
+        if kind == "assert":
+            return self.e_assert(e)
         f = e.target
         args = [self.to_abi(self.value(a), t) for a, (_, t) in zip(e.args, f.params)]
         at = self.at(e.loc)
@@ -76,6 +88,8 @@ class Calls(Part):
         ty = item.ty
         addr = self.addr(item)
         query = item_query(ty.kind, e.target)
+        if query.how == "sub_group":
+            return self.sub_group_query(e.target)
 
         def field(idx, d):
             return b.load(self.gep(addr, [ZERO32, i32(idx), d], ty), I64)
@@ -106,14 +120,20 @@ class Calls(Part):
         t = self.valtype(ty)
         if name in _UNARY_MATH:
             return b.call(self.intrinsic(f"llvm.{name}.{_suffix(ty)}", t, [t]), args)
-        if name == "pow":
-            return b.call(self.intrinsic(f"llvm.pow.{_suffix(ty)}", t, [t, t]), args)
+        if name in _INTRINSIC:
+            return b.call(self.intrinsic(f"llvm.{_INTRINSIC[name]}.{_suffix(ty)}", t, [t] * len(args)), args)
+        if name in _LIBM:
+            return self.libm(name, ty, args)
+        if name == "rsqrt":
+            root = b.call(self.intrinsic(f"llvm.sqrt.{_suffix(ty)}", t, [t]), args)
+            return b.binop("fdiv", const(t, 1.0), root)
+        if name in ("isnan", "isinf"):
+            return self.classify(name, e.args[0].ty, args[0])
+        if name == "clamp":
+            low = self.min_max("max", ty, [args[0], args[1]])
+            return self.min_max("min", ty, [low, args[2]])
         if name in ("min", "max"):
-            if ty.is_float:
-                op = "minnum" if name == "min" else "maxnum"
-            else:
-                op = ("s" if ty.signed and not ty.is_bool else "u") + name
-            return b.call(self.intrinsic(f"llvm.{op}.{_suffix(ty)}", t, [t, t]), args)
+            return self.min_max(name, ty, args)
         if name == "abs":
             if ty.is_float:
                 return b.call(self.intrinsic(f"llvm.fabs.{_suffix(ty)}", t, [t]), args)
@@ -121,6 +141,36 @@ class Calls(Part):
                 return args[0]
             return b.call(self.intrinsic(f"llvm.abs.{_suffix(ty)}", t, [t, I1]), [args[0], const(I1, 0)])
         return self.atomic(e, name, args)
+    def min_max(self, name, ty, args):
+        t = self.valtype(ty)
+        if ty.is_float:
+            op = "minnum" if name == "min" else "maxnum"
+        else:
+            op = ("s" if ty.signed and not ty.is_bool else "u") + name
+        return self.cx.fn.builder.call(self.intrinsic(f"llvm.{op}.{_suffix(ty)}", t, [t, t]), args)
+
+    def libm(self, name, ty, args):
+        """``cbrt``/``hypot`` through C's math library (``half`` computed in float)."""
+        b = self.cx.fn.builder
+        t = self.valtype(ty)
+        if ty.bits == 16:
+            args = [b.cast("fpext", a, FLOAT) for a in args]
+        ct = DOUBLE if ty.bits == 64 else FLOAT
+        fn = self.cx.module.globals.get(name if ty.bits == 64 else name + "f")
+        if fn is None:
+            fn = self.cx.module.add(Function(name if ty.bits == 64 else name + "f", ct, [ct] * len(args)))
+        r = b.call(fn, args)
+        return b.cast("fptrunc", r, t) if ty.bits == 16 else r
+
+    def classify(self, name, ty, x):
+        """``isnan``: unordered with itself; ``isinf``: ``|x|`` equals infinity."""
+        b = self.cx.fn.builder
+        if name == "isnan":
+            return b.fcmp("!=", x, x, ordered=False)      # une: only a NaN differs from itself
+        t = self.valtype(ty)
+        magnitude = b.call(self.intrinsic(f"llvm.fabs.{_suffix(ty)}", t, [t]), [x])
+        return b.fcmp("==", magnitude, const(t, float("inf")), ordered=True)
+
     def atomic(self, e, name, args):
         b = self.cx.fn.builder
         vt = e.args[0].ty.pointee

@@ -57,6 +57,7 @@ class EmitContext:
         self.dgs: dict = {}             # DeviceGlobalSym -> GlobalVariable
         self.intrinsics: dict = {}      # name -> Function
         self.strings: dict = {}         # text -> GlobalVariable
+        self.workgroup: dict = {}       # LocalSym of work-group memory -> its addrspace(3) GlobalVariable
 
 
 class Part(parts.Part):

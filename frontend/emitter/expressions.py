@@ -164,7 +164,7 @@ class Expressions(Part):
             return b.extract_value(self.value(op), [0, 0])
         if kind == "null":
             self.value(e.operand)
-            return NULL
+            return NULL if not e.ty.is_ptr else const(self.lltype(e.ty), None)
         if kind == "upcast":
             v = self.value(e.operand)
             path = e.operand.ty.pointee.base_path(e.ty.pointee)
@@ -176,8 +176,10 @@ class Expressions(Part):
             return v
         if kind == "tobool":
             return self.nonzero(v, e.operand.ty)
+        if kind == "generic":               # work-group memory through a generic pointer
+            return b.cast("addrspacecast", v, PTR)
         if kind == "int2ptr":
-            return b.cast("inttoptr", v, PTR)
+            return b.cast("inttoptr", v, self.lltype(e.ty))
         if kind == "ptr2int":
             return b.cast("ptrtoint", v, self.lltype(e.ty))
         if kind == "conv":

@@ -12,7 +12,8 @@ from .context import ZERO32, FunctionState, Part, i32
 
 class Functions(Part):
     uses = {"statements": ("block",), "llvm_types": ("lltype", "zero"), "memory": ("member_gep",),
-            "globals": ("source_facts",)}
+            "globals": ("source_facts",),
+            "groups": ("workgroup_variable",)}
 
     def define_fn(self, f: FuncSym):
         fn = self.fns[f]
@@ -42,6 +43,8 @@ class Functions(Part):
         """Storage of a local; parameters (and ``this``) are found by name the first time."""
         st = self.cx.fn
         addr = st.locals.get(sym)
+        if addr is None and sym.workgroup:
+            return self.workgroup_variable(sym)
         if addr is None:
             addr = st.locals.get(sym.name if sym.is_param else None)
             if addr is None:

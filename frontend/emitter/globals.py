@@ -57,6 +57,8 @@ class Globals(Part):
             fn.metadata["sycl_declared_aspects"] = self.cx.module.metadata([i32(int(a)) for a in sorted(f.device_has)])
         if f.reqd_wg:
             fn.metadata["reqd_work_group_size"] = self.cx.module.metadata([i32(v) for v in f.reqd_wg])
+        if f.reqd_sg:
+            fn.metadata["intel_reqd_sub_group_size"] = self.cx.module.metadata([i32(f.reqd_sg)])
         if f.defined and f.loc is not None:
             fn.metadata["minisycl.loc"] = self.loc_md(f.loc)
         fn.metadata.update(self.source_facts(f))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...device_configs.aspects import HALF_CLASS
-from ..ir_writer import (DOUBLE, FLOAT, HALF, I1, I64, NULL, PTR, VOID, array_type, const,
+from ..ir_writer import (DOUBLE, FLOAT, HALF, I1, I64, NULL, PTR, PTR_LOCAL, VOID, array_type, const,
                          const_aggregate, int_type)
 from ..data_layout import ND_ITEM_FIELDS
 from .context import Part
@@ -28,7 +28,9 @@ class LlvmTypes(Part):
             else:
                 t = FLOAT if ty.bits == 32 else DOUBLE
         elif ty.is_ptr:
-            t = PTR
+            t = PTR_LOCAL if ty.space == 3 else PTR
+        elif ty.is_reducer:
+            t = PTR             # the accumulator of the thread running the work-item
         elif ty.is_array:
             t = array_type(self.lltype(ty.elem), ty.count)
         elif ty.is_item:

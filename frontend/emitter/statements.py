@@ -39,6 +39,8 @@ class Statements(Part):
             sym = dcl.sym
             if sym is None:
                 continue
+            if sym.workgroup:               # work-group memory: a module-level variable (groups.py)
+                continue
             slot = st.allocas.alloca(self.lltype(sym.ty), name=sym.name)
             st.locals[sym] = slot
             if dcl.init is not None:

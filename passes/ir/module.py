@@ -576,6 +576,13 @@ class Global:
         return at + toks[k + 1][1], at + toks[end - 1][2]
 
     @property
+    def address_space(self) -> int:
+        """The variable's address space (``addrspace(N)`` before its kind; 0 without)."""
+        words = self._parsed()[0]
+        at = words.index("addrspace") if "addrspace" in words else -1
+        return int(words[at + 2]) if at >= 0 and len(words) > at + 2 and words[at + 2].isdigit() else 0
+
+    @property
     def value_type(self) -> str:
         s, e = self._type_span()
         return self.line[s:e]

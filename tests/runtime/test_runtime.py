@@ -258,14 +258,17 @@ print(np.asarray(p).tolist(), k.from_disk)
     assert second.stdout.strip() == "[1, 1, 1, 1] True", second.stderr
 
 
-@pytest.mark.parametrize("example", ["shapes", "counter", "clamp"])
+@pytest.mark.parametrize("example", ["shapes", "counter", "clamp", "tiled_matmul", "scan"])
 def test_examples_run(example):
     root = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
     proc = subprocess.run([sys.executable, os.path.join(root, f"{example}.py")], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     expected = {"shapes": "Required aspect fp64 is not supported on the device",
-                "counter": "hits = 11000 (expected 11000)", "clamp": "device: [0.0, 0.25, 0.75, 1.0]"}[example]
+                "counter": "hits = 11000 (expected 11000)", "clamp": "device: [0.0, 0.25, 0.75, 1.0]",
+                "tiled_matmul": "tiled == numpy: True\ntiled == naive: True",
+                "scan": "scan == numpy.cumsum: True\nsub-group scans"}[example]
     assert expected in proc.stdout
+    assert "False" not in proc.stdout
 
 
 def test_default_device_from_environment(monkeypatch):
