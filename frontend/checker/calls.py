@@ -113,16 +113,10 @@ class Calls(Part):
     def member_call(self, e, callee: ast.Member):
         """``x.f(...)`` / ``p->f(...)``: a method, an item query or ``dg.get()``."""
         base = self.expr(callee.base)
-        if _is_device_global(base) and callee.name == "get" and not callee.arrow:
-            if e.args:
-                self.error(e.loc, "device_global::get() takes no arguments")
-            e.kind = "dg_get"
-            e.callee = base
-            return self.set(e, base.ty, lvalue=True)
-        if _is_device_global(base) and not callee.arrow and callee.name in DG_MEMBERS:
-            return getattr(self, DG_MEMBERS[callee.name])(e, base)
-        if _is_device_global(base) and callee.arrow and base.ty.is_class:
-            callee.arrow = False            # dg->f(), as device_global::operator->
+        if _is_device_global(base):
+            done = self.device_global_member(e, base, callee)
+            if done is not None:
+                return done
         if base.ty.is_item and not callee.arrow:
             return self.item_query_call(e, base, callee)
         if base.ty.is_reducer and not callee.arrow:
@@ -149,6 +143,21 @@ class Calls(Part):
             addr.operand, addr.ty, addr.lvalue = obj, PointerType(cls), False
             obj = addr
         return self.method_call(e, obj, m, via_pointer=virtual)
+
+    def device_global_member(self, e, base, callee: ast.Member):
+        """``dg.get()``, ``dg.get_multi_ptr()``, ``dg.has_property(..)``/``get_property(..)``;
+        None for a method of ``T`` (``dg->f()`` is then ``dg.f()``, as ``operator->``)."""
+        if callee.name == "get" and not callee.arrow:
+            if e.args:
+                self.error(e.loc, "device_global::get() takes no arguments")
+            e.kind = "dg_get"
+            e.callee = base
+            return self.set(e, base.ty, lvalue=True)
+        if not callee.arrow and callee.name in DG_MEMBERS:
+            return getattr(self, DG_MEMBERS[callee.name])(e, base)
+        if callee.arrow and base.ty.is_class:
+            callee.arrow = False
+        return None
 
     def dg_multi_ptr(self, e, base):
         """``dg.get_multi_ptr()``: a pointer to the global's ``T`` (SYCL's
