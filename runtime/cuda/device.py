@@ -62,6 +62,9 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
     """One NVIDIA GPU: ``ordinal`` is the driver's device number."""
 
     backend = "cuda"
+    #: code addresses belong to one driver module: a program's kernels are linked into one
+    #: module per device and context (``program._whole_program``), so vtables work across kernels
+    whole_program = True
 
     def __init__(self, config, ordinal: int, handle: int, name: str, gpu_name: str, attrs: dict, total_memory: int):
         super().__init__(config)
