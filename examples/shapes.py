@@ -19,7 +19,7 @@ for name in [sys.argv[1]] if len(sys.argv) > 1 else [sycl.default_device().name,
     print(f"{name}: areas = {[round(float(a), 3) for a in np.asarray(out)]}")
     precise = sycl.malloc_shared(1, np.float64, q)
     try:
-        q.single_task(prog.kernel("precise"), shapes, precise)
+        q.single_task(prog.kernel("precise"), shapes, precise).wait()
         print(f"{name}: precise area of shape 0 = {precise[0]}")
     except sycl.exception as err:
         print(f"{name}: precise: {err.code().name}: {err}")

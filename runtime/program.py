@@ -127,12 +127,12 @@ class program:  # noqa: N801
         missing = missing_requirements(self.images[main], dev)
         if missing:
             raise exception(errc.kernel_not_supported, "; ".join(missing))
-        chosen = self.images_to_link(main, dev)
+        chosen = self._whole_program(dev) if getattr(dev, "whole_program", False) else self.images_to_link(main, dev)
         key = (tuple(chosen), dev.name, ctx.id)
         with self._lock:
             linked = self._cache.get(key)
             if linked is None:
-                kernels = [k for k in self.images[main].entry_points if k in self.signatures]
+                kernels = [k for i in chosen for k in self.images[i].entry_points if k in self.signatures]
                 # a device with its own code generation (an NVIDIA GPU: ``cuda/codegen.py``) links them itself
                 custom = getattr(dev, "link_images", None)
                 images = [self.images[i].ir for i in chosen]
@@ -143,6 +143,18 @@ class program:  # noqa: N801
                 self._cache[key] = linked
                 self.builds += 1
         return linked, chosen
+
+    def _whole_program(self, dev: Device) -> list[int]:
+        """Every kernel image ``dev`` supports with the images each links (step 3), in
+        one list: for a device whose code addresses belong to one driver module (an
+        NVIDIA GPU), so that an object one kernel constructs (its vtable's function
+        pointers) can be used by every other kernel."""
+        out: list[int] = []
+        for i, im in enumerate(self.images):
+            if im.target is None and not im.dummy and any(k in self.signatures for k in im.entry_points) \
+                    and not missing_requirements(im, dev):
+                out += [j for j in self.images_to_link(i, dev) if j not in out]
+        return out
 
     def device_global(self, name: str):
         """The handle of a device global, by source name, IR name or unique id."""

@@ -78,7 +78,7 @@ def _libdevice(path: str) -> str:
                 text = read_bundle_bitcode(fh.read(), f"libdevice {path}", cut=lambda t: t)
             text = re.sub(r'(?m)^target datalayout = .*$', "", text)
             text = re.sub(r'(?m)^target triple = .*$', 'target triple = "nvptx64-nvidia-cuda"', text)
-            text = re.sub(r"call i32 @__nvvm_reflect\([^)]*\)", "add i32 0, 0", text)
+            text = re.sub(r"call i32 @__nvvm_reflect\([^)]*\)(?: #\d+)?", "add i32 0, 0", text)
             text = re.sub(r"(?m)^declare [^\n]*@__nvvm_reflect\([^\n]*\n", "", text)
             _libdevice_text[path] = text
         return text

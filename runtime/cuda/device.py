@@ -29,6 +29,9 @@ from . import driver
 
 __all__ = ["cuda_device", "cuda_devices", "config_for"]
 
+#: the context this module made current on each thread (a ``cuCtxSetCurrent`` saved per call)
+_current = threading.local()
+
 #: CUdevice_attribute values used here
 ATTR = {"max_threads_per_block": 1, "max_block_x": 2, "max_block_y": 3, "max_block_z": 4, "max_grid_x": 5,
         "max_grid_y": 6, "max_grid_z": 7, "max_shared_per_block": 8, "warp_size": 10, "multiprocessors": 16,
@@ -59,6 +62,9 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
     """One NVIDIA GPU: ``ordinal`` is the driver's device number."""
 
     backend = "cuda"
+    #: code addresses belong to one driver module: a program's kernels are linked into one
+    #: module per device and context (``program._whole_program``), so vtables work across kernels
+    whole_program = True
 
     def __init__(self, config, ordinal: int, handle: int, name: str, gpu_name: str, attrs: dict, total_memory: int):
         super().__init__(config)
@@ -96,7 +102,9 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
                     self._context = ctx
         if self.lost:
             raise exception(errc.runtime, self.lost)
-        driver.call("cuCtxSetCurrent", self._context)
+        if getattr(_current, "context", None) is not self._context:
+            driver.call("cuCtxSetCurrent", self._context)
+            _current.context = self._context
 
     def free_memory(self) -> int:
         self.activate()

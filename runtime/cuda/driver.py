@@ -179,15 +179,24 @@ def raise_for(rc: int, what: str):
     raise DriverError(code, message, rc, name)
 
 
-def call(name: str, *args, what: str | None = None) -> None:
-    """Call driver function ``name``; a failure raises (``raise_for``)."""
+#: name -> the library's function (looked up once: a launch makes several calls)
+_functions: dict = {}
+
+
+def _function(name: str):
     lib = _lib or load()
     if lib is None:
         raise exception(errc.runtime, f"the CUDA driver is not available ({_why})")
     fn = getattr(lib, name, None)
     if fn is None:
         raise exception(errc.feature_not_supported, f"this CUDA driver has no {name}")
-    rc = fn(*args)
+    _functions[name] = fn
+    return fn
+
+
+def call(name: str, *args, what: str | None = None) -> None:
+    """Call driver function ``name``; a failure raises (``raise_for``)."""
+    rc = (_functions.get(name) or _function(name))(*args)
     if rc != 0:
         raise_for(rc, what or name)
 
@@ -195,4 +204,4 @@ def call(name: str, *args, what: str | None = None) -> None:
 def query(name: str, *args) -> int:
     """Call ``name`` and return its ``CUresult`` without raising (for queries
     whose "not ready" answer is not an error)."""
-    return getattr(_lib, name)(*args)
+    return (_functions.get(name) or _function(name))(*args)

@@ -72,9 +72,8 @@ class cuda_event(event):  # noqa: N801
 
     def __del__(self):
         try:
-            for ev in (self._start, self._end):
-                if ev is not None and ev is not self._q._ref:
-                    driver.query("cuEventDestroy_v2", ev)
+            for ev in {id(e): e for e in (self._start, self._end) if e is not None}.values():
+                self._q._recycle(ev)
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
 
@@ -159,7 +158,11 @@ class cuda_queue(queue):  # noqa: N801
         driver.call("cuStreamCreate", ctypes.byref(self._stream), _NON_BLOCKING, what=f"a stream on {self.device.name}")
         self._pending: list[str] = []          # kernels launched since the last synchronisation
         self._ref = None
+        self._pool = {True: [], False: []}       # free events, by whether they record time
+        self._timing: dict[int, bool] = {}
         self._graphs: dict = {}
+        self._functions: dict = {}     # (program id, kernel) -> CUfunction (programs kept in _keep)
+        self._keep: list = []
         if enable_profiling:
             self._ref = self._new_event(timing=True)
             driver.call("cuEventRecord", self._ref, self._stream)
@@ -168,6 +171,8 @@ class cuda_queue(queue):  # noqa: N801
 
     def __del__(self):
         try:
+            for ev in self._pool[True] + self._pool[False]:
+                driver.query("cuEventDestroy_v2", ev)
             if getattr(self, "_stream", None):
                 driver.query("cuStreamDestroy_v2", self._stream)
         except Exception:  # noqa: BLE001 - interpreter shutdown
@@ -176,9 +181,18 @@ class cuda_queue(queue):  # noqa: N801
     # -- building blocks ----------------------------------------------------------------
 
     def _new_event(self, timing: bool):
+        pool = self._pool[timing]
+        if pool:
+            return pool.pop()
         ev = ctypes.c_void_p()
         driver.call("cuEventCreate", ctypes.byref(ev), 0 if timing else _DISABLE_TIMING)
+        self._timing[ev.value] = timing
         return ev
+
+    def _recycle(self, ev) -> None:
+        """An event no one can wait on any more goes back to the pool (no create/destroy per command)."""
+        if ev is not self._ref:
+            self._pool[self._timing.get(ev.value, True)].append(ev)
 
     def _gpu_ns(self, ev) -> int:
         ms = ctypes.c_float()
@@ -217,8 +231,12 @@ class cuda_queue(queue):  # noqa: N801
             self._pending = []
 
     def _launch(self, k, slots, total: int, geometry) -> None:
-        linked, _ = k.program.linked_for(k.name, self.device, self.context)
-        fn = linked.function(k.name)
+        key = (id(k.program), k.name)
+        fn = self._functions.get(key)
+        if fn is None:              # the program keeps its built module for this device and context
+            linked, _ = k.program.linked_for(k.name, self.device, self.context)
+            fn = self._functions[key] = (linked.function(k.name), k.program)[0]
+            self._keep.append(k.program)
         for i, ty in enumerate(k.params):
             if ty.endswith("*") and slots[i]:
                 owner = _live.get(int(slots[i]))      # the allocation the address starts, if any
@@ -235,7 +253,6 @@ class cuda_queue(queue):  # noqa: N801
         base = ctypes.addressof(slots)
         ptrs += [base + 8 * i for i in range(n)]
         params = (ctypes.c_void_p * max(len(ptrs), 1))(*ptrs)
-        self.device.activate()
         try:
             driver.call("cuLaunchKernel", fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0,
                         self._stream, params, None, what=f"launching kernel '{k.name}'")

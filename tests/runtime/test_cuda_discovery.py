@@ -13,6 +13,7 @@ def fresh_driver(monkeypatch):
     monkeypatch.setattr(driver, "_tried", False)
     monkeypatch.setattr(driver, "_lib", None)
     monkeypatch.setattr(driver, "_why", None)
+    monkeypatch.setattr(driver, "_functions", {})
     cuda_device_mod.cuda_devices.cache_clear()
     yield
     cuda_device_mod.cuda_devices.cache_clear()

@@ -1,0 +1,210 @@
+"""NVIDIA GPU speed (issue 20, point 9): minisycl on the GPU beside CUDA itself, in one run.
+
+(a) saxpy on 2^26 floats (bandwidth; CUDA: 2.66 TB/s on the H100);
+(b) the naive matrix product, n = 2048, one work-item per element (CUDA's naive kernel: 3.19 ms);
+(c) launch + synchronize of a tiny kernel (CUDA: 9.0 us);
+(d) 100 tiny kernels eagerly, and as a command graph replayed (per node; a CUDA graph: 0.99 us);
+(e) first launch (lowering, PTX, driver JIT) and cached launch (PTX from the disk cache).
+
+CUDA's figures come from CuPy (NVRTC-compiled kernels of the same code) timed in
+this run when ``cupy`` imports; otherwise the figures measured on the lent H100
+(``cuda-backend.md``) are printed, labelled "reference".  Kernel times are the
+best of several runs timed with wall clock around ``wait()`` (minisycl) and
+``synchronize()`` (CuPy).
+
+    python bench/bench_gpu.py [--n 67108864] [--matmul 2048]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import source_file  # noqa: E402
+
+from minisycl import runtime as sycl  # noqa: E402
+
+KSL = """
+kernel saxpy(id<1> i, float a, float* x, float* y) { y[i] = a * x[i] + y[i]; }
+kernel matmul(id<2> ij, int n, float* A, float* B, float* C) {
+  int i = (int)ij[0]; int j = (int)ij[1]; float s = 0.0f;
+  for (int k = 0; k < n; k++) { s += A[i * n + k] * B[k * n + j]; }
+  C[i * n + j] = s;
+}
+kernel nop(int* p) { }
+"""
+
+CUDA_SRC = r"""
+extern "C" __global__ void saxpy(float a, const float* x, float* y, long long n) {
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = a * x[i] + y[i]; }
+extern "C" __global__ void matmul(int n, const float* A, const float* B, float* C) {
+  int j = blockIdx.x * blockDim.x + threadIdx.x, i = blockIdx.y * blockDim.y + threadIdx.y;
+  if (i < n && j < n) { float s = 0.0f; for (int k = 0; k < n; k++) s += A[i * n + k] * B[k * n + j]; C[i * n + j] = s; } }
+extern "C" __global__ void nop(int* p) { }
+"""
+
+REFERENCE = {"saxpy_s": 303e-6, "matmul_s": 3.19e-3, "launch_s": 9.0e-6, "eager_s": 4.7e-6, "graph_s": 0.99e-6}
+
+
+def best(fn, repeat=7):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def median(fn, count):
+    times = []
+    for _ in range(count):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[len(times) // 2]
+
+
+def minisycl_figures(gpu, n: int, m: int) -> dict:
+    out = {}
+    cache = tempfile.mkdtemp(prefix="minisycl-gpu-cache-")
+    os.environ["MINISYCL_CACHE_DIR"] = cache
+    path = source_file(KSL)
+    prog = sycl.build_program([path])
+    q = sycl.queue(gpu, in_order=True)
+    t0 = time.perf_counter()
+    p1 = sycl.malloc_device(1, np.int32, q)
+    q.single_task(prog.kernel("nop"), p1).wait()
+    out["first_s"] = time.perf_counter() - t0
+    again = sycl.build_program([path])          # a new program: PTX from the disk cache, driver JIT again
+    t0 = time.perf_counter()
+    q.single_task(again.kernel("nop"), p1).wait()
+    out["cached_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    q.single_task(prog.kernel("nop"), p1).wait()
+    out["warm_s"] = time.perf_counter() - t0
+
+    x, y = sycl.malloc_device(n, np.float32, q), sycl.malloc_device(n, np.float32, q)
+    q.fill(x, np.float32(1.0), n)
+    q.fill(y, np.float32(2.0), n).wait()
+    k = prog.kernel("saxpy")
+    q.parallel_for(k, n, 2.0, x, y).wait()
+    out["saxpy_s"] = best(lambda: q.parallel_for(k, n, 2.0, x, y).wait(), 20)
+
+    a, b, c = (sycl.malloc_device(m * m, np.float32, q) for _ in range(3))
+    rng = np.random.default_rng(1)
+    ha, hb = rng.random((m, m), dtype=np.float32), rng.random((m, m), dtype=np.float32)
+    q.memcpy(a, ha, ha.nbytes)
+    q.memcpy(b, hb, hb.nbytes).wait()
+    mm = prog.kernel("matmul")
+    q.parallel_for(mm, sycl.range(m, m), m, a, b, c).wait()
+    out["matmul_s"] = best(lambda: q.parallel_for(mm, sycl.range(m, m), m, a, b, c).wait(), 5)
+    hc = np.empty((m, m), np.float32)
+    q.memcpy(hc, c, hc.nbytes).wait()
+    rows = [0, m // 2, m - 1]
+    out["matmul_ok"] = bool(np.allclose(hc[rows], ha[rows] @ hb, rtol=1e-3))
+
+    nop = prog.kernel("nop")
+    out["launch_s"] = median(lambda: q.single_task(nop, p1).wait(), 2000)
+
+    def eager():
+        for _ in range(100):
+            q.single_task(nop, p1)
+        q.wait()
+    out["eager_s"] = best(eager, 20) / 100
+    g = sycl.command_graph(q)
+    prev = None
+    for _ in range(100):
+        prev = g.add(lambda h: h.single_task(nop, p1), depends_on=[prev] if prev else [])
+    ex = g.finalize()
+    q.ext_oneapi_graph(ex).wait()
+    out["graph_s"] = best(lambda: q.ext_oneapi_graph(ex).wait(), 20) / 100
+    return out
+
+
+def cupy_figures(n: int, m: int) -> dict | None:
+    try:
+        import cupy as cp
+    except ImportError:
+        return None
+    mod = cp.RawModule(code=CUDA_SRC)
+    saxpy, matmul, nop = mod.get_function("saxpy"), mod.get_function("matmul"), mod.get_function("nop")
+    out = {}
+    x, y = cp.ones(n, cp.float32), cp.full(n, 2.0, cp.float32)
+    sync = cp.cuda.Device().synchronize
+    run = lambda: (saxpy(((n + 255) // 256,), (256,), (cp.float32(2.0), x, y, cp.int64(n))), sync())  # noqa: E731
+    run()
+    out["saxpy_s"] = best(run, 20)
+    a, b, c = (cp.random.random((m, m), dtype=cp.float32) for _ in range(3))
+    mrun = lambda: (matmul(((m + 31) // 32, (m + 7) // 8), (32, 8), (cp.int32(m), a, b, c)), sync())  # noqa: E731
+    mrun()
+    out["matmul_s"] = best(mrun, 5)
+    p = cp.zeros(1, cp.int32)
+    one = lambda: (nop((1,), (1,), (p,)), sync())  # noqa: E731
+    out["launch_s"] = median(one, 2000)
+
+    def eager():
+        for _ in range(100):
+            nop((1,), (1,), (p,))
+        sync()
+    out["eager_s"] = best(eager, 20) / 100
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        s.begin_capture()
+        for _ in range(100):
+            nop((1,), (1,), (p,))
+        graph = s.end_capture()
+    graph.launch(s)
+    s.synchronize()
+    out["graph_s"] = best(lambda: (graph.launch(s), s.synchronize()), 20) / 100
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=1 << 26)
+    ap.add_argument("--matmul", type=int, default=2048)
+    args = ap.parse_args(argv)
+    gpus = [d for d in sycl.get_devices() if getattr(d, "backend", None) == "cuda"]
+    if not gpus:
+        print("bench_gpu: no NVIDIA GPU (the CUDA driver lists none): nothing to measure")
+        return 0
+    gpu = gpus[0]
+    print(f"device: {gpu.name} [{gpu.describe()}]")
+    ours = minisycl_figures(gpu, args.n, args.matmul)
+    cuda = cupy_figures(args.n, args.matmul)
+    label = "CUDA (CuPy, this run)" if cuda else "CUDA (reference, cuda-backend.md)"
+    cuda = cuda or REFERENCE
+    n, m = args.n, args.matmul
+    bw = lambda s: 12 * n / s / 1e12  # noqa: E731
+    fl = lambda s: 2 * m ** 3 / s / 1e12  # noqa: E731
+    rows = [
+        ("saxpy 2^%d floats" % (n.bit_length() - 1), f"{ours['saxpy_s'] * 1e6:.0f} us = {bw(ours['saxpy_s']):.2f} TB/s",
+         f"{cuda['saxpy_s'] * 1e6:.0f} us = {bw(cuda['saxpy_s']):.2f} TB/s", cuda["saxpy_s"] / ours["saxpy_s"], ">= 0.95"),
+        (f"naive matmul n={m}", f"{ours['matmul_s'] * 1e3:.2f} ms = {fl(ours['matmul_s']):.1f} TFLOP/s"
+         + ("" if ours["matmul_ok"] else " (WRONG RESULT)"),
+         f"{cuda['matmul_s'] * 1e3:.2f} ms = {fl(cuda['matmul_s']):.1f} TFLOP/s", cuda["matmul_s"] / ours["matmul_s"],
+         ">= 0.9"),
+        ("launch + synchronize", f"{ours['launch_s'] * 1e6:.1f} us", f"{cuda['launch_s'] * 1e6:.1f} us",
+         cuda["launch_s"] / ours["launch_s"], ">= 0.67 (<= 1.5x CUDA)"),
+        ("100 kernels eagerly, per kernel", f"{ours['eager_s'] * 1e6:.2f} us", f"{cuda['eager_s'] * 1e6:.2f} us",
+         cuda["eager_s"] / ours["eager_s"], ""),
+        ("graph replay, per node", f"{ours['graph_s'] * 1e6:.2f} us", f"{cuda['graph_s'] * 1e6:.2f} us",
+         cuda["graph_s"] / ours["graph_s"], ">= 0.83 (<= 1.2x CUDA graph)"),
+    ]
+    print(f"{'figure':34} {'minisycl':28} {label:30} {'CUDA/ours':>9}  target")
+    for name, a, b, ratio, target in rows:
+        print(f"{name:34} {a:28} {b:30} {ratio:9.2f}  {target}")
+    print(f"graph replay vs eager submission: {ours['eager_s'] / ours['graph_s']:.1f}x cheaper (target >= 4x)")
+    print(f"first launch (lower + PTX + driver JIT): {ours['first_s'] * 1e3:.1f} ms; cached launch (PTX from disk, "
+          f"driver JIT): {ours['cached_s'] * 1e3:.1f} ms; warm launch: {ours['warm_s'] * 1e6:.0f} us")
+    print("tiled matmul (local memory): not measured, work-group local memory is not in the language yet (issue 19)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
