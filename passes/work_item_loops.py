@@ -76,22 +76,42 @@ Algorithm
 3. Regions: region 0 starts at the entry block, region j at P_j; a region is
    every block reachable from its start without entering a point block.  A
    block may belong to several regions; each region gets its own copy.
-4. Values: an SSA value whose use can be reached from its definition
-   through a point block (a path that crosses a barrier) is stored into a
-   per-work-item slot after its definition and loaded at that use; other
-   values stay in registers (the definition then dominates the use in every
-   copy).  Allocas that survive SROA become per-work-item arrays.
+4. Values (``work_item_uniformity.py`` answers which are uniform and which
+   can be recomputed): an SSA value whose use can be reached from its
+   definition through a point block (a path that crosses a barrier) is, at
+   that use, *recomputed* when it is a pure function of kernel arguments,
+   constants, the ``nd_item`` and the group's values (so addresses stay affine
+   in the local id: PoCL's and AdaptiveCpp's rematerialisation); else it is
+   stored into a slot after its definition and loaded at that use.  A slot is
+   an array with one element per work-item (struct of arrays: consecutive
+   work-items, consecutive elements), or one element for the group when the
+   value is uniform, every work-item defines it equally often and no region
+   reaches a use of it from its definition (it is then read once, before the
+   sweep).  Other values stay in registers (the definition then dominates the
+   use in every copy).  Allocas that survive SROA become per-work-item arrays.
    Work-group memory becomes offsets into the buffer at ``rec[9]``.
+   Implicit barriers: an innermost loop that touches memory, has no exchange
+   point and that every work-item runs equally often (its header outside the
+   influence of any divergent branch) gets a barrier at its header (PoCL's
+   implicit loop barriers): a sweep then runs one iteration for all
+   work-items, so the loop over work-items is the inner, vectorisable loop.
+   They are described as ``the implicit loop barrier at loop %h`` and do not
+   count in the numbering of the kernel's own barriers.
 5. Sweeps: the group function loops ``dispatch → sweep of region r → check →
    step``.  A sweep runs region r for every work-item in linear order (nested
    loops, last dimension fastest, so consecutive work-items - and therefore
    a sub-group - are consecutive iterations LLVM can vectorise as SIMD
-   lanes); each work-item ends at a point j (or the end of the kernel) and
-   records j.  If the work-items disagree the function returns the error
-   above: a barrier not every work-item reaches stops the kernel, it never
-   hangs.  Otherwise a collective's group step runs once (reduce/scan/
-   broadcast/vote/shuffle over the slots, per work-group or per sub-group
-   segment) and the next sweep runs region j.
+   lanes; the innermost carries ``llvm.loop.unroll.disable``, so that a short
+   constant loop is vectorised rather than unrolled; the local range is a
+   constant when the kernel has ``reqd_work_group_size``, which the runtime
+   checks at launch); each work-item ends at a point j (or the end of the
+   kernel) and the sweep reduces these to their smallest and largest.  If
+   they differ the function returns the error above: a barrier not every
+   work-item reaches stops the kernel, it never hangs.  Otherwise a
+   collective's group step runs once (reduce/scan/broadcast/vote/shuffle over
+   the slots, per work-group or per sub-group segment; a work-group reduce,
+   broadcast or vote writes its one result once, and a floating-point reduce
+   may be reassociated, so LLVM vectorises it) and the next sweep runs region j.
 
 Sub-groups are the work-items in linear order cut into runs of S (the last
 may be shorter).  S is ``!intel_reqd_sub_group_size``, else the pass option
