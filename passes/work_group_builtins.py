@@ -62,6 +62,13 @@ class Point:
     operands: list = field(default_factory=list)    # [(type, value)] stored per work-item
     where: str = ""
 
+    @property
+    def scalar_result(self) -> bool:
+        """A work-group-scope result every work-item gets the same of: the step writes
+        it once (``%wg.g.y<j>`` is one element), not once per work-item."""
+        return self.scope == WORKGROUP and (self.kind in ("vote", "broadcast")
+                                            or (self.kind == "arith" and self.group_op == REDUCE))
+
     def describe(self, index: int) -> str:
         what = {"barrier": "sub-group barrier" if self.scope == SUBGROUP else "work-group barrier"}.get(
             self.kind, f"{'sub-group' if self.scope == SUBGROUP else 'work-group'} collective")
@@ -135,8 +142,12 @@ def identity(op: str, ty: str) -> str:
                 "smin": (1 << (bits - 1)) - 1, "smax": -(1 << (bits - 1))}[op])
 
 
-def combine(op: str, ty: str, out: str, a: str, b: str, decls: set) -> str:
-    """One line: ``out = a op b``; intrinsic declarations it needs go to ``decls``."""
+def combine(op: str, ty: str, out: str, a: str, b: str, decls: set, reassoc: bool = False) -> str:
+    """One line: ``out = a op b``; intrinsic declarations it needs go to ``decls``.
+    ``reassoc``: a floating-point add or multiply may be reassociated (a reduction,
+    whose order SYCL leaves open: LLVM then vectorises the group step)."""
+    if op in ("fadd", "fmul") and reassoc:
+        return f"  {out} = {op} reassoc {ty} {a}, {b}"
     if op in ("add", "mul", "and", "or", "xor", "fadd", "fmul"):
         return f"  {out} = {op} {ty} {a}, {b}"
     if op in ("smin", "smax", "umin", "umax"):
@@ -185,7 +196,7 @@ def group_step(j: int, p: Point, decls: set, done: str = "wg.resume") -> str:
               f"  {t}i = phi i64 [ {t}s, %wg.st{j}.s ], [ {t}i1, %wg.st{j}.i ]",
               f"  {t}acc = phi {ty} [ {identity(p.op, ty)}, %wg.st{j}.s ], [ {t}acc1, %wg.st{j}.i ]"]
         L += x(0, f"{t}i", "v")
-        L.append(combine(p.op, ty, f"{t}acc1", f"{t}acc", f"{t}v", decls))
+        L.append(combine(p.op, ty, f"{t}acc1", f"{t}acc", f"{t}v", decls, reassoc=fill))
         if not fill:
             L += y(f"{t}i", f"{t}acc1" if p.group_op == INCLUSIVE else f"{t}acc", "r")
         L += [f"  {t}i1 = add i64 {t}i, 1", f"  {t}c = icmp ult i64 {t}i1, {t}e",
@@ -236,7 +247,9 @@ def group_step(j: int, p: Point, decls: set, done: str = "wg.resume") -> str:
         L += [f"  {t}i1 = add i64 {t}i, 1", f"  {t}c = icmp ult i64 {t}i1, {t}e",
               f"  br i1 {t}c, label %wg.st{j}.i, label %wg.st{j}.se"]
         fill, value = False, ""
-    if fill:
+    if fill and p.scalar_result:
+        L += [f"wg.st{j}.f0:", f"  store {ty} {value}, ptr %wg.g.y{j}", f"  br label %wg.st{j}.se"]
+    elif fill:
         L += [f"wg.st{j}.f0:", f"  br label %wg.st{j}.f", f"wg.st{j}.f:",
               f"  {t}k = phi i64 [ {t}s, %wg.st{j}.f0 ], [ {t}k1, %wg.st{j}.f ]"]
         L += y(f"{t}k", value, "w")

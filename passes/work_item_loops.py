@@ -76,22 +76,42 @@ Algorithm
 3. Regions: region 0 starts at the entry block, region j at P_j; a region is
    every block reachable from its start without entering a point block.  A
    block may belong to several regions; each region gets its own copy.
-4. Values: an SSA value whose use can be reached from its definition
-   through a point block (a path that crosses a barrier) is stored into a
-   per-work-item slot after its definition and loaded at that use; other
-   values stay in registers (the definition then dominates the use in every
-   copy).  Allocas that survive SROA become per-work-item arrays.
+4. Values (``work_item_uniformity.py`` answers which are uniform and which
+   can be recomputed): an SSA value whose use can be reached from its
+   definition through a point block (a path that crosses a barrier) is, at
+   that use, *recomputed* when it is a pure function of kernel arguments,
+   constants, the ``nd_item`` and the group's values (so addresses stay affine
+   in the local id: PoCL's and AdaptiveCpp's rematerialisation); else it is
+   stored into a slot after its definition and loaded at that use.  A slot is
+   an array with one element per work-item (struct of arrays: consecutive
+   work-items, consecutive elements), or one element for the group when the
+   value is uniform, every work-item defines it equally often and no region
+   reaches a use of it from its definition (it is then read once, before the
+   sweep).  Other values stay in registers (the definition then dominates the
+   use in every copy).  Allocas that survive SROA become per-work-item arrays.
    Work-group memory becomes offsets into the buffer at ``rec[9]``.
+   Implicit barriers: an innermost loop that touches memory, has no exchange
+   point and that every work-item runs equally often (its header outside the
+   influence of any divergent branch) gets a barrier at its header (PoCL's
+   implicit loop barriers): a sweep then runs one iteration for all
+   work-items, so the loop over work-items is the inner, vectorisable loop.
+   They are described as ``the implicit loop barrier at loop %h`` and do not
+   count in the numbering of the kernel's own barriers.
 5. Sweeps: the group function loops ``dispatch → sweep of region r → check →
    step``.  A sweep runs region r for every work-item in linear order (nested
    loops, last dimension fastest, so consecutive work-items - and therefore
    a sub-group - are consecutive iterations LLVM can vectorise as SIMD
-   lanes); each work-item ends at a point j (or the end of the kernel) and
-   records j.  If the work-items disagree the function returns the error
-   above: a barrier not every work-item reaches stops the kernel, it never
-   hangs.  Otherwise a collective's group step runs once (reduce/scan/
-   broadcast/vote/shuffle over the slots, per work-group or per sub-group
-   segment) and the next sweep runs region j.
+   lanes; the innermost carries ``llvm.loop.unroll.disable``, so that a short
+   constant loop is vectorised rather than unrolled; the local range is a
+   constant when the kernel has ``reqd_work_group_size``, which the runtime
+   checks at launch); each work-item ends at a point j (or the end of the
+   kernel) and the sweep reduces these to their smallest and largest.  If
+   they differ the function returns the error above: a barrier not every
+   work-item reaches stops the kernel, it never hangs.  Otherwise a
+   collective's group step runs once (reduce/scan/broadcast/vote/shuffle over
+   the slots, per work-group or per sub-group segment; a work-group reduce,
+   broadcast or vote writes its one result once, and a floating-point reduce
+   may be reassociated, so LLVM vectorises it) and the next sweep runs region j.
 
 Sub-groups are the work-items in linear order cut into runs of S (the last
 may be shorter).  S is ``!intel_reqd_sub_group_size``, else the pass option
@@ -113,7 +133,8 @@ from .ir import Module, quote_name, split_operands, split_type
 from .ir.bridge import inline_and_simplify, parse_assembly, value_types
 from .manager import PassResult
 from .support.diagnostics import UserError
-from .work_group_builtins import QUERIES, Point, base_name, classify_call, group_step
+from .work_group_builtins import QUERIES, REDUCE, WORKGROUP, Point, base_name, classify_call, group_step
+from .work_item_uniformity import PURE, Uniformity, opcode, operand_names
 
 __all__ = ["LowerWorkGroups", "LoweredKernel", "lowered_kernels", "lower_work_groups", "needs_lowering", "group_function_name", "WG_KERNEL",
            "WG_POINTS", "WG_STATIC_LOCAL", "WG_SUB_GROUP_SIZE"]
@@ -123,6 +144,9 @@ WG_POINTS = "minisycl-wg-points"
 WG_STATIC_LOCAL = "minisycl-wg-static-local"
 WG_SUB_GROUP_SIZE = "minisycl-wg-sub-group-size"
 _ND_ITEM = '%"class.sycl::_V1::nd_item.'
+IMPLICIT_BARRIER = "implicit loop barrier"
+_IMPLICIT = "  ; implicit barrier"
+_REMAT_LIMIT = 32          # most instructions recomputed for one value
 
 
 class LoweringError(UserError):
@@ -228,6 +252,11 @@ def _render_phi(prefix: str, pairs) -> str:
     return prefix + " " + ", ".join(f"[ {v}, %{quote_name(b)} ]" for v, b in pairs)
 
 
+def _subst(text: str, old: str, new: str) -> str:
+    """``text`` with value ``%old`` renamed ``%new``."""
+    return re.sub(re.escape("%" + quote_name(old)) + r'(?![-\w.$"])', f"%{quote_name(new)}", text)
+
+
 def _is_phi(line: str) -> bool:
     return " = phi " in line
 
@@ -295,11 +324,17 @@ class _Lowering:
         renamed: dict[str, str] = {}       # block whose terminator moved -> the block that has it now
         for b in blocks:
             cur = _Block(b.name, [])
-            for line in b.lines:
+            lines = list(b.lines)
+            if b.name in self.implicit:        # an implicit barrier after the header's phis
+                at = sum(1 for ln in lines if _is_phi(ln))
+                lines.insert(at, _IMPLICIT)
+            for line in lines:
                 line = self.materialise_local(line, cur)
                 m = _CALL.search(line)
                 point = None
-                if m and not _is_phi(line):
+                if line == _IMPLICIT:
+                    point = Point("barrier", WORKGROUP, IMPLICIT_BARRIER, where=f"loop %{quote_name(b.name)}")
+                elif m and not _is_phi(line):
                     callee = m.group(1).strip('"')
                     args = []
                     for a in split_operands(m.group(2)):
@@ -313,7 +348,8 @@ class _Lowering:
                 if point is None:
                     cur.lines.append(self.query(line))
                     continue
-                point.where = _where(line, self.text)
+                if line != _IMPLICIT:
+                    point.where = _where(line, self.text)
                 self.points.append(point)
                 j = len(self.points)
                 for k, (ty, v) in enumerate(point.operands):
@@ -444,6 +480,128 @@ class _Lowering:
     def _type_of(self, v: str, block: _Block) -> str:
         raise self.error(f"cannot tell the type of value %{v}")
 
+    # uniformity and recomputation ----------------------------------------------------------------
+    def _uniform_outside(self, name: str) -> bool:
+        """Values not defined in the body: arguments and the group's values are uniform;
+        of the per-work-item values only the sub-group maximum and count are."""
+        if name in self.param_names or name.startswith("wg.g."):
+            return True
+        return name in ("wg.sgmax", "wg.nsg")
+
+    def _uniform_line(self, line: str) -> bool:
+        """The result of a work-group collective whose result is the same for all."""
+        m = re.search(r"= load [^,]+, ptr %wg\.y(\d+)$", line)
+        return bool(m) and self.points[int(m.group(1)) - 1].scalar_result
+
+    def uniform_loop_headers(self, blocks: list[_Block]) -> set[str]:
+        """Headers of the innermost loops that every work-item runs equally often, have
+        no exchange point and touch memory: each gets an implicit barrier, so that a
+        sweep over the work-items runs one iteration and the work-item loop is the
+        inner (vectorisable) loop."""
+        uni = Uniformity(blocks, self.type_names, self.item, lambda n: n in self.param_names)
+        by_name = {b.name: b for b in blocks}
+        out = set()
+        for h, body in uni.innermost_uniform_loops():
+            lines = [ln for n in body for ln in by_name[n].lines]
+            calls = [m.group(1).strip('"') for m in (_CALL.search(ln) for ln in lines) if m]
+            if any(_is_builtin(c) and base_name(c) not in QUERIES for c in calls):
+                continue
+            if any(opcode(ln) in ("load", "store") for ln in lines):
+                out.add(h)
+        return out
+
+    def remat(self, v: str, seen: frozenset = frozenset()) -> int:
+        """How many instructions recompute ``v`` from arguments, constants, the nd_item
+        and the group's values; 0 when it cannot be (a slot keeps it)."""
+        cache = self.__dict__.setdefault("_remat", {})
+        if v in cache:
+            return cache[v]
+        line = self.defs[v][1]
+        size = 0
+        if opcode(line) in PURE and v not in seen:
+            size = 1
+            for o in set(operand_names(line, self.type_names)):
+                if o in self.defs:
+                    k = self.remat(o, seen | {v})
+                    if not k:
+                        size = 0
+                        break
+                    size += k
+            if size > _REMAT_LIMIT:
+                size = 0
+        cache[v] = size
+        return size
+
+    def leaves(self, v: str) -> set[str]:
+        """The values a use of ``v`` in a later region reads from slots."""
+        if not self.remat(v):
+            return {v}
+        out = set()
+        for o in operand_names(self.defs[v][1], self.type_names):
+            if o in self.defs:
+                out |= self.leaves(o)
+        return out
+
+    def materialise(self, v: str, out: list[str], memo: dict, slots, slot_ids) -> str:
+        """The name of ``v`` at a use in a later region: recomputed, read from a
+        uniform slot (loaded before the sweep) or loaded from the work-item's slot;
+        the lines it needs go to ``out``."""
+        if v in memo:
+            return memo[v]
+        if self.remat(v):
+            body = self.defs[v][1].split(" = ", 1)[1]
+            for o in sorted(set(operand_names(self.defs[v][1], self.type_names)) & set(self.defs)):
+                body = _subst(body, o, self.materialise(o, out, memo, slots, slot_ids))
+            name = self.fresh("cp")
+            out.append(f"  %{name} = {body}")
+        elif v in self.scalar:
+            name = f"wg.u{slot_ids[v]}"
+        else:
+            name = self.fresh("ld")
+            out.append(f"  %{name} = load {slots[v]}, ptr %wg.sp{slot_ids[v]}")
+        memo[v] = name
+        return name
+
+    def scalar_safe(self, w: str, sites: set[str], blocks: list[_Block]) -> bool:
+        """Whether uniform value ``w`` can live in one slot for the group, read before
+        each sweep: every work-item defines it equally often, and no region reaches
+        a use that reads it from its definition (a later work-item of the same sweep
+        would see the new value)."""
+        if not self.uni.uniform(w):
+            return False
+        d = self.defs[w][0]
+        if d in self.uni.influenced:
+            return False
+        by_name = {b.name: b for b in blocks}
+        for start in [blocks[0].name] + list(self.point_block):
+            members = self._members(start, by_name)
+            if d not in members:
+                continue
+            if d in sites:
+                return False
+            seen, q = set(), deque(s for s in by_name[d].succs() if s in members)
+            while q:
+                x = q.popleft()
+                if x in seen or x in self.point_block:
+                    continue
+                seen.add(x)
+                if x in sites:
+                    return False
+                q.extend(s for s in by_name[x].succs() if s in members)
+        return True
+
+    def _members(self, start: str, by_name) -> list[str]:
+        """The blocks of the region that starts at ``start`` (BFS order)."""
+        members, q, seen = [], deque([start]), {start}
+        while q:
+            b = q.popleft()
+            members.append(b)
+            for s in by_name[b].succs():
+                if s not in seen and s not in self.point_block:
+                    seen.add(s)
+                    q.append(s)
+        return members
+
     # step 5 -----------------------------------------------------------------------------------
     def lower(self) -> str:
         blocks = _blocks(self.fn.body)
@@ -461,34 +619,45 @@ class _Lowering:
                     continue
                 kept.append(line)
             b.lines = kept
+        self.implicit = self.uniform_loop_headers(blocks)
         blocks = self.split_points(blocks)
-        slots, loads = self.crossing(blocks)
+        self.uni = Uniformity(blocks, self.type_names, self.item, self._uniform_outside, self._uniform_line)
+        self.defs = self.uni.defs
+        crossing, loads = self.crossing(blocks)
+        # each crossing value is recomputed at its use when it can be (``remat``); what it
+        # is recomputed from, and every other crossing value, is kept in a slot
+        sites: dict[str, set[str]] = {}
+        for (bname, _), here in loads.items():
+            for v, pred in here:
+                for w in self.leaves(v):
+                    sites.setdefault(w, set()).add(pred or bname)
+        slots = {w: crossing.get(w) or self.types.get(w) or self._type_of(w, None) for w in sites}
         slot_ids = {v: i for i, v in enumerate(sorted(slots))}
-        # stores after definitions, loads at crossing uses
+        self.scalar = {w for w in slots if self.scalar_safe(w, sites[w], blocks)}
+        # stores after definitions, loads (or recomputations) at crossing uses
         for b in blocks:
             new = []
             nphi = sum(1 for ln in b.lines if _is_phi(ln))
             pending_phi_stores = []
             pred_loads: dict[str, list[str]] = {}
+            memo: dict[str, str] = {}
+            pred_memo: dict[str, dict[str, str]] = {}
             for i, line in enumerate(b.lines):
                 here = loads.get((b.name, i), [])
                 if _is_phi(line):
                     prefix, pairs = _phi_pairs(line)
                     for v, pred in here:
-                        name = self.fresh("ld")
-                        pred_loads.setdefault(pred, []).append(
-                            f"  %{name} = load {slots[v]}, ptr %wg.sp{slot_ids[v]}")
-                        pairs = [(f"%{name}" if (pv in (f"%{v}", f"%{quote_name(v)}") and pp == pred) else pv, pp)
-                                 for pv, pp in pairs]
+                        name = self.materialise(v, pred_loads.setdefault(pred, []), pred_memo.setdefault(pred, {}),
+                                                slots, slot_ids)
+                        pairs = [(f"%{quote_name(name)}" if (pv in (f"%{v}", f"%{quote_name(v)}") and pp == pred)
+                                  else pv, pp) for pv, pp in pairs]
                     line = _render_phi(prefix, pairs)
                 else:
                     for v, _ in here:
-                        name = self.fresh("ld")
-                        new.append(f"  %{name} = load {slots[v]}, ptr %wg.sp{slot_ids[v]}")
-                        line = re.sub(re.escape("%" + quote_name(v)) + r'(?![-\w.$"])', f"%{name}",
-                                      line) if " = " not in line else (
-                            line.split(" = ", 1)[0] + " = " + re.sub(re.escape("%" + quote_name(v)) + r'(?![-\w.$"])',
-                                                                     f"%{name}", line.split(" = ", 1)[1]))
+                        name = self.materialise(v, new, memo, slots, slot_ids)
+                        head, body = line.split(" = ", 1) if _result(line) else ("", line)
+                        body = _subst(body, v, name)
+                        line = f"{head} = {body}" if head else body
                 new.append(line)
                 r = _result(line)
                 if r in slots:
@@ -517,8 +686,10 @@ class _Lowering:
         L = ["wg.g.entry:"]
         rec = lambda i, ty="i64": [f"  %wg.g.rp{i} = getelementptr i64, ptr %wg.g.rec, i64 {i}",  # noqa: E731
                                    f"  %wg.g.r{i} = load {ty}, ptr %wg.g.rp{i}, align 8"]
-        for d in range(N):
-            L += rec(d) + rec(3 + d) + rec(6 + d)
+        reqd = self.module.function_metadata(self.kernel, "reqd_work_group_size")
+        fixed = [int(x.split()[-1]) for x in reqd] if reqd and len(reqd) == N else None
+        for d in range(N):           # a required local range is a constant (the runtime checks it)
+            L += rec(d) + rec(3 + d) + ([f"  %wg.g.r{6 + d} = add i64 {fixed[d]}, 0"] if fixed else rec(6 + d))
         L += rec(9, "ptr")
         L.append("  %wg.g.lb = addrspacecast ptr %wg.g.r9 to ptr addrspace(3)")
         L.append("  %wg.g.n0 = add i64 1, 0")
@@ -543,53 +714,55 @@ class _Lowering:
             local_names[g] = f"%wg.g.loc{i}"
             offset += size
         self.static_local = offset
-        arrays = []                         # (per-wi pointer name, base name, type)
+        # per-work-item arrays, one per value (struct of arrays: consecutive work-items,
+        # consecutive elements); a uniform value or result has one element for the group
+        arrays = []                         # (per-wi pointer name, base name, type, align, one for the group)
         for v, i in slot_ids.items():
-            arrays.append((f"wg.sp{i}", f"wg.g.s{i}", slots[v], "16"))
+            arrays.append((f"wg.sp{i}", f"wg.g.s{i}", slots[v], "16", v in self.scalar))
         for name, ty, align in allocas:
-            arrays.append((name, f"wg.g.a.{len(arrays)}", ty, align))
+            arrays.append((name, f"wg.g.a.{len(arrays)}", ty, align, False))
         for j, p in enumerate(points, 1):
             for k, (ty, _) in enumerate(p.operands):
-                arrays.append((f"wg.x{j}_{k}", f"wg.g.x{j}_{k}", ty, "16"))
+                arrays.append((f"wg.x{j}_{k}", f"wg.g.x{j}_{k}", ty, "16", False))
             if p.result:
-                arrays.append((f"wg.y{j}", f"wg.g.y{j}", p.type, "16"))
-        arrays.append(("wg.id", "wg.g.ids", "i32", "16"))
-        for _, base, ty, align in arrays:
-            L.append(f"  %{quote_name(base)} = alloca {ty}, i64 %wg.g.n, align {align}")
+                arrays.append((f"wg.y{j}", f"wg.g.y{j}", p.type, "16", p.scalar_result))
+        for _, base, ty, align, one in arrays:
+            L.append(f"  %{quote_name(base)} = alloca {ty}, i64 {1 if one else '%wg.g.n'}, align {align}")
+        self.uniform_slots = [(i, slots[v]) for v, i in slot_ids.items() if v in self.scalar]
         L.append("  br label %wg.dispatch")
         # dispatch
         cases = " ".join(f"i32 {j}, label %wg.r{j}.pre" for j in range(1, len(points) + 1))
-        L += ["wg.dispatch:", "  %wg.g.state = phi i32 [ 0, %wg.g.entry ], [ %wg.g.first, %wg.resume ]",
+        L += ["wg.dispatch:", "  %wg.g.state = phi i32 [ 0, %wg.g.entry ], [ %wg.g.mn, %wg.resume ]",
               f"  switch i32 %wg.g.state, label %wg.r0.pre [ {cases} ]"]
         starts = [entry] + [f"wg.p{j}" for j in range(1, len(points) + 1)]
         for r, start in enumerate(starts):
             L += self.region(r, start, by_name, arrays, local_names)
-        # check and route
-        L += ["wg.after:", "  %wg.g.first = load i32, ptr %wg.g.ids", "  br label %wg.chk",
-              "wg.chk:", "  %wg.g.ci = phi i64 [ 0, %wg.after ], [ %wg.g.ci1, %wg.chk ]",
-              "  %wg.g.cacc = phi i32 [ 0, %wg.after ], [ %wg.g.cacc1, %wg.chk ]",
-              "  %wg.g.cp = getelementptr i32, ptr %wg.g.ids, i64 %wg.g.ci", "  %wg.g.cv = load i32, ptr %wg.g.cp",
-              "  %wg.g.cx = xor i32 %wg.g.cv, %wg.g.first", "  %wg.g.cacc1 = or i32 %wg.g.cacc, %wg.g.cx",
-              "  %wg.g.ci1 = add i64 %wg.g.ci, 1", "  %wg.g.cc = icmp ult i64 %wg.g.ci1, %wg.g.n",
-              "  br i1 %wg.g.cc, label %wg.chk, label %wg.chkd",
-              "wg.chkd:", "  %wg.g.bad = icmp ne i32 %wg.g.cacc1, 0",
-              "  br i1 %wg.g.bad, label %wg.fd, label %wg.route",
-              "wg.fd:", "  %wg.g.fi = phi i64 [ 0, %wg.chkd ], [ %wg.g.fi1, %wg.fd ]",
-              "  %wg.g.fp = getelementptr i32, ptr %wg.g.ids, i64 %wg.g.fi", "  %wg.g.fv = load i32, ptr %wg.g.fp",
-              "  %wg.g.fi1 = add i64 %wg.g.fi, 1", "  %wg.g.fne = icmp ne i32 %wg.g.fv, %wg.g.first",
-              "  br i1 %wg.g.fne, label %wg.fail, label %wg.fd",
-              "wg.fail:", "  %wg.g.fa = zext i32 %wg.g.first to i64", "  %wg.g.fb = zext i32 %wg.g.fv to i64",
+        # check and route: each sweep reduced the points its work-items stopped at to
+        # their smallest and largest; they differ when the work-items disagree
+        mn = ", ".join(f"[ %wg.mn.r{r}, %wg.r{r}.t0 ]" for r in range(len(starts)))
+        mx = ", ".join(f"[ %wg.mx.r{r}, %wg.r{r}.t0 ]" for r in range(len(starts)))
+        L += ["wg.after:", f"  %wg.g.mn = phi i32 {mn}", f"  %wg.g.mx = phi i32 {mx}",
+              "  %wg.g.bad = icmp ne i32 %wg.g.mn, %wg.g.mx",
+              "  br i1 %wg.g.bad, label %wg.fail, label %wg.route",
+              "wg.fail:", "  %wg.g.fa = zext i32 %wg.g.mn to i64", "  %wg.g.fb = zext i32 %wg.g.mx to i64",
               "  %wg.g.fa1 = shl i64 %wg.g.fa, 16", "  %wg.g.fab = or i64 %wg.g.fa1, %wg.g.fb",
               "  %wg.g.code = add i64 %wg.g.fab, 1", "  ret i64 %wg.g.code"]
         steps = [j for j, p in enumerate(points, 1) if p.kind != "barrier"]
         cases = " ".join(f"i32 {j}, label %wg.step{j}" for j in steps)
-        L += ["wg.route:", f"  switch i32 %wg.g.first, label %wg.resume [ i32 0, label %wg.ret {cases} ]"]
+        L += ["wg.route:", f"  switch i32 %wg.g.mn, label %wg.resume [ i32 0, label %wg.ret {cases} ]"]
         body = "\n".join(L) + "\n"
         for j in steps:
             body += group_step(j, points[j - 1], self.decls)
         body += "wg.resume:\n  br label %wg.dispatch\nwg.ret:\n  ret i64 0\n"
         params = ", ".join(["ptr noalias %wg.g.rec"] + self.params)
-        descs = "|".join(p.describe(j).replace("|", "/") for j, p in enumerate(points, 1))
+        descs, user = [], 0
+        for p in points:               # the kernel's own points numbered 1.. as written
+            if p.builtin == IMPLICIT_BARRIER:
+                descs.append(f"the {IMPLICIT_BARRIER} at {p.where}")
+            else:
+                user += 1
+                descs.append(p.describe(user).replace("|", "/"))
+        descs = "|".join(descs)
         attrs = {WG_KERNEL: self.kernel, WG_POINTS: descs, WG_STATIC_LOCAL: str(self.static_local),
                  WG_SUB_GROUP_SIZE: str(self.S)}
         attr_text = " ".join(f'"{k}"="{v}"' for k, v in attrs.items())
@@ -621,23 +794,19 @@ class _Lowering:
                 return "%" + quote_name(name + sfx)
             return _LOCAL_RE.sub(sub, text)
 
-        # blocks of the region
-        members, q = [], deque([start])
-        seen = {start}
-        while q:
-            b = q.popleft()
-            members.append(b)
-            for s in by_name[b].succs():
-                if s not in seen and s not in self.point_block:
-                    seen.add(s)
-                    q.append(s)
+        members = self._members(start, by_name)
         members_set = set(members)
         pre, lat = f"wg.r{r}.pre", f"wg.r{r}.t{N - 1}"
-        L = [f"{pre}:", f"  br label %wg.r{r}.h0"]
+        # uniform slots are read once, before the sweep
+        L = [f"{pre}:"] + [f"  %wg.u{i}{sfx} = load {ty}, ptr %wg.g.s{i}" for i, ty in self.uniform_slots]
+        L.append(f"  br label %wg.r{r}.h0")
         for d in range(N):
             prev = pre if d == 0 else f"wg.r{r}.h{d - 1}"
+            first_mn, first_mx = ("-1", "0") if d == 0 else (f"%wg.mn{d - 1}{sfx}", f"%wg.mx{d - 1}{sfx}")
             L += [f"wg.r{r}.h{d}:",
                   f"  %wg.l{d}{sfx} = phi i64 [ 0, %{prev} ], [ %wg.l{d}n{sfx}, %wg.r{r}.t{d} ]",
+                  f"  %wg.mn{d}{sfx} = phi i32 [ {first_mn}, %{prev} ], [ %wg.mn{sfx}, %wg.r{r}.t{d} ]",
+                  f"  %wg.mx{d}{sfx} = phi i32 [ {first_mx}, %{prev} ], [ %wg.mx{sfx}, %wg.r{r}.t{d} ]",
                   f"  br label %{f'wg.r{r}.h{d + 1}' if d + 1 < N else f'wg.r{r}.b'}"]
         H = [f"wg.r{r}.b:"]
         H.append("  %wg.wi0 = add i64 0, 0")
@@ -669,8 +838,8 @@ class _Lowering:
               "  %wg.sgsize = call i32 @llvm.umin.i32(i32 %wg.sgleft, i32 %wg.g.S32)",
               "  %wg.sgmax = add i32 %wg.g.S32, 0", "  %wg.nsg = add i32 %wg.g.nsg, 0"]
         self.decls.add("declare i32 @llvm.umin.i32(i32, i32)")
-        for ptr, base, ty, _ in arrays:
-            H.append(f"  %{quote_name(ptr)} = getelementptr {ty}, ptr %{quote_name(base)}, i64 %wg.wi")
+        for ptr, base, ty, _, one in arrays:
+            H.append(f"  %{quote_name(ptr)} = getelementptr {ty}, ptr %{quote_name(base)}, i64 {0 if one else '%wg.wi'}")
         H.append(f"  br label %{quote_name(start)}")
         L += [rn(h) if not h.endswith(":") else h for h in H]
         exits: dict[int, str] = {}
@@ -699,16 +868,42 @@ class _Lowering:
                     line = _LABEL_RE.sub(target, line)
                 L.append(rn(line))
         for j, lab in sorted(exits.items()):
-            L += [f"{lab}:", f"  store i32 {j}, ptr %wg.id{sfx}", f"  br label %{lat}"]
+            L += [f"{lab}:", f"  br label %{lat}"]
+        # the point each work-item stopped at, reduced to the smallest and largest
+        at = ", ".join(f"[ {j}, %{lab} ]" for j, lab in sorted(exits.items()))
+        M = N - 1
+        L += [f"{lat}:", f"  %wg.xid{sfx} = phi i32 {at}" if exits else f"  %wg.xid{sfx} = add i32 0, 0",
+              f"  %wg.mn{sfx} = call i32 @llvm.umin.i32(i32 %wg.mn{M}{sfx}, i32 %wg.xid{sfx})",
+              f"  %wg.mx{sfx} = call i32 @llvm.umax.i32(i32 %wg.mx{M}{sfx}, i32 %wg.xid{sfx})"]
+        self.decls.add("declare i32 @llvm.umax.i32(i32, i32)")
         for d in range(N - 1, -1, -1):
             nxt = f"wg.r{r}.t{d - 1}" if d > 0 else "wg.after"
-            L += [f"wg.r{r}.t{d}:", f"  %wg.l{d}n{sfx} = add i64 %wg.l{d}{sfx}, 1",
+            L += ([] if d == M else [f"wg.r{r}.t{d}:"]) + [f"  %wg.l{d}n{sfx} = add i64 %wg.l{d}{sfx}, 1",
                   f"  %wg.lc{d}{sfx} = icmp ult i64 %wg.l{d}n{sfx}, %wg.g.r{6 + d}",
-                  f"  br i1 %wg.lc{d}{sfx}, label %wg.r{r}.h{d}, label %{nxt}"]
+                  f"  br i1 %wg.lc{d}{sfx}, label %wg.r{r}.h{d}, label %{nxt}" + (_LOOP_MD if d == M else "")]
         return L
 
 
 # -- the module -------------------------------------------------------------------------------------
+
+#: the innermost loop over work-items is kept whole for the loop vectoriser: LLVM would
+#: otherwise unroll a short constant one (a required work-group size) before it
+#: vectorises, and the unrolled work-items are left scalar
+_LOOP_MD = ", !llvm.loop !wg.loop"
+
+
+def _number_loop_metadata(text: str) -> str:
+    """Give each ``!wg.loop`` placeholder a distinct loop id after the module's own metadata."""
+    first = max((int(n) for n in re.findall(r"^!(\d+) = ", text, re.M)), default=-1) + 1
+    count = text.count("!wg.loop")
+    if not count:
+        return text
+    ids = iter(range(first + 1, first + 1 + count))
+    text = re.sub(r"!wg\.loop\b", lambda _: f"!{next(ids)}", text)
+    lines = [f'!{first} = !{{!"llvm.loop.unroll.disable"}}']
+    lines += [f"!{i} = distinct !{{!{i}, !{first}}}" for i in range(first + 1, first + 1 + count)]
+    return text + "\n".join(lines) + "\n"
+
 
 def lower_work_groups(module: Module, sub_group_size: int = 0) -> list[str]:
     """Lower every kernel that needs it (``needs_lowering``) in place; the kernels lowered."""
@@ -734,6 +929,7 @@ def lower_work_groups(module: Module, sub_group_size: int = 0) -> list[str]:
     out += "\n" + "\n".join(new)
     declared = set(m.functions)
     out += "".join(d + "\n" for d in sorted(decls) if d.split("@", 1)[1].split("(")[0] not in declared)
+    out = _number_loop_metadata(out)
     try:
         canonical = str(parse_assembly(out))
     except RuntimeError as err:

@@ -2,8 +2,11 @@
 ; A kernel with one work-group barrier becomes a group function: region 0
 ; (entry to the barrier) and region 1 (after it) each loop over the work-items;
 ; %v lives across the barrier, so it is kept per work-item (stored in region 0,
-; loaded in region 1); %pt does not (used before the barrier only); the static
-; work-group variable @tile becomes an offset into the buffer at rec[9].
+; loaded in region 1); %pt does not (used before the barrier only); %lid and %n,
+; used after the barrier too, are recomputed from the nd_item there, not kept;
+; the static work-group variable @tile becomes an offset into the buffer at rec[9].
+; Each sweep reduces the points its work-items stopped at to a smallest and a
+; largest; the innermost loop over work-items carries the no-unroll loop hint.
 
 target triple = "spir64-unknown-unknown"
 
@@ -21,18 +24,31 @@ target triple = "spir64-unknown-unknown"
 ; CHECK-NEXT: store float %v.r0, ptr %[[VPTR:wg.sp[0-9]+]].r0
 ; CHECK: store float %v.r0, ptr addrspace(3) %pt.r0
 ; CHECK-NEXT: br label %wg.r0.x1
-; CHECK: wg.r0.x1:
-; CHECK-NEXT: store i32 1, ptr %wg.id.r0
+; CHECK: wg.r0.t0:
+; CHECK-NEXT: %wg.xid.r0 = phi i32 [ 1, %wg.r0.x1 ]
+; CHECK-NEXT: %wg.mn.r0 = call i32 @llvm.umin.i32(i32 %wg.mn0.r0, i32 %wg.xid.r0)
+; CHECK-NEXT: %wg.mx.r0 = call i32 @llvm.umax.i32(i32 %wg.mx0.r0, i32 %wg.xid.r0)
+; CHECK: br i1 %wg.lc0.r0, label %wg.r0.h0, label %wg.after, !llvm.loop ![[LOOP:[0-9]+]]
 ; CHECK: wg.p1.r1:
+; CHECK-NEXT: %[[LID:wg.cp[0-9]+]].r1 = extractvalue %"class.sycl::_V1::nd_item.1" %it.r1, 1, 0
+; CHECK-NEXT: %l1.r1 = add i64 %[[LID]].r1, 1
+; CHECK-NEXT: %[[N:wg.cp[0-9]+]].r1 = extractvalue %"class.sycl::_V1::nd_item.1" %it.r1, 4, 0
+; CHECK-NEXT: %r.r1 = urem i64 %l1.r1, %[[N]].r1
 ; CHECK: load float, ptr addrspace(3) %pr.r1
 ; CHECK: %[[LD:wg.ld[0-9]+]].r1 = load float, ptr %[[VPTR]].r1
 ; CHECK: fadd float %[[LD]].r1, %w.r1
-; CHECK: wg.r1.x0:
-; CHECK-NEXT: store i32 0, ptr %wg.id.r1
+; CHECK: wg.r1.t0:
+; CHECK-NEXT: %wg.xid.r1 = phi i32 [ 0, %wg.r1.x0 ]
 ; the work-items must all have stopped at the same point
+; CHECK: wg.after:
+; CHECK-NEXT: %wg.g.mn = phi i32 [ %wg.mn.r0, %wg.r0.t0 ], [ %wg.mn.r1, %wg.r1.t0 ]
+; CHECK-NEXT: %wg.g.mx = phi i32 [ %wg.mx.r0, %wg.r0.t0 ], [ %wg.mx.r1, %wg.r1.t0 ]
+; CHECK-NEXT: %wg.g.bad = icmp ne i32 %wg.g.mn, %wg.g.mx
 ; CHECK: wg.fail:
 ; CHECK: ret i64 %wg.g.code
 ; CHECK: attributes #[[ATTRS]] = { "minisycl-wg-points"="work-group barrier #1 (__spirv_ControlBarrier)" "minisycl-wg-static-local"="256" "minisycl-wg-sub-group-size"="0" "minisycl-work-group-kernel"="box" }
+; CHECK: ![[LOOP]] = distinct !{![[LOOP]], ![[NOUNROLL:[0-9]+]]}
+; CHECK: ![[NOUNROLL]] = !{!"llvm.loop.unroll.disable"}
 
 define spir_kernel void @box(%"class.sycl::_V1::nd_item.1" %it, ptr %x, ptr %y) {
 entry:
