@@ -7,13 +7,15 @@ Freed allocations are remembered so that passing one to a kernel or a copy is
 a clear ``errc::invalid`` instead of a crash.
 
 Each allocation is its own anonymous mapping whose data ends (rounded up to
-the 64-byte alignment) where an inaccessible guard page begins, as
-electric-fence-style allocators do: a kernel that runs past the end of an
-allocation faults inside its fault guard (``errc::runtime``) instead of
-silently corrupting the process's heap.  The mapping lives as long as the
+the 64-byte alignment) where an inaccessible region begins, as
+electric-fence-style allocators do, but larger than their one page: as large
+as the allocation and at least 64 MiB (address space only: it takes no memory).
+A kernel launched over a range larger than its allocation splits the range over
+several threads, and a thread's piece can start far past the end; with the
+large region it still faults inside its fault guard (``errc::runtime``) instead
+of writing into whatever is mapped there.  The mapping lives as long as the
 allocation or any NumPy view of it, so a view kept after ``free`` never reads
-unmapped memory.  ``bench/bench_runtime.py`` times this against plain
-``malloc``.  Where ``mmap`` cannot be called (not Linux or macOS), allocations
+unmapped memory.  ``bench/bench_usm.py`` times this against plain ``malloc``.  Where ``mmap`` cannot be called (not Linux or macOS), allocations
 are NumPy buffers without a guard.
 """
 from __future__ import annotations
@@ -33,6 +35,12 @@ __all__ = ["usm_allocation", "malloc_device", "malloc_shared", "malloc_host", "f
 
 _ALIGN = 64
 _PROT_NONE = 0
+_MAP_NORESERVE = 0x4000             # Linux: a reservation that takes no memory or swap
+#: the inaccessible region after each allocation: at least 64 MiB and as large as the
+#: allocation (address space only), so that a kernel running far past its allocation
+#: on any worker thread, not only next to the end, faults instead of writing into
+#: whatever is mapped there
+_GUARD_MIN = 64 << 20
 _MADV_HUGEPAGE = 14                 # Linux: back with transparent huge pages (fewer TLB misses and faults)
 _HUGE = 4 << 20
 #: address -> allocation: USM memory lives until ``free``, as in SYCL, even where
@@ -44,22 +52,22 @@ _lock = threading.Lock()
 
 
 class _GuardedMapping:
-    """``size`` zeroed bytes ending at a ``PROT_NONE`` page; unmapped when the
+    """``size`` zeroed bytes ending where a ``PROT_NONE`` region begins; unmapped when the
     last reference goes (every NumPy view of it holds one).
 
     Small mappings are kept for reuse (``_SPARE``, zeroed again when reused):
     a map, a protect and an unmap cost tens of microseconds, ten times a
     ``memset`` of 64 KiB."""
 
-    __slots__ = ("base", "length", "start", "size")
+    __slots__ = ("base", "length", "start", "size", "data")
 
     def __init__(self, size: int):
         self.size, self.base = size, 0      # no mapping yet (``__del__`` if mapping fails)
         page = mmap.PAGESIZE
         data = -(-max(size, 1) // page) * page
-        self.length = data + page
+        self.data, self.length = data, data + max(data, _GUARD_MIN)
         spare = _SPARE.get(self.length)
-        self.base = spare.pop() if spare else self._map(size, data, page)
+        self.base = spare.pop() if spare else self._map(size, data)
         self.start = self.base + data - (-(-max(size, 1) // _ALIGN) * _ALIGN)
 
     @property
@@ -67,16 +75,16 @@ class _GuardedMapping:
         """NumPy views of the data: each holds this mapping."""
         return {"data": (self.start, False), "shape": (self.size,), "typestr": "|u1", "version": 3}
 
-    def _map(self, size: int, data: int, page: int) -> int:
-        base = _libc.mmap(None, self.length, mmap.PROT_READ | mmap.PROT_WRITE,
-                          mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+    def _map(self, size: int, data: int) -> int:
+        # the whole reservation inaccessible and unbacked, then the data made usable
+        base = _libc.mmap(None, self.length, _PROT_NONE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE, -1, 0)
         if base in (None, ctypes.c_void_p(-1).value):
             err = ctypes.get_errno()
             raise exception(errc.memory_allocation, f"cannot allocate {size} bytes of USM: {os.strerror(err)}")
-        if _libc.mprotect(ctypes.c_void_p(base + data), page, _PROT_NONE) != 0:
+        if _libc.mprotect(ctypes.c_void_p(base), data, mmap.PROT_READ | mmap.PROT_WRITE) != 0:
             err = ctypes.get_errno()
             _libc.munmap(ctypes.c_void_p(base), self.length)
-            raise exception(errc.memory_allocation, f"cannot place a guard page after USM: {os.strerror(err)}")
+            raise exception(errc.memory_allocation, f"cannot allocate {size} bytes of USM: {os.strerror(err)}")
         if data >= _HUGE and hasattr(_libc, "madvise"):     # as NumPy does for its large arrays
             _libc.madvise(ctypes.c_void_p(base), data, _MADV_HUGEPAGE)
         return base
@@ -84,9 +92,9 @@ class _GuardedMapping:
     def __del__(self):
         if _libc is None or not self.base:
             return
-        spare = _SPARE.setdefault(self.length, []) if self.length <= _SPARE_LIMIT else None
+        spare = _SPARE.setdefault(self.length, []) if self.data <= _SPARE_LIMIT else None
         if spare is not None and len(spare) < _SPARE_COUNT:
-            ctypes.memset(self.base, 0, self.length - mmap.PAGESIZE)
+            ctypes.memset(self.base, 0, self.data)
             spare.append(self.base)
         else:
             _libc.munmap(ctypes.c_void_p(self.base), self.length)
@@ -95,7 +103,7 @@ class _GuardedMapping:
 
 #: mapping length -> bases of unused mappings of that length (zeroed)
 _SPARE: dict[int, list[int]] = {}
-_SPARE_LIMIT = 64 * 1024 + 4096     # mappings this long or shorter are kept
+_SPARE_LIMIT = 64 * 1024           # mappings of this much data or less are kept
 _SPARE_COUNT = 64                   # of each length
 
 
