@@ -36,6 +36,7 @@ __all__ = ["usm_allocation", "malloc_device", "malloc_shared", "malloc_host", "f
 _ALIGN = 64
 _PROT_NONE = 0
 _MAP_NORESERVE = 0x4000             # Linux: a reservation that takes no memory or swap
+_MAP_FIXED = 0x10
 #: the inaccessible region after each allocation: at least 64 MiB and as large as the
 #: allocation (address space only), so that a kernel running far past its allocation
 #: on any worker thread, not only next to the end, faults instead of writing into
@@ -76,12 +77,16 @@ class _GuardedMapping:
         return {"data": (self.start, False), "shape": (self.size,), "typestr": "|u1", "version": 3}
 
     def _map(self, size: int, data: int) -> int:
-        # the whole reservation inaccessible and unbacked, then the data made usable
+        # the whole reservation inaccessible and unbacked, then the data mapped over
+        # its start as ordinary memory (counted by the kernel's overcommit rules, so
+        # an allocation the machine cannot back fails here, not at first touch)
         base = _libc.mmap(None, self.length, _PROT_NONE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE, -1, 0)
         if base in (None, ctypes.c_void_p(-1).value):
             err = ctypes.get_errno()
             raise exception(errc.memory_allocation, f"cannot allocate {size} bytes of USM: {os.strerror(err)}")
-        if _libc.mprotect(ctypes.c_void_p(base), data, mmap.PROT_READ | mmap.PROT_WRITE) != 0:
+        got = _libc.mmap(ctypes.c_void_p(base), data, mmap.PROT_READ | mmap.PROT_WRITE,
+                         mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_FIXED, -1, 0)
+        if got != base:
             err = ctypes.get_errno()
             _libc.munmap(ctypes.c_void_p(base), self.length)
             raise exception(errc.memory_allocation, f"cannot allocate {size} bytes of USM: {os.strerror(err)}")
