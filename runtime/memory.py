@@ -160,9 +160,7 @@ class usm_allocation:  # noqa: N801 - SYCL-style name
             raise exception(errc.memory_allocation, f"cannot allocate {nbytes} bytes of USM")
         self._raw, self._bytes, self.ptr = _raw_bytes(nbytes)
         self.freed = False
-        with _lock:
-            _live[self.ptr] = self
-            bisect.insort(_starts, self.ptr)
+        register(self)
 
     @property
     def nbytes(self) -> int:
@@ -232,6 +230,13 @@ def free(allocation: usm_allocation, queue=None) -> None:
             del _starts[bisect.bisect_left(_starts, allocation.ptr)]
         _frees += 1
     allocation._raw = allocation._bytes = None
+
+
+def register(allocation: usm_allocation) -> None:
+    """Make ``allocation`` live (found by its address), whoever made its memory."""
+    with _lock:
+        _live[allocation.ptr] = allocation
+        bisect.insort(_starts, allocation.ptr)
 
 
 def allocation_at(address: int) -> "usm_allocation | None":

@@ -11,7 +11,7 @@ import ctypes
 import numpy as np
 
 from ..errors import errc, exception
-from ..memory import _live, _lock, usm_allocation
+from ..memory import register, usm_allocation
 from . import driver
 
 __all__ = ["cuda_allocation"]
@@ -56,8 +56,7 @@ class cuda_allocation(usm_allocation):  # noqa: N801 - SYCL-style name
         self._raw = self._bytes = None
         self._nbytes_alloc = nbytes
         self.freed = False
-        with _lock:
-            _live[self.ptr] = self
+        register(self)
 
     @property
     def array(self) -> np.ndarray:

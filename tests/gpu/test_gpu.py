@@ -271,8 +271,10 @@ from minisycl import runtime as sycl
 p = sycl.build_program([sys.argv[1]])
 dev = sycl.default_device(sys.argv[2])
 q = sycl.queue(dev)
-m = sycl.malloc_shared(1, np.int64, q)
+m = sycl.malloc_shared(1, np.int64, q)     # for bad(long*)
+n = sycl.malloc_shared(1, np.int32, q)     # for bump(int*)
 np.asarray(m)[0] = 0x10
+np.asarray(n)[0] = 0x10
 if sys.argv[3] == "fault":
     try:
         q.single_task(p.kernel("bad"), m).wait()
@@ -280,15 +282,15 @@ if sys.argv[3] == "fault":
         print("CODE", e.code().name)
         print("MSG", e)
     try:
-        q.single_task(p.kernel("bump"), m).wait()
+        q.single_task(p.kernel("bump"), n).wait()
     except sycl.exception as e:
         print("AFTER", e)
 else:
     import time
     t = time.perf_counter()
-    q.single_task(p.kernel("bump"), m).wait()
+    q.single_task(p.kernel("bump"), n).wait()
     linked, _ = p.linked_for("bump", dev)
-    print("FROM_DISK", linked.from_disk, "VALUE", int(np.asarray(m)[0]))
+    print("FROM_DISK", linked.from_disk, "VALUE", int(np.asarray(n)[0]))
 """
 
 
