@@ -87,10 +87,11 @@ class CompileResult:
 
 
 #: Python frames the checker and emitter may nest: each level of a source's
-#: nesting costs a few, so about 20,000 levels compile (Python 3.11+ keeps
-#: Python-to-Python calls off the C stack, so this is safe); deeper bodies get
-#: a ``too_deep`` error, not a crash.
-RECURSION_LIMIT = 100_000
+#: nesting costs a few (up to about seven), so 60,000 nested statements and
+#: expressions several times deeper compile (Python 3.11+ keeps Python-to-Python
+#: calls off the C stack, so this is safe: 300,000 nested unary operators and
+#: parentheses were tried); deeper bodies get a ``too_deep`` error, not a crash.
+RECURSION_LIMIT = 1_000_000
 
 
 @contextlib.contextmanager

@@ -29,8 +29,15 @@ def test_thousands_of_levels_compile(shape):
     compile_source(SHAPES[shape](3000), "deep.ksl")
 
 
+@pytest.fixture
+def low_limit(monkeypatch):
+    """The nesting limit made small, so that going past it takes a small input."""
+    import minisycl.frontend as frontend
+    monkeypatch.setattr(frontend, "RECURSION_LIMIT", 20_000)
+
+
 @pytest.mark.parametrize("shape", ["sum", "blocks", "if_device", "method", "global"])
-def test_beyond_the_stack_is_a_clean_error(shape):
+def test_beyond_the_stack_is_a_clean_error(shape, low_limit):
     with pytest.raises(CompileError) as err:
         compile_source(SHAPES[shape](60_000), "deep.ksl")
     [d] = err.value.diagnostics
@@ -38,7 +45,7 @@ def test_beyond_the_stack_is_a_clean_error(shape):
     assert d.message == "'f' nests expressions or statements too deeply to compile"
 
 
-def test_cli_exit_status(tmp_path):
+def test_cli_exit_status(tmp_path, low_limit):
     src = tmp_path / "deep.ksl"
     src.write_text(SHAPES["calls"](60_000))
     r = CliRunner().invoke(main, ["compile", str(src), "-o", str(tmp_path / "out.ll")])
