@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import source_file  # noqa: E402
+from common import best, source_file  # noqa: E402
 
 from minisycl import runtime as sycl  # noqa: E402
 
@@ -50,14 +50,6 @@ extern "C" __global__ void nop(int* p) { }
 
 REFERENCE = {"saxpy_s": 303e-6, "matmul_s": 3.19e-3, "launch_s": 9.0e-6, "eager_s": 4.7e-6, "graph_s": 0.99e-6}
 
-
-def best(fn, repeat=7):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def median(fn, count):

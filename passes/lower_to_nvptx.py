@@ -58,6 +58,7 @@ import struct
 from dataclasses import dataclass
 from typing import ClassVar
 
+from .ir.items import build_item
 from .ir import Module, quote_name, split_operands, split_type
 from .manager import PassResult
 from .support.diagnostics import UserError
@@ -218,14 +219,6 @@ def _wrapper(k: _Kernel) -> tuple[str, set[str]]:
                 lines.append(f"  %{reg}{d} = zext i32 %{reg}{d}.32 to i64")
             lines.append(f"  %base{d} = mul i64 %ctaid{d}, %ntid{d}")
             lines.append(f"  %gid{d} = add i64 %base{d}, %tid{d}")
-        arr = f"[{n} x i64]"
-
-        def array(name, values):
-            prev = "undef"
-            for d, v in enumerate(values):
-                lines.append(f"  %{name}.{d} = insertvalue {arr} {prev}, i64 {v}, {d}")
-                prev = f"%{name}.{d}"
-            return prev
 
         if k.item == "id":
             conds = []
@@ -237,17 +230,10 @@ def _wrapper(k: _Kernel) -> tuple[str, set[str]]:
                 lines.append(f"  %inall{d} = and i1 {cond}, {conds[d]}")
                 cond = f"%inall{d}"
             lines += [f"  br i1 {cond}, label %run, label %done", "run:"]
-            a = array("idv", [f"%gid{d}" for d in range(n)])
-            lines.append(f"  %item = insertvalue {k.item_type} undef, {arr} {a}, 0")
+            lines += build_item(k.item_type, [[f"%gid{d}" for d in range(n)]], "it", "item")
         else:
-            fields = [array("gidv", [f"%gid{d}" for d in range(n)]), array("lidv", [f"%tid{d}" for d in range(n)]),
-                      array("grpv", [f"%ctaid{d}" for d in range(n)]), array("grgv", [f"%r{d}" for d in range(n)]),
-                      array("lrgv", [f"%ntid{d}" for d in range(n)])]
-            prev = "undef"
-            for i, f in enumerate(fields):
-                name = "item" if i == len(fields) - 1 else f"item.{i}"
-                lines.append(f"  %{name} = insertvalue {k.item_type} {prev}, {arr} {f}, {i}")
-                prev = f"%{name}"
+            lines += build_item(k.item_type, [[f"%{v}{d}" for d in range(n)] for v in ("gid", "tid", "ctaid", "r", "ntid")],
+                                "it", "item")
             lines += ["  br label %run", "run:"]
         args.insert(0, f"{k.item_type} %item")
     else:

@@ -129,11 +129,12 @@ from collections import deque
 from dataclasses import dataclass
 from typing import ClassVar
 
+from .ir.items import build_item
 from .ir import Module, quote_name, split_operands, split_type
 from .ir.bridge import inline_and_simplify, parse_assembly, value_types
 from .manager import PassResult
 from .support.diagnostics import UserError
-from .work_group_builtins import QUERIES, REDUCE, WORKGROUP, Point, base_name, classify_call, group_step
+from .work_group_builtins import QUERIES, WORKGROUP, Point, base_name, classify_call, group_step
 from .work_item_uniformity import PURE, Uniformity, opcode, operand_names
 
 __all__ = ["LowerWorkGroups", "LoweredKernel", "lowered_kernels", "lower_work_groups", "needs_lowering", "group_function_name", "WG_KERNEL",
@@ -813,25 +814,13 @@ class _Lowering:
         for d in range(N):
             H += [f"  %wg.wm{d} = mul i64 %wg.wi{d}, %wg.g.r{6 + d}", f"  %wg.wi{d + 1} = add i64 %wg.wm{d}, %wg.l{d}"]
         H.append(f"  %wg.wi = add i64 %wg.wi{N}, 0")
-        arr = f"[{N} x i64]"
-
-        def array(name, values):
-            prev = "undef"
-            for d, v in enumerate(values):
-                H.append(f"  %wg.{name}.{d} = insertvalue {arr} {prev}, i64 {v}, {d}")
-                prev = f"%wg.{name}.{d}"
-            return prev
 
         for d in range(N):
             H += [f"  %wg.gm{d} = mul i64 %wg.g.r{d}, %wg.g.r{6 + d}", f"  %wg.gid{d} = add i64 %wg.gm{d}, %wg.l{d}"]
-        fields = [array("fgid", [f"%wg.gid{d}" for d in range(N)]), array("flid", [f"%wg.l{d}" for d in range(N)]),
-                  array("fgrp", [f"%wg.g.r{d}" for d in range(N)]), array("fgr", [f"%wg.g.r{3 + d}" for d in range(N)]),
-                  array("flr", [f"%wg.g.r{6 + d}" for d in range(N)])]
-        prev = "undef"
-        for k, f in enumerate(fields):
-            name = quote_name(it) if k == len(fields) - 1 else f"wg.it{k}"
-            H.append(f"  %{name} = insertvalue {self.item_type} {prev}, {arr} {f}, {k}")
-            prev = f"%{name}"
+        dims = range(N)
+        H += build_item(self.item_type, [[f"%wg.gid{d}" for d in dims], [f"%wg.l{d}" for d in dims],
+                                         [f"%wg.g.r{d}" for d in dims], [f"%wg.g.r{3 + d}" for d in dims],
+                                         [f"%wg.g.r{6 + d}" for d in dims]], "wg.it", quote_name(it))
         H += ["  %wg.wi32 = trunc i64 %wg.wi to i32", "  %wg.sgid = udiv i32 %wg.wi32, %wg.g.S32",
               "  %wg.sglid = urem i32 %wg.wi32, %wg.g.S32", "  %wg.sgbase = mul i32 %wg.sgid, %wg.g.S32",
               "  %wg.sgleft = sub i32 %wg.g.n32, %wg.sgbase",

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+
 from ..passes import parse_pipeline
-from ..passes.ir import (IRError, Module, module_text, new_context, parse_and_link, read_untrusted_bitcode, run_sroa,
+from ..passes.ir import (IRError, build_item, Module, module_text, new_context, parse_and_link, read_untrusted_bitcode, run_sroa,
                          split_operands, split_type)
 from ..passes.manager import PassManager
 from .engine import close_engine, compile_ir, keep_context, shared_machine
@@ -124,30 +125,16 @@ def _loop_ir(shape: KernelShape, name: str, callee: str | None = None, accs=None
                 lines.append(f"  %i{d} = urem i64 {rest}, %g{d}")
                 lines.append(f"  %q{d} = udiv i64 {rest}, %g{d}")
                 rest = f"%q{d}"
-        arr = f"[{n} x i64]"
 
-        def array(name, values):
-            prev = "undef"
-            for d, v in enumerate(values):
-                lines.append(f"  %{name}.{d} = insertvalue {arr} {prev}, i64 {v}, {d}")
-                prev = f"%{name}.{d}"
-            return prev
-
+        dims = range(n)
         if shape.item == "id":
-            a = array("idv", [f"%i{d}" for d in range(n)])
-            lines.append(f"  %item = insertvalue {shape.item_type} undef, {arr} {a}, 0")
+            lines += build_item(shape.item_type, [[f"%i{d}" for d in dims]], "it", "item")
         else:
-            for d in range(n):
+            for d in dims:
                 lines.append(f"  %li{d} = urem i64 %i{d}, %l{d}")
                 lines.append(f"  %gr{d} = udiv i64 %i{d}, %l{d}")
-            fields = [array("gid", [f"%i{d}" for d in range(n)]), array("lid", [f"%li{d}" for d in range(n)]),
-                      array("grp", [f"%gr{d}" for d in range(n)]), array("grg", [f"%g{d}" for d in range(n)]),
-                      array("lrg", [f"%l{d}" for d in range(n)])]
-            prev = "undef"
-            for k, f in enumerate(fields):
-                name = "item" if k == len(fields) - 1 else f"item.{k}"
-                lines.append(f"  %{name} = insertvalue {shape.item_type} {prev}, {arr} {f}, {k}")
-                prev = f"%{name}"
+            lines += build_item(shape.item_type, [[f"%{v}{d}" for d in dims] for v in ("i", "li", "gr", "g", "l")],
+                                "it", "item")
         call_args.insert(0, f"{shape.item_type} %item")
     lines += [f"  call spir_func void @{callee or shape.name}({', '.join(call_args)})",
               "  %next = add i64 %lin, 1",

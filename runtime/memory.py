@@ -9,7 +9,7 @@ a clear ``errc::invalid`` instead of a crash.
 Each allocation is its own anonymous mapping whose data ends (rounded up to
 the 64-byte alignment) where an inaccessible region begins, as
 electric-fence-style allocators do, but larger than their one page: as large
-as the allocation and at least 64 MiB (address space only: it takes no memory).
+as the allocation and at least 4 GiB (address space only: it takes no memory).
 A kernel launched over a range larger than its allocation splits the range over
 several threads, and a thread's piece can start far past the end; with the
 large region it still faults inside its fault guard (``errc::runtime``) instead
@@ -37,11 +37,13 @@ _ALIGN = 64
 _PROT_NONE = 0
 _MAP_NORESERVE = 0x4000             # Linux: a reservation that takes no memory or swap
 _MAP_FIXED = 0x10
-#: the inaccessible region after each allocation: at least 64 MiB and as large as the
+#: the inaccessible region after each allocation: at least 4 GiB and as large as the
 #: allocation (address space only), so that a kernel running far past its allocation
 #: on any worker thread, not only next to the end, faults instead of writing into
-#: whatever is mapped there
-_GUARD_MIN = 64 << 20
+#: whatever is mapped there.  Address space is not the limit it seems: the kernel's
+#: map count (about 65,000 areas, two per allocation) allows ~32,000 allocations,
+#: and 32,000 x 4 GiB is within x86-64's 128 TiB.
+_GUARD_MIN = 4 << 30
 _MADV_HUGEPAGE = 14                 # Linux: back with transparent huge pages (fewer TLB misses and faults)
 _HUGE = 4 << 20
 #: address -> allocation: USM memory lives until ``free``, as in SYCL, even where
@@ -140,19 +142,24 @@ def _raw_bytes(nbytes: int) -> tuple[object, np.ndarray, int]:
     return raw, raw[offset:offset + nbytes], raw.ctypes.data + offset
 
 
+def checked_shape(count, dtype) -> tuple[int, np.dtype]:
+    """``(count, dtype)`` of an allocation, or ``errc::invalid`` saying what is wrong."""
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
+        raise exception(errc.invalid, f"allocation size must be a non-negative integer, got {count!r}")
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError as err:
+        raise exception(errc.invalid, f"not an element type: {dtype!r} ({err})") from None
+    if dtype.itemsize == 0 or dtype.hasobject:
+        raise exception(errc.invalid, f"USM cannot hold elements of type {dtype}")
+    return int(count), dtype
+
+
 class usm_allocation:  # noqa: N801 - SYCL-style name
     """``count`` elements of ``dtype``; usable wherever SYCL takes a USM pointer."""
 
     def __init__(self, count: int, dtype, kind: str, queue=None):
-        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
-            raise exception(errc.invalid, f"allocation size must be a non-negative integer, got {count!r}")
-        try:
-            self.dtype = np.dtype(dtype)
-        except TypeError as err:
-            raise exception(errc.invalid, f"not an element type: {dtype!r} ({err})") from None
-        if self.dtype.itemsize == 0 or self.dtype.hasobject:
-            raise exception(errc.invalid, f"USM cannot hold elements of type {self.dtype}")
-        self.count = int(count)
+        self.count, self.dtype = checked_shape(count, dtype)
         self.kind = kind
         self.device = getattr(queue, "device", None)
         nbytes = max(self.count * self.dtype.itemsize, 1)

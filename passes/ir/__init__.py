@@ -21,13 +21,14 @@ from .bridge import (IRError, complaint, emit_ptx, module_text, new_context, par
                      retarget, run_optimizer, run_sroa)
 from .loading import (InternalCompilerError, link, load, parse_text, read_untrusted_bitcode, verify_and_serialize,
                       verify_generated)
+from .items import build_item
 from .lexer import quote_name, quote_string, split_operands, split_type, tokens, unquote_name
 from .module import (DISCARDABLE_LINKAGES, USED_LISTS, DifferenceView, Function, Global, Module, function_type, indirect_call_types, indirect_calls,
                      metadata_attachments, parse_attribute_group, attachment_pairs,
                      without_attachments)
 from ..support.gc_pause import gc_paused
 
-__all__ = ["IRError", "Module", "Function", "Global", "load", "parse_text", "verify_and_serialize",
+__all__ = ["build_item", "IRError", "Module", "Function", "Global", "load", "parse_text", "verify_and_serialize",
            "link", "verify_generated", "InternalCompilerError", "quote_name", "unquote_name",
            "split_operands", "split_type", "parse_attribute_group", "gc_paused", "DifferenceView", "USED_LISTS",
            "DISCARDABLE_LINKAGES", "indirect_calls", "indirect_call_types", "function_type", "metadata_attachments",

@@ -11,7 +11,7 @@ import ctypes
 import numpy as np
 
 from ..errors import errc, exception
-from ..memory import register, usm_allocation
+from ..memory import checked_shape, register, usm_allocation
 from . import driver
 
 __all__ = ["cuda_allocation"]
@@ -23,15 +23,7 @@ class cuda_allocation(usm_allocation):  # noqa: N801 - SYCL-style name
     """``count`` elements of ``dtype`` in GPU memory of kind ``kind``."""
 
     def __init__(self, count: int, dtype, kind: str, queue):
-        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
-            raise exception(errc.invalid, f"allocation size must be a non-negative integer, got {count!r}")
-        try:
-            self.dtype = np.dtype(dtype)
-        except TypeError as err:
-            raise exception(errc.invalid, f"not an element type: {dtype!r} ({err})") from None
-        if self.dtype.itemsize == 0 or self.dtype.hasobject:
-            raise exception(errc.invalid, f"USM cannot hold elements of type {self.dtype}")
-        self.count, self.kind = int(count), kind
+        (self.count, self.dtype), self.kind = checked_shape(count, dtype), kind
         self.device = queue.device
         nbytes = max(self.count * self.dtype.itemsize, 1)
         dev = self.device

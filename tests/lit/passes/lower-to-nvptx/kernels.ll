@@ -79,10 +79,10 @@ attributes #0 = { "minisycl-kernel-signature"="x" }
 
 ; An nd_item: local id = tid, group = ctaid, local range = ntid, global range = r.
 ; CHECK-LABEL: define ptx_kernel void @group(i64 %r0, i64 %r1, i64 %r2, ptr %a0)
-; CHECK: %lidv.0 = insertvalue [1 x i64] undef, i64 %tid0, 0
-; CHECK: %grpv.0 = insertvalue [1 x i64] undef, i64 %ctaid0, 0
-; CHECK: %grgv.0 = insertvalue [1 x i64] undef, i64 %r0, 0
-; CHECK: %lrgv.0 = insertvalue [1 x i64] undef, i64 %ntid0, 0
+; CHECK: %it.f1.0 = insertvalue [1 x i64] undef, i64 %tid0, 0
+; CHECK: %it.f2.0 = insertvalue [1 x i64] undef, i64 %ctaid0, 0
+; CHECK: %it.f3.0 = insertvalue [1 x i64] undef, i64 %r0, 0
+; CHECK: %it.f4.0 = insertvalue [1 x i64] undef, i64 %ntid0, 0
 
 ; A single task takes only its own parameters.
 ; CHECK-LABEL: define ptx_kernel void @once(ptr %a0, i32 %a1)
