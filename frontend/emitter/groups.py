@@ -131,7 +131,9 @@ class Groups(Part):
                 intr = f"llvm.{'s' if ty.signed else 'u'}{'min' if op == 'minimum' else 'max'}.i{ty.bits}"
             return b.call(self.intrinsic(intr, t, [t, t]), [a, c])
         ints, floats = _COMBINE[op]
-        return b.binop(floats if ty.is_float else ints, a, c)
+        # ``reassoc``: a reduction's order is unspecified (SYCL 2020 4.9.2), so LLVM
+        # may vectorise a run of updates into several partial accumulators
+        return b.binop(f"{floats} reassoc" if ty.is_float else ints, a, c)
 
     # ------------------------------------------------------------------ assert
     def e_assert(self, e):
