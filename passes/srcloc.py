@@ -14,7 +14,7 @@ from .ir import metadata_attachments
 KIND = "minisycl.loc"
 
 
-def _line_loc(module: Module, line: str) -> SourceLoc | None:
+def line_loc(module: Module, line: str) -> SourceLoc | None:
     """The location attached to one instruction line."""
     return _loc(module, metadata_attachments(line).get(KIND))
 
@@ -48,7 +48,7 @@ def call_loc(module: Module, caller: Function, callee: str) -> SourceLoc | None:
     needle = "@" + quote_name(callee) + "("
     for line in caller.body.splitlines():
         if needle in line and "call " in line:
-            return _line_loc(module, line)
+            return line_loc(module, line)
     return None
 
 
@@ -98,7 +98,7 @@ def virtual_call_sites(module: Module, caller: Function, attribute: str = "virtu
         if any(attribute in module.attributes_of_group(g) for g in groups):
             target = _strings(module, metadata_attachments(line).get(VIRTUAL_TARGET))
             name, set_name = (target + [None, None])[:2] if target else (None, None)
-            out.append((_line_loc(module, line), name, set_name))
+            out.append((line_loc(module, line), name, set_name))
     return out
 
 

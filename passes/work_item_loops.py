@@ -130,9 +130,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .ir.items import build_item
-from .ir import Module, quote_name, split_operands, split_type
+from .ir import Module, metadata_attachments, quote_name, split_operands, split_type
 from .ir.bridge import inline_and_simplify, parse_assembly, value_types
 from .manager import PassResult
+from .srcloc import line_loc
 from .support.diagnostics import UserError
 from .work_group_builtins import QUERIES, WORKGROUP, Point, base_name, classify_call, group_step
 from .work_item_uniformity import PURE, Uniformity, opcode, operand_names
@@ -267,33 +268,23 @@ def _result(line: str) -> str | None:
     return _bare(m.group(1)) if m else None
 
 
-def _md_line(module_text: str, ref: str) -> str | None:
-    m = re.search(r"^" + re.escape(ref) + r" = (.*)$", module_text, re.M)
-    return m.group(1) if m else None
-
-
-def _where(line: str, module_text: str) -> str:
-    """``file:line`` of a call from its ``!minisycl.loc`` or ``!dbg`` attachment."""
-    m = re.search(r"!minisycl\.loc (!\d+)", line)
-    if m:
-        node = _md_line(module_text, m.group(1)) or ""
-        f = re.match(r'!\{!"([^"]*)", i32 (\d+)', node)
-        if f:
-            return f"{f.group(1)}:{f.group(2)}"
-    m = re.search(r"!dbg (!\d+)", line)
-    if m:
-        node = _md_line(module_text, m.group(1)) or ""
-        f = re.search(r"line: (\d+)", node)
-        if f:
-            return f"line {f.group(1)}"
-    return ""
+def _where(line: str, module: Module) -> str:
+    """``file:line`` of a call from its ``!minisycl.loc`` (``srcloc``), else ``line N``
+    from its ``!dbg`` location."""
+    loc = line_loc(module, line)
+    if loc is not None:
+        return f"{loc.file}:{loc.line}"
+    ref = metadata_attachments(line).get("dbg")
+    ops = module.metadata_operands(ref) if ref else []
+    f = re.search(r"\bline: (\d+)", ops[0]) if ops else None
+    return f"line {f.group(1)}" if f else ""
 
 
 # -- lowering one kernel ------------------------------------------------------------------------
 
 class _Lowering:
     def __init__(self, module: Module, text: str, kernel: str, sub_group_size: int):
-        self.module, self.text, self.kernel = module, text, kernel
+        self.module, self.kernel = module, kernel
         fn = module.functions[kernel]
         self.fn = fn
         params = split_operands(fn.params[1:-1])
@@ -350,7 +341,7 @@ class _Lowering:
                     cur.lines.append(self.query(line))
                     continue
                 if line != _IMPLICIT:
-                    point.where = _where(line, self.text)
+                    point.where = _where(line, self.module)
                 self.points.append(point)
                 j = len(self.points)
                 for k, (ty, v) in enumerate(point.operands):
