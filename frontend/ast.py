@@ -367,6 +367,14 @@ class AccessLabel(Node):
         self.loc, self.word = loc, word
 
 
+class Destructor(Node):
+    """``~Name() {...}`` in a class: parsed so that it can be refused by name."""
+    __slots__ = ("name",)
+
+    def __init__(self, loc, name):
+        self.loc, self.name = loc, name
+
+
 class ClassDef(Node):
     __slots__ = ("kind", "name", "base", "members")
 

@@ -113,6 +113,9 @@ class _Builder:
         props = c[3] if len(c) == 5 else []
         return ast.FuncDef(self._loc(name), specs, None, name[1], params, None, props, c[-1], is_ctor=True)
 
+    def dtor(self, c):
+        return ast.Destructor(self._loc(c[1]), c[2][1])
+
     def function(self, c):
         specs, ret, name, params = c[0], c[1], c[2], c[3]
         override = None

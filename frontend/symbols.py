@@ -55,7 +55,7 @@ class LocalSym:
 
 class DeviceGlobalSym:
     __slots__ = ("name", "llname", "ty", "loc", "image_scope", "host_access", "init_mode",
-                 "implement_in_csr", "init", "is_static", "is_extern", "unique_id", "cls")
+                 "implement_in_csr", "init", "construct", "is_static", "is_extern", "unique_id", "cls")
 
     def __init__(self, name, llname, ty, loc):
         self.name, self.llname, self.ty, self.loc = name, llname, ty, loc
@@ -64,6 +64,7 @@ class DeviceGlobalSym:
         self.init_mode = None       # 0 reprogram, 1 reset
         self.implement_in_csr = None
         self.init = None            # constant value tree (see checker.constants.const_initializer) or None
+        self.construct = None       # (constructor or None, argument exprs): evaluated by frontend.constexpr
         self.is_static = self.is_extern = False
         self.unique_id = None
         self.cls = None

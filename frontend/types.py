@@ -143,7 +143,7 @@ class ClassType(Type):
     polymorphic and its base is not, then the base subobject, then own fields.
     """
     __slots__ = ("name", "keyword", "base", "fields", "field_index", "methods", "vslots",
-                 "statics", "ctors", "complete", "loc", "own_vptr", "mangled", "access")
+                 "statics", "ctors", "complete", "loc", "own_vptr", "mangled", "access", "destructor")
     is_class = True
 
     def __init__(self, name, keyword, loc):
@@ -159,6 +159,7 @@ class ClassType(Type):
         self.own_vptr = False
         self.mangled = f"{len(name)}{name}"
         self.access: dict[str, str] = {}    # own member -> "private"/"protected" (absent: public)
+        self.destructor = None              # where a (refused) ``~Name()`` was declared
 
     def __str__(self):
         return self.name

@@ -141,7 +141,7 @@ _BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")     # raw bitcode, and th
 _IMAGE_KEYS = {"name", "entry_points", "properties", "target", "dummy", "ir", "native"}
 _HEADER_KEYS = {"images", "host", "kernels", "device_globals", "split", "targets"}
 _GLOBAL_KEYS = {"name", "size", "element_size", "device_image_scope", "host_access", "init_mode",
-                "implement_in_csr", "init", "properties"}
+                "implement_in_csr", "init", "properties", "relocations"}
 
 
 class _Checker:
@@ -245,7 +245,7 @@ def check_header(header, blob_size: int, source: str = "<bundle>", blobs: memory
         c.text(uid, "device_globals", empty=False)
         where = f"device_globals.{uid[:80]}"
         c.mapping(info, where, _GLOBAL_KEYS, optional={"element_size", "init_mode", "implement_in_csr", "init",
-                                                            "properties"})
+                                                            "properties", "relocations"})
         for i, prop in enumerate(c.array(info.get("properties") or [], where + ".properties")[:8]):
             c.text(prop, f"{where}.properties[{i}]", empty=False, limit=64)
         c.text(info["name"], where + ".name", empty=False)
@@ -264,6 +264,13 @@ def check_header(header, blob_size: int, source: str = "<bundle>", blobs: memory
                 bytes.fromhex(init)
             except ValueError:
                 c.fail(where + ".init", "is not hexadecimal bytes")
+        for i, reloc in enumerate(c.array(info.get("relocations") or [], where + ".relocations")):
+            at = f"{where}.relocations[{i}]"
+            if not isinstance(reloc, list) or len(reloc) != 3:
+                c.fail(at, "expected [offset, symbol, addend]")
+            c.integer(reloc[0], at + "[0]", 0, max(size - 8, 0))
+            c.text(reloc[1], at + "[1]", empty=False)
+            c.integer(reloc[2], at + "[2]", 0, 1 << 40)
     if top["split"] not in _SPLIT_MODES:
         c.fail("split", f"expected one of {', '.join(_SPLIT_MODES)}")
     for i, target in enumerate(c.array(top["targets"], "targets")):

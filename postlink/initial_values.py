@@ -10,9 +10,15 @@ Algorithm, per global with ``"sycl-device-global-size"`` (keyed by its
     type, or its last field when that is a struct);
   * the initial value is ``size`` bytes as LLVM lays out the initialiser for
     this CPU (the runtime's devices), read 8 bytes in (past the pointer of
-    ``{ ptr, T }``) unless ``device_image_scope``: the global alone is
-    extracted, compiled by MCJIT and read back from memory (empty for a
-    declaration).
+    ``{ ptr, T }``) unless ``device_image_scope``: the global and the globals
+    its initialiser reaches are extracted (functions and declarations as
+    placeholders), compiled by MCJIT and read back from memory (empty for a
+    declaration);
+  * ``relocations``: each pointer in ``T`` that holds the address of a symbol
+    (a polymorphic ``T``'s vtable pointer) is ``[offset, symbol, addend]``
+    and zero in ``init``: the runtime writes the symbol's address in the
+    program that binds the storage (an address of the build machine would
+    mean nothing there, and would make the bundle differ between builds).
 """
 from __future__ import annotations
 
@@ -20,7 +26,7 @@ import ctypes
 
 import llvmlite.binding as llvm        # MCJIT only: modules come from the IR layer
 
-from ..passes.ir import Module, parse_assembly, split_operands
+from ..passes.ir import Function, Global, IRError, Module, parse_assembly, quote_name, split_operands
 from .native import for_this_cpu
 from .properties import is_image_scope
 
@@ -43,17 +49,76 @@ def element_size(value_type: str, size: int) -> int:
     return max(size // max(count, 1), 1)
 
 
-def initial_bytes(module: Module, name: str, image_scope: bool, size: int) -> bytes:
-    """The initial value of ``T`` as bytes: LLVM lays out the global's initialiser
-    for this CPU (the runtime's devices) and we read it back."""
-    ref = parse_assembly(module.extract([name]).text())
+def initial_bytes(module: Module, name: str, image_scope: bool, size: int) -> tuple[bytes, list]:
+    """The initial value of ``T`` as bytes, and its relocations (module
+    docstring): LLVM lays out the global's initialiser for this CPU (the
+    runtime's devices) and we read it back."""
+    ref = parse_assembly(_layout_module(module, name).text())
     engine = llvm.create_mcjit_compiler(ref, for_this_cpu(ref))
     try:
+        td = engine.target_data
+        # (LLVM's getGlobalVariable skips internal globals: look through the list)
+        value_type = next(g for g in ref.global_variables if g.name == name).global_value_type
+        if not image_scope:
+            value_type = list(value_type.elements)[-1]
+        offsets = list(_pointer_offsets(value_type, td, 0))
+        others = [(g.name, td.get_abi_size(g.global_value_type)) for g in ref.global_variables if g.name != name] \
+            if offsets else []
+        functions = [f.name for f in ref.functions] if offsets else []
         engine.finalize_object()
-        addr = engine.get_global_value_address(name)
-        return ctypes.string_at(addr + (0 if image_scope else 8), size)
+        start = engine.get_global_value_address(name) + (0 if image_scope else 8)
+        data = bytearray(ctypes.string_at(start, size))
+        symbols = sorted((engine.get_global_value_address(n), length, n) for n, length in others)
+        symbols += sorted((engine.get_function_address(n), 1, n) for n in functions)
+        relocations = []
+        for offset in offsets:
+            value = int.from_bytes(data[offset:offset + 8], "little")
+            target = next(((s, n) for s, length, n in symbols if value and s <= value < s + max(length, 1)), None)
+            if target is not None:
+                relocations.append([offset, target[1], value - target[0]])
+                data[offset:offset + 8] = bytes(8)
+        return bytes(data), relocations
     finally:
         engine.close()          # before the module's context goes (see runtime/jit.py)
+
+
+def _layout_module(module: Module, name: str) -> Module:
+    """``name`` and every global its initialiser reaches, defined; functions
+    and declared globals as placeholders (their addresses are all that is read)."""
+    names = module.closure([name], skip_bodies_of=module.functions)
+    part = module.extract([n for n in names if n in module.globals],
+                          declare=[n for n in names if n in module.functions])
+    for fn in list(part.functions):
+        part.functions[fn] = Function(fn, f"define void @{quote_name(fn)}() {{", "entry:\n  unreachable\n}\n")
+    for n, g in list(part.globals.items()):
+        if g.is_alias:
+            raise IRError(f"device global @{name}: its initial value refers to alias @{n}, which is not supported")
+        if g.is_declaration:
+            part.globals[n] = Global(n, f"@{quote_name(n)} = global {g.value_type} zeroinitializer")
+    return part
+
+
+def _pointer_offsets(ty, td, base: int):
+    """Byte offsets of the pointers inside a value of LLVM type ``ty``."""
+    if ty.is_pointer:
+        yield base
+    elif ty.is_struct:
+        for i, e in enumerate(ty.elements):
+            if _holds_pointer(e):
+                yield from _pointer_offsets(e, td, base + td.get_element_offset(ty, i))
+    elif (ty.is_array or ty.is_vector) and _holds_pointer(ty):
+        elem = next(iter(ty.elements))
+        step = td.get_abi_size(elem)
+        for k in range(ty.element_count):
+            yield from _pointer_offsets(elem, td, base + k * step)
+
+
+def _holds_pointer(ty) -> bool:
+    if ty.is_pointer:
+        return True
+    if ty.is_struct or ty.is_array or ty.is_vector:
+        return any(_holds_pointer(e) for e in ty.elements)
+    return False
 
 
 def device_global_table(module: Module) -> dict[str, dict]:
@@ -66,7 +131,8 @@ def device_global_table(module: Module) -> dict[str, dict]:
         scope = is_image_scope(attrs)
         fields = split_operands(g.value_type.strip()[1:-1]) if g.value_type.startswith("{") else [g.value_type]
         value_type = fields[-1]
-        table[attrs.get("sycl-unique-id") or name] = {
+        init, relocations = (b"", []) if g.is_declaration else initial_bytes(module, name, scope, size)
+        entry = table[attrs.get("sycl-unique-id") or name] = {
             "name": name,
             "size": size,
             "element_size": element_size(value_type, size),
@@ -74,7 +140,9 @@ def device_global_table(module: Module) -> dict[str, dict]:
             "host_access": int(attrs.get("sycl-host-access") or 2),
             "init_mode": attrs.get("sycl-init-mode"),
             "implement_in_csr": attrs.get("sycl-implement-in-csr"),
-            "init": "" if g.is_declaration else initial_bytes(module, name, scope, size).hex(),
+            "init": init.hex(),
             "properties": [p for p, a in _PROPERTY_ATTRIBUTES.items() if a in attrs],
         }
+        if relocations:
+            entry["relocations"] = relocations
     return table

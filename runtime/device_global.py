@@ -5,7 +5,9 @@
   every kernel, image and bundle on that device.  It is initialised from the
   bundle's copy of ``T``'s initial value the first time a kernel or a copy
   touches it, and never again.  Every program built for the device gets its
-  pointer.
+  pointer.  Pointers in the initial value (a polymorphic ``T``'s vtable
+  pointer: the bundle's ``relocations``) are written by the first program
+  bound to the storage that defines their symbols (``apply_relocations``).
 * With ``device_image_scope`` the variable lives in its one image; copies read
   and write the variable of that image's program on the device.
 * Host copies check bounds and ``host_access`` at run time (``errc::invalid``):
@@ -24,12 +26,27 @@ import numpy as np
 from .errors import errc, exception
 from .memory import usm_allocation
 
-__all__ = ["device_global", "storage_address", "bind_program"]
+__all__ = ["device_global", "storage_address", "bind_program", "apply_relocations"]
 
 _ACCESS = {0: "read", 1: "write", 2: "read_write", 3: "none"}
 _PROPERTIES = ("device_image_scope", "host_access", "init_mode", "implement_in_csr")
 _STORAGE: dict[tuple[int, str, str], usm_allocation] = {}
+_PENDING: dict[tuple[int, str, str], list] = {}        # relocations not yet written, by storage
 _LOCK = threading.Lock()
+
+
+def apply_relocations(relocations: list, resolve, write) -> list:
+    """Write each ``[offset, symbol, addend]`` whose symbol ``resolve`` finds
+    (an address, 0 when the program lacks it) with ``write(offset, address)``;
+    the ones left for a later program."""
+    left = []
+    for offset, symbol, addend in relocations:
+        address = resolve(symbol)
+        if address:
+            write(offset, address + addend)
+        else:
+            left.append([offset, symbol, addend])
+    return left
 
 
 class device_global:  # noqa: N801 - SYCL's name
@@ -100,6 +117,8 @@ def _shared_storage(dg: device_global, device, ctx) -> usm_allocation:
             init = dg.initial_bytes()
             ctypes.memmove(storage.ptr, init, min(len(init), dg.size))
             _STORAGE[key] = storage
+            if dg.info.get("relocations"):
+                _PENDING[key] = list(dg.info["relocations"])
         return storage
 
 
@@ -116,6 +135,13 @@ def storage_address(dg: device_global, device, ctx) -> int:
     return addr
 
 
+def _writer(base: int):
+    """``write(offset, value)``: a pointer-sized value into host-addressable memory at ``base``."""
+    def write(offset: int, value: int) -> None:
+        ctypes.c_uint64.from_address(base + offset).value = value
+    return write
+
+
 def bind_program(prog, linked, device, ctx) -> None:
     """Write the shared allocations' addresses into a freshly built program."""
     if hasattr(linked, "bind_globals"):         # a GPU program: device memory (``cuda/codegen.py``)
@@ -126,4 +152,9 @@ def bind_program(prog, linked, device, ctx) -> None:
             continue
         addr = linked.global_address(info["name"])
         if addr:
-            ctypes.c_uint64.from_address(addr).value = _shared_storage(device_global(prog, uid, info), device, ctx).ptr
+            storage = _shared_storage(device_global(prog, uid, info), device, ctx)
+            ctypes.c_uint64.from_address(addr).value = storage.ptr
+            key = (ctx.id, device.name, uid)
+            with _LOCK:
+                if _PENDING.get(key):
+                    _PENDING[key] = apply_relocations(_PENDING[key], linked.global_address, _writer(storage.ptr))

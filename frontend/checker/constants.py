@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import ast
 from ..constants import const_fold
+from ..constexpr import NotConstant, construct, needs_construction
 from ..data_layout import flat_fields
 from ..symbols import ConstSym
 from .brace_elision import nest
@@ -11,7 +12,7 @@ from .context import Part
 
 
 class Constants(Part):
-    uses = {"expressions": ("expr",), "conversions": ("convert",), "declarations": ("define_global",)}
+    uses = {"expressions": ("expr", "rvalue"), "conversions": ("convert",), "declarations": ("define_global",)}
 
     def array_size(self, dim, loc):
         if dim is None:
@@ -80,3 +81,80 @@ class Constants(Part):
             return self.const_initializer(init.items[0], ty)
         self.error(init.loc, f"brace initialiser for scalar type '{ty}' must have one element")
         return None
+
+    # -- device globals whose T has constructors (C++20's consteval rule) -----------
+    def device_global_init(self, g, init) -> None:
+        """What initialises device global ``g``: a value tree now (``g.init``), or a
+        construction (``g.construct``: constructor and checked arguments) that
+        ``construct_device_globals`` evaluates once every body is checked.
+        The spec's rules: ``T`` is trivially destructible, and its constructor,
+        given the initialiser's arguments, is evaluated at compile time."""
+        ty = g.ty
+        owner = _destructor_owner(ty)
+        if owner is not None:
+            self.error(g.loc, f"device_global '{g.name}': T must be trivially destructible "
+                              f"(sycl_ext_oneapi_device_global), but '{owner.name}' declares a destructor",
+                       [self.note(owner.destructor, "declared here")])
+        if not needs_construction(ty):
+            if init is not None:
+                g.init = self.const_initializer(init, ty)
+            return
+        if init is None:
+            elem = ty
+            while elem.is_array:
+                elem = elem.elem
+            if elem.is_class and elem.ctors and not any(not c.params for c in elem.ctors):
+                self.error(g.loc, f"device_global '{g.name}': no constructor of '{elem.name}' takes 0 argument(s)")
+                return
+            g.construct = (None, [])
+            return
+        if not ty.is_class or not ty.ctors:
+            self.error(init.loc, f"device_global '{g.name}': '{ty}' holds objects with constructors, so it can "
+                                 f"only be default-initialised (no initialiser)")
+            return
+        items = init.items if isinstance(init, ast.InitList) else [init]
+        ctor = next((c for c in ty.ctors if len(c.params) == len(items)), None)
+        if ctor is None:
+            self.error(init.loc, f"no constructor of '{ty.name}' takes {len(items)} argument(s)")
+            return
+        args = []
+        for i, (a, (_, t)) in enumerate(zip(items, ctor.params)):
+            if isinstance(a, ast.InitList):
+                self.error(a.loc, f"argument {i + 1} of the constructor of '{ty.name}' cannot be a brace list")
+                return
+            args.append(self.convert(self.rvalue(self.expr(a)), t, f"argument {i + 1} of constructor"))
+        g.construct = (ctor, args)
+
+    def construct_device_globals(self) -> None:
+        """Evaluate the constructions ``device_global_init`` left (after every
+        body is checked: a constructor may call functions defined later)."""
+        for g in self.prog.device_globals:
+            if g.construct is None or g.is_extern:
+                continue
+            ctor, args = g.construct
+            had_errors = self.cx.diags.has_errors
+            try:
+                g.init = construct(g.ty, ctor, args, g.loc)
+            except (TypeError, AttributeError, KeyError, IndexError, ValueError):
+                if not had_errors:
+                    raise
+                # a tree the checker already reported an error in: not evaluated
+            except NotConstant as x:
+                self.error(g.loc, f"device_global '{g.name}': constructing '{g.ty}' must be a constant expression "
+                                  f"(sycl_ext_oneapi_device_global, C++20: the constructor is consteval), "
+                                  f"but {x.reason}",
+                           [self.note(x.loc, "evaluation stops here")] if x.loc != g.loc else None)
+
+
+def _destructor_owner(ty):
+    """The class inside ``ty`` (itself, a base, a member, an element) that
+    declares a destructor, or None."""
+    while ty.is_array:
+        ty = ty.elem
+    if not ty.is_class:
+        return None
+    if ty.destructor is not None:
+        return ty
+    if ty.base is not None and (found := _destructor_owner(ty.base)) is not None:
+        return found
+    return next((c for c in (_destructor_owner(fty) for _, fty in ty.fields) if c is not None), None)

@@ -14,7 +14,7 @@ from .mangling import constructor_name, method_name, static_member_name, unique_
 class Declarations(Part):
     uses = {"type_names": ("resolve_type", "is_complete"),
             "properties": ("apply_function_props", "dg_props"),
-            "constants": ("declare_constant", "const_initializer")}
+            "constants": ("declare_constant", "device_global_init")}
 
     # ------------------------------------------------------------------ classes
     def declare_class(self, node: ast.ClassDef):
@@ -33,6 +33,9 @@ class Declarations(Part):
             if isinstance(m, ast.AccessLabel):
                 access = m.word
                 continue
+            if isinstance(m, ast.Destructor):
+                self.refuse_destructor(m, cls)
+                continue
             if isinstance(m, ast.VarDecl):
                 self.declare_member_variable(m, cls)
                 names = [d.name for d in m.decls]
@@ -49,6 +52,15 @@ class Declarations(Part):
         cls.complete = True
         self.prog.classes.append(cls)
         return [(m, s) for m, s in methods if m.body is not None]
+
+    def refuse_destructor(self, m: ast.Destructor, cls):
+        """Objects of this language are never destroyed (no scope ends run code),
+        so a destructor would silently never run: refused."""
+        if m.name != cls.name:
+            self.error(m.loc, f"destructor '~{m.name}' in class '{cls.name}' must be named '~{cls.name}'")
+        cls.destructor = m.loc
+        self.error(m.loc, f"destructor '~{cls.name}' is not supported: objects are never destroyed in this "
+                          f"language, so every class is trivially destructible")
 
     def set_base(self, cls, base_tok):
         base = self.classes.get(base_tok[1])
@@ -303,8 +315,8 @@ class Declarations(Part):
             self.error(dcl.init.loc, f"extern device_global '{dcl.name}' cannot have an initialiser")
         if g.is_extern and g.is_static:
             self.error(dcl.loc, f"device_global '{dcl.name}' cannot be both static and extern")
-        if dcl.init is not None:
-            g.init = self.const_initializer(dcl.init, ty)
+        if not g.is_extern:
+            self.device_global_init(g, dcl.init)
         g.unique_id = unique_id(self.file, llname) if g.is_static else llname
         if cls is not None:
             if dcl.name in cls.statics:
@@ -315,7 +327,7 @@ class Declarations(Part):
             prev = self.globals.get(dcl.name)
             if isinstance(prev, DeviceGlobalSym) and (prev.is_extern or g.is_extern) and prev.ty == g.ty:
                 if not g.is_extern:          # definition after an extern declaration
-                    prev.is_extern, prev.init = False, g.init
+                    prev.is_extern, prev.init, prev.construct = False, g.init, g.construct
                     prev.image_scope |= g.image_scope
                 dcl.sym = prev
                 return

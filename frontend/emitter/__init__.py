@@ -75,6 +75,8 @@ class Emitter:
         for cls in self.prog.classes:
             if cls.polymorphic:
                 declare.vtable(cls)
+        for g in self.prog.device_globals:
+            declare.define_dg(g)
         for f in self.prog.functions:
             if f.defined and f.node is not None and f.node.body is not None:
                 try:

@@ -98,9 +98,6 @@ class Globals(Part):
         gv.align = 8
         if g.is_static:
             gv.linkage = "internal"
-        if not g.is_extern:
-            value = self.const_value(g.ty, g.init)
-            gv.initializer = const_aggregate(ty, [value] if g.image_scope else [NULL, value])
         attrs = gv.attributes
         attrs.append(render("sycl-unique-id", g.unique_id))
         attrs.append(render("sycl-device-global-size", str(sizeof(g.ty))))
@@ -113,6 +110,14 @@ class Globals(Part):
         if g.implement_in_csr is not None:
             attrs.append(render("sycl-implement-in-csr", "true" if g.implement_in_csr else "false"))
         self.dgs[g] = gv
+    def define_dg(self, g: DeviceGlobalSym):
+        """The initialiser of a declared device global: ``T``'s initial value,
+        vtable pointers included (so after the vtables are made)."""
+        if g.is_extern:
+            return
+        gv = self.dgs[g]
+        value = self.const_value(g.ty, g.init)
+        gv.initializer = const_aggregate(gv.value_type, [value] if g.image_scope else [NULL, value])
     def loc_md(self, loc) -> str:
         """``!{!"file", i32 line, i32 col}`` (clang's ``!srcloc`` idea), with
         ``i32 length`` after when the construct is longer than one character, so

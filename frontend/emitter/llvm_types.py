@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...device_configs.aspects import HALF_CLASS
-from ..ir_writer import (DOUBLE, FLOAT, HALF, I1, I64, NULL, PTR, PTR_LOCAL, VOID, array_type, const,
+from ..ir_writer import (DOUBLE, FLOAT, HALF, I1, I64, PTR, PTR_LOCAL, VOID, array_type, const,
                          const_aggregate, int_type)
 from ..data_layout import ND_ITEM_FIELDS
 from .context import Part
@@ -55,22 +55,26 @@ class LlvmTypes(Part):
     def zero(self, ty):
         return const(self.lltype(ty), None)
     def const_value(self, ty, value):
-        if value is None:
+        """The constant of ``ty`` for a checker value tree (None: zero).  Every
+        vtable pointer holds its object's vtable: a complete object's dynamic
+        class is its static class, a base subobject's is the complete object's."""
+        if value is None and not _has_vptr(ty):
             return self.zero(ty)
         if ty.is_array:
+            value = value or []
             items = [self.const_value(ty.elem, v) for v in value] + \
-                    [self.zero(ty.elem)] * (ty.count - len(value))
+                    [self.const_value(ty.elem, None)] * (ty.count - len(value))
             return const_aggregate(self.lltype(ty), items)
         if ty.is_class:
-            return self._const_class(ty, list(value))
+            return self._const_class(ty, list(value or []), ty)
         return self.scalar_const(ty, value)
-    def _const_class(self, cls, values):
+    def _const_class(self, cls, values, dynamic):
         members = []
         for kind, payload in cls.llvm_members():
             if kind == "vptr":
-                members.append(NULL)
+                members.append(self.vtables[dynamic])
             elif kind == "base":
-                members.append(self._const_class(payload, values))
+                members.append(self._const_class(payload, values, dynamic))
             else:
                 members.append(self.const_value(payload[1], values.pop(0) if values else None))
         return const_aggregate(self.lltype(cls), members)
@@ -84,3 +88,10 @@ class LlvmTypes(Part):
         if ty.is_float:
             return const(self.valtype(ty), float(v))
         return const(self.lltype(ty), int(v))
+
+
+def _has_vptr(ty) -> bool:
+    """Whether an object of ``ty`` holds a vtable pointer somewhere."""
+    while ty.is_array:
+        ty = ty.elem
+    return ty.is_class and (ty.polymorphic or any(_has_vptr(fty) for _, fty in ty.fields))

@@ -146,6 +146,7 @@ class CudaProgram:
                 where = self.device.global_storage(uid, info, ctx)
                 value = ctypes.c_uint64(where)
                 driver.call("cuMemcpy", addr, ctypes.addressof(value), 8, what=f"binding device_global '{info['name']}'")
+                self.device.relocate_global(uid, ctx, self.global_address)
 
 
 def _disk(key: str) -> str | None:

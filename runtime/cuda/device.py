@@ -23,6 +23,7 @@ import threading
 
 from ...device_configs.targets import ConfigError, load_target, target_names
 from ..device import RUNTIME_ASPECTS, device, register_hardware
+from ..device_global import apply_relocations
 from ..errors import errc, exception
 from ...device_configs.aspects import Aspect
 from . import driver
@@ -78,6 +79,7 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
         self._lock = threading.Lock()
         self.lost: str | None = None       # set when a fault poisoned the context
         self._globals: dict = {}            # (context id, device-global id) -> device address
+        self._relocations: dict = {}        # same key -> relocations not yet written
 
     @property
     def vendor(self) -> str:
@@ -143,7 +145,25 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
                 buf = ctypes.create_string_buffer(init, size)
                 driver.call("cuMemcpy", p.value, ctypes.addressof(buf), size, what=f"device_global '{info['name']}'")
                 addr = self._globals[key] = p.value
+                if info.get("relocations"):
+                    self._relocations[key] = list(info["relocations"])
             return addr
+
+    def relocate_global(self, uid: str, ctx, resolve) -> None:
+        """Write the vtable (or other symbol) pointers of a shared device
+        global's initial value that ``resolve`` (a program's ``global_address``)
+        can find; the others wait for a later program."""
+        key = (ctx.id, uid)
+        with self._lock:
+            pending = self._relocations.get(key)
+            if not pending:
+                return
+            base = self._globals[key]
+
+            def write(offset, value):
+                word = ctypes.c_uint64(value)
+                driver.call("cuMemcpy", base + offset, ctypes.addressof(word), 8, what="device_global relocation")
+            self._relocations[key] = apply_relocations(pending, resolve, write)
 
     def __eq__(self, other):
         return isinstance(other, device) and other.name == self.name

@@ -2,6 +2,7 @@
 GPU give the same results; GPU-only behaviour (device memory, GPU events,
 CUDA graphs, faults) checked on the GPU."""
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -236,6 +237,17 @@ kernel bump_all(int* out) { arr[0] += 1; arr[3] += 1; scoped = scoped + 1; out[0
     s = np.zeros(1, np.int32)
     q.copy(p.device_global("scoped"), s).wait()
     assert s[0] == 8
+
+
+def test_device_global_constructed_and_polymorphic(dev, tmp_path):
+    """Issue 18 point 11 on both devices: the compile-time constructed value,
+    and a polymorphic T whose vtable pointer is written for the device's
+    program (shared storage: a relocation; device_image_scope: the module's own)."""
+    p = sycl.build_program([str(pathlib.Path(__file__).parent.parent / "runtime" / "data" / "constructed.ksl")])
+    q = sycl.queue(dev)
+    out = shared(q, 13, np.int32)
+    q.single_task(p.kernel("read"), out).wait()
+    assert list(np.asarray(out)) == [5, 14, 7, 49, 50, 4, 9, 9, 4, 7, 2, 9, 11]
 
 
 # -- point 6: graphs ---------------------------------------------------------------------------
