@@ -43,10 +43,16 @@ llvmlite's NVPTX target.  What it does, in order:
    ``print`` is refused as on every device) or of an intrinsic NVPTX cannot
    select is an error naming it: LLVM's NVPTX back end would abort the process.
 
-Work-group features (issue 19) map directly once they exist: local memory
-(addrspace 3) is ``.shared``; ``__spirv_ControlBarrier`` becomes
-``llvm.nvvm.barrier.cta.sync.aligned.all(0)``; sub-group id/size/local id are
-the warp (``laneid``, 32); other ``__spirv_*`` built-ins are refused by name.
+7. **Work-groups** (issue 19 on the GPU, ``nvptx_groups.py``): local memory
+   (addrspace 3) is ``.shared``; every ``__spirv_*`` built-in of the IR
+   contract (barriers, sub-group queries, shuffles, broadcasts, votes, group
+   reduce/scans) becomes an internal ``alwaysinline`` definition on warps,
+   ``shfl.sync``/``vote.sync``/``bar.red`` and a ``.shared`` scratch; a
+   ``local T*`` kernel parameter is an ``i64`` byte offset into one ``extern
+   .shared`` array the runtime sizes at launch; a ``reducer<T, op>`` parameter
+   (read from ``minisycl-kernel-signature``) gets a private accumulator in the
+   entry point, combined per work-group, then once atomically into the result.
+   A built-in form it does not implement stays declared and is refused by name.
 
 IR contract: the output is NVPTX IR; the kernels' entry points keep their
 names.  Tests: ``tests/lit/passes/lower-to-nvptx/``, ``tests/passes/test_lower_to_nvptx.py``.
