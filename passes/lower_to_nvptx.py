@@ -43,10 +43,16 @@ llvmlite's NVPTX target.  What it does, in order:
    ``print`` is refused as on every device) or of an intrinsic NVPTX cannot
    select is an error naming it: LLVM's NVPTX back end would abort the process.
 
-Work-group features (issue 19) map directly once they exist: local memory
-(addrspace 3) is ``.shared``; ``__spirv_ControlBarrier`` becomes
-``llvm.nvvm.barrier.cta.sync.aligned.all(0)``; sub-group id/size/local id are
-the warp (``laneid``, 32); other ``__spirv_*`` built-ins are refused by name.
+7. **Work-groups** (issue 19 on the GPU, ``nvptx_groups.py``): local memory
+   (addrspace 3) is ``.shared``; every ``__spirv_*`` built-in of the IR
+   contract (barriers, sub-group queries, shuffles, broadcasts, votes, group
+   reduce/scans) becomes an internal ``alwaysinline`` definition on warps,
+   ``shfl.sync``/``vote.sync``/``bar.red`` and a ``.shared`` scratch; a
+   ``local T*`` kernel parameter is an ``i64`` byte offset into one ``extern
+   .shared`` array the runtime sizes at launch; a ``reducer<T, op>`` parameter
+   (read from ``minisycl-kernel-signature``) gets a private accumulator in the
+   entry point, combined per work-group, then once atomically into the result.
+   A built-in form it does not implement stays declared and is refused by name.
 
 IR contract: the output is NVPTX IR; the kernels' entry points keep their
 names.  Tests: ``tests/lit/passes/lower-to-nvptx/``, ``tests/passes/test_lower_to_nvptx.py``.
@@ -55,12 +61,14 @@ from __future__ import annotations
 
 import re
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from .ir.items import build_item
 from .ir import Module, quote_name, split_operands, split_type
 from .manager import PassResult
+from .nvptx_groups import DYNAMIC_SHARED, LANG_TYPES, Builtins, reducer_op
+from .work_group_builtins import identity
 from .support.diagnostics import UserError
 
 __all__ = ["LowerToNVPTX", "lower_to_nvptx", "NVPTXLoweringError", "NVPTX_TRIPLE", "NVPTX_DATALAYOUT",
@@ -187,28 +195,67 @@ class _Kernel:
     dims: int
     item_type: str
     params: list[str]
+    reducers: dict = field(default_factory=dict)    # parameter index -> (LLVM type, combining operation)
 
 
-def _kernel_shape(fn) -> _Kernel:
+_REDUCER = re.compile(r"reducer<\s*(\w+)\s*,\s*(\w+)\s*>")
+_TOP_COMMA = re.compile(r",(?![^<]*>)")
+
+
+def _reducers(module: Module, fn, has_item: bool) -> dict[int, tuple[str, str]]:
+    """The ``reducer<T, op>`` parameters of kernel ``fn``, from its ``minisycl-kernel-signature``."""
+    signature = module.function_attributes(fn).get("minisycl-kernel-signature") or ""
+    if "reducer<" not in signature:
+        return {}
+    params = [p.strip() for p in _TOP_COMMA.split(signature.strip('"')) if p.strip()]
+    out = {}
+    for i, ty in enumerate(params[1:] if has_item else params):
+        m = _REDUCER.fullmatch(ty)
+        if m and m.group(1) in LANG_TYPES:
+            out[i] = reducer_op(m.group(2), m.group(1))
+    return out
+
+
+def _kernel_shape(module: Module, fn) -> _Kernel:
     types = [split_type(op)[0] for op in split_operands(fn.params[1:-1])]
     first = types[0] if types else ""
     for kind in ("nd_item", "id"):
         prefix = f'%"class.sycl::_V1::{kind}.'
         if first.startswith(prefix):
-            return _Kernel(fn.name, kind, int(first[len(prefix):-1]), first, types[1:])
-    return _Kernel(fn.name, None, 0, "", types)
+            return _Kernel(fn.name, kind, int(first[len(prefix):-1]), first, types[1:], _reducers(module, fn, True))
+    return _Kernel(fn.name, None, 0, "", types, _reducers(module, fn, False))
 
 
 def _sreg(reg: str, axis: str) -> str:
     return f"llvm.nvvm.read.ptx.sreg.{reg}.{axis}"
 
 
-def _wrapper(k: _Kernel) -> tuple[str, set[str]]:
-    """The ``ptx_kernel`` entry point of kernel ``k`` and the intrinsics it calls."""
+def _wrapper(k: _Kernel, groups: Builtins) -> tuple[str, set[str]]:
+    """The ``ptx_kernel`` entry point of kernel ``k`` and the intrinsics it calls.
+
+    A ``local T*`` parameter is passed as an ``i64`` byte offset into the one
+    ``extern .shared`` array (``DYNAMIC_SHARED``; the runtime sizes it at launch);
+    a ``reducer<T, op>`` parameter as the address of the result: the body gets a
+    private accumulator at the identity, and after it the work-group combines the
+    accumulators (``Builtins.wg_algorithm``) and its first work-item combines that
+    into the result atomically (``Builtins.atomic_combine``)."""
     used: set[str] = set()
-    params = ([f"i64 %r{d}" for d in range(3)] if k.item else []) + [f"{t} %a{i}" for i, t in enumerate(k.params)]
+    local = [i for i, t in enumerate(k.params) if t.replace(" ", "") == "ptraddrspace(3)"]
+    params = ([f"i64 %r{d}" for d in range(3)] if k.item else []) + [
+        f"{'i64' if i in local else t} %a{i}" for i, t in enumerate(k.params)]
     lines = [f"define ptx_kernel void @{quote_name(k.name)}({', '.join(params)}) {{", "entry:"]
-    args = [f"{t} %a{i}" for i, t in enumerate(k.params)]
+    args = []
+    for i, t in enumerate(k.params):
+        if i in local:
+            lines.append(f"  %l{i} = getelementptr i8, ptr addrspace(3) @{quote_name(DYNAMIC_SHARED)}, i64 %a{i}")
+            args.append(f"{t} %l{i}")
+        elif i in k.reducers:
+            ty, op = k.reducers[i]
+            lines += [f"  %red{i} = alloca {ty}, align 8", f"  store {ty} {identity(op, ty)}, ptr %red{i}"]
+            args.append(f"ptr %red{i}")
+        else:
+            args.append(f"{t} %a{i}")
+    after = "join" if k.reducers else "done"
     if k.item:
         n = k.dims
         for d in range(n):
@@ -229,7 +276,7 @@ def _wrapper(k: _Kernel) -> tuple[str, set[str]]:
             for d in range(1, n):
                 lines.append(f"  %inall{d} = and i1 {cond}, {conds[d]}")
                 cond = f"%inall{d}"
-            lines += [f"  br i1 {cond}, label %run, label %done", "run:"]
+            lines += [f"  br i1 {cond}, label %run, label %{after}", "run:"]
             lines += build_item(k.item_type, [[f"%gid{d}" for d in range(n)]], "it", "item")
         else:
             lines += build_item(k.item_type, [[f"%{v}{d}" for d in range(n)] for v in ("gid", "tid", "ctaid", "r", "ntid")],
@@ -238,8 +285,19 @@ def _wrapper(k: _Kernel) -> tuple[str, set[str]]:
         args.insert(0, f"{k.item_type} %item")
     else:
         lines += ["  br label %run", "run:"]
-    lines += [f"  call void @{quote_name(body_name(k.name))}({', '.join(args)})", "  br label %done",
-              "done:", "  ret void", "}"]
+    lines += [f"  call void @{quote_name(body_name(k.name))}({', '.join(args)})", f"  br label %{after}"]
+    if k.reducers:
+        # every work-item of the block (those outside an id range too) takes part
+        lines.append("join:")
+        for i, (ty, op) in k.reducers.items():
+            lines += [f"  %rv{i} = load {ty}, ptr %red{i}",
+                      f"  %rr{i} = call {ty} {groups.wg_algorithm(0, op, ty)}({ty} %rv{i})"]
+        lines += [f"  %lt = call i32 {groups.ltid()}()", "  %lead = icmp eq i32 %lt, 0",
+                  "  br i1 %lead, label %flush, label %done", "flush:"]
+        for i, (ty, op) in k.reducers.items():
+            lines.append(f"  call void {groups.atomic_combine(op, ty)}(ptr %a{i}, {ty} %rr{i})")
+        lines.append("  br label %done")
+    lines += ["done:", "  ret void", "}"]
     return "\n".join(lines) + "\n", used
 
 
@@ -247,7 +305,6 @@ _ADDRSPACE = re.compile(r"addrspace\((\d+)\)")
 _NOOP_CAST = re.compile(r"addrspacecast \((ptr(?: addrspace\(\d+\))?) ([^()]*?) to (ptr(?: addrspace\(\d+\))?)\)"
                         r"|addrspacecast (ptr(?: addrspace\(\d+\))?) (\S+) to (ptr(?: addrspace\(\d+\))?)")
 _CALLED = re.compile(r"\bcall\b[^@\n]*?(@[-\w.$]+|@\"[^\"]*\")\(")
-_BARRIER = re.compile(r"call (?:spir_func )?void @_Z22__spirv_ControlBarrier[^\(]*\([^)]*\)")
 
 
 def _map_spaces(text: str) -> str:
@@ -315,8 +372,10 @@ def _math(text: str, libdevice: bool) -> tuple[str, list[str]]:
 
 
 def lower_to_nvptx(module: Module, libdevice: bool = False) -> None:
-    """Steps 1-6 on ``module`` (in place)."""
-    kernels = [_kernel_shape(f) for f in module.functions.values() if not f.is_declaration and f.is_kernel]
+    """Steps 1-7 on ``module`` (in place)."""
+    kernels = [_kernel_shape(module, f) for f in module.functions.values() if not f.is_declaration and f.is_kernel]
+    groups = Builtins()
+    groups.define(module)                   # step 7: the __spirv_* built-ins (nvptx_groups.py)
     for k in kernels:
         fn = module.functions[k.name]
         rest = fn.header[fn.header.index("@" + quote_name(k.name) + "(") + len(quote_name(k.name)) + 1:]
@@ -325,9 +384,11 @@ def lower_to_nvptx(module: Module, libdevice: bool = False) -> None:
     needed: set[str] = set()
     wrappers = []
     for k in kernels:
-        w, used = _wrapper(k)
+        w, used = _wrapper(k, groups)
         wrappers.append(w)
         needed |= used
+    if any(t.replace(" ", "") == "ptraddrspace(3)" for k in kernels for t in k.params):
+        wrappers.insert(0, f"@{quote_name(DYNAMIC_SHARED)} = external addrspace(3) global [0 x i8], align 16\n")
     text = module.text() + "\n" + "\n".join(wrappers)
     text = re.sub(r'(?m)^target triple = .*$', f'target triple = "{NVPTX_TRIPLE}"', text)
     text = re.sub(r'(?m)^target datalayout = .*$', f'target datalayout = "{NVPTX_DATALAYOUT}"', text)
@@ -335,25 +396,20 @@ def lower_to_nvptx(module: Module, libdevice: bool = False) -> None:
     text = re.sub(r",? comdat(\(\$[^)\s]*\))?(?=[\s,{])", "", text)
     text = text.replace(" spir_func ", " ").replace(" spir_kernel ", " ")
     text = _map_spaces(text)
-    if _BARRIER.search(text):
-        text = _BARRIER.sub("call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)", text)
-        text = re.sub(r"(?m)^declare [^\n]*@_Z22__spirv_ControlBarrier[^\n]*\n", "", text)
     text, extra = _math(text, libdevice)
-    if "@llvm.nvvm.barrier.cta.sync.aligned.all" in text:
-        needed.add("llvm.nvvm.barrier.cta.sync.aligned.all")
     for e in extra:
         for name in re.findall(r"@(llvm\.[\w.]+)\(", e):
             needed.add(name)
     declared = set(re.findall(r"(?m)^declare [^@\n]*@([-\w.$]+)\(", text))
+    for name in needed:
+        if name.startswith("llvm.nvvm.read.ptx.sreg."):
+            groups.sreg(name[len("llvm.nvvm.read.ptx.sreg."):])
     decls = []
     for name in sorted(needed - declared):
-        if name in _OWN_DECLS:
+        if name in _OWN_DECLS and name not in groups.decls:
             decls.append(_OWN_DECLS[name])
-        elif name.startswith("llvm.nvvm.read.ptx.sreg."):
-            decls.append(f"declare i32 @{name}()")
-        elif name == "llvm.nvvm.barrier.cta.sync.aligned.all":
-            decls.append(f"declare void @{name}(i32)")
-    new = Module.parse(text + "\n" + "\n".join(extra + decls) + "\n", module.name)
+    new = Module.parse(text + "\n" + "\n".join(extra + decls) + "\n" + groups.text(declared | set(
+        re.findall(r"^declare [^@\n]*@([-\w.$]+)\(", "\n".join(decls), re.M))), module.name)
     _check_calls(new, libdevice)
     module.take_contents_of(new)
 

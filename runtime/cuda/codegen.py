@@ -117,6 +117,8 @@ class CudaProgram:
         self.shapes = shapes            # kernel -> (item kind or None, dims)
         self.build_seconds = seconds
         self._functions: dict[str, ctypes.c_void_p] = {}
+        self._limits: dict[str, tuple[int, int]] = {}
+        self._dynamic: dict[str, int] = {}      # kernel -> dynamic shared bytes it may launch with
         self.aggregated = {}            # the CPU launcher's aggregation does not apply
 
     def function(self, kernel: str) -> ctypes.c_void_p:
@@ -128,6 +130,34 @@ class CudaProgram:
                         what=f"finding kernel '{kernel}' in its PTX module")
             self._functions[kernel] = fn
         return fn
+
+    def limits(self, kernel: str) -> tuple[int, int]:
+        """(bytes of static shared memory, most threads per block) of ``kernel``'s
+        compiled code (``CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES``, ``..._MAX_THREADS_PER_BLOCK``)."""
+        found = self._limits.get(kernel)
+        if found is None:
+            fn = self.function(kernel)
+            static, threads = ctypes.c_int(), ctypes.c_int()
+            driver.call("cuFuncGetAttribute", ctypes.byref(static), 1, fn, what=f"asking kernel '{kernel}' its shared memory")
+            driver.call("cuFuncGetAttribute", ctypes.byref(threads), 0, fn, what=f"asking kernel '{kernel}' its threads")
+            found = self._limits[kernel] = (static.value, threads.value)
+        return found
+
+    def allow_dynamic_shared(self, kernel: str, nbytes: int) -> None:
+        """Let ``kernel`` launch with ``nbytes`` of dynamic shared memory: above the
+        driver's default (48 KiB less the static part) that needs
+        ``cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)``."""
+        allowed = self._dynamic.get(kernel)
+        if allowed is None:
+            v = ctypes.c_int()
+            driver.call("cuFuncGetAttribute", ctypes.byref(v), 8, self.function(kernel),
+                        what=f"asking kernel '{kernel}' its dynamic shared memory")
+            allowed = self._dynamic[kernel] = v.value
+        if nbytes > allowed:
+            driver.call("cuFuncSetAttribute", self.function(kernel), 8, int(nbytes),
+                        what=f"allowing kernel '{kernel}' {nbytes} bytes of dynamic shared memory "
+                             f"(cuFuncSetAttribute CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)")
+            self._dynamic[kernel] = int(nbytes)
 
     def global_address(self, name: str) -> int:
         """The device address of a module global (0 when the module has none of that name)."""

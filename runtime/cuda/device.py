@@ -37,7 +37,7 @@ _current = threading.local()
 ATTR = {"max_threads_per_block": 1, "max_block_x": 2, "max_block_y": 3, "max_block_z": 4, "max_grid_x": 5,
         "max_grid_y": 6, "max_grid_z": 7, "max_shared_per_block": 8, "warp_size": 10, "multiprocessors": 16,
         "unified_addressing": 41, "cc_major": 75, "cc_minor": 76, "managed_memory": 83,
-        "concurrent_managed_access": 89}
+        "concurrent_managed_access": 89, "max_shared_per_block_optin": 97}
 
 
 def config_for(major: int, minor: int, names=None) -> str | None:
@@ -88,6 +88,13 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
     @property
     def sm(self) -> str:
         return f"sm_{self.compute_capability[0]}{self.compute_capability[1]}"
+
+    @property
+    def local_mem_size(self) -> int:
+        """Bytes of work-group memory a work-group may use: the GPU's shared memory per
+        block with opt-in (``CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN``;
+        a launch above the default 48 KiB opts in, ``queue._shared_memory``)."""
+        return self.attrs.get("max_shared_per_block_optin") or self.config.local_mem_size
 
     def describe(self) -> str:
         """``NVIDIA H100 80GB HBM3, sm_90, 79.1 GiB``: what ``minisycl devices`` prints."""

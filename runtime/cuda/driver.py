@@ -58,6 +58,7 @@ _SIGNATURES = {
     "cuModuleGetFunction": [_pp, _p, ctypes.c_char_p],
     "cuModuleGetGlobal_v2": [_pu64, _psz, _p, ctypes.c_char_p],
     "cuFuncGetAttribute": [_pi, _i, _p],
+    "cuFuncSetAttribute": [_p, _i, _i],
     "cuMemAlloc_v2": [_pu64, _sz],
     "cuMemAllocHost_v2": [_pp, _sz],
     "cuMemAllocManaged": [_pu64, _sz, _u],

@@ -33,6 +33,8 @@ from ..events import event
 from ..handler import handler
 from ..memory import _live, usm_allocation
 from ..queue import queue
+from ..reductions import reduction
+from ..work_groups import check_local_size
 from . import driver
 from .memory import cuda_allocation
 
@@ -41,6 +43,7 @@ __all__ = ["cuda_queue", "cuda_event", "cuda_handler"]
 _NON_BLOCKING = 1
 _DISABLE_TIMING = 2
 _NOT_READY = 600
+_SHARED_ALIGN = 16
 
 
 class cuda_event(event):  # noqa: N801
@@ -232,18 +235,23 @@ class cuda_queue(queue):  # noqa: N801
 
     def _launch(self, k, slots, total: int, geometry) -> None:
         key = (id(k.program), k.name)
-        fn = self._functions.get(key)
-        if fn is None:              # the program keeps its built module for this device and context
+        found = self._functions.get(key)
+        if found is None:           # the program keeps its built module for this device and context
             linked, _ = k.program.linked_for(k.name, self.device, self.context)
-            fn = self._functions[key] = (linked.function(k.name), k.program)[0]
+            found = self._functions[key] = (linked.function(k.name), linked)
             self._keep.append(k.program)
+        fn, linked = found
         for i, ty in enumerate(k.params):
-            if ty.endswith("*") and slots[i]:
+            if ty.endswith("*") and slots[i] and not ty.startswith("local "):
                 owner = _live.get(int(slots[i]))      # the allocation the address starts, if any
                 if owner is not None and not isinstance(owner, cuda_allocation):
                     raise exception(errc.invalid, f"argument {i + 1} of kernel '{k.name}' is host USM of another "
                                                   f"device: allocate it with this queue")
+        nd = k.item is not None and k.item.startswith("nd_item")
+        if nd:
+            check_local_size(k, geometry, self.device)      # reqd_work_group_size (work_groups.py)
         grid, block = self.launch_shape(k, geometry)
+        slots, dynamic = self._shared_memory(k, linked, slots, block if nd else None)
         n = len(k.params)
         if k.item is not None:
             dims = (ctypes.c_int64 * 3)(*[max(int(geometry[d]), 1) for d in range(3)])
@@ -254,13 +262,61 @@ class cuda_queue(queue):  # noqa: N801
         ptrs += [base + 8 * i for i in range(n)]
         params = (ctypes.c_void_p * max(len(ptrs), 1))(*ptrs)
         try:
-            driver.call("cuLaunchKernel", fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0,
+            driver.call("cuLaunchKernel", fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], dynamic,
                         self._stream, params, None, what=f"launching kernel '{k.name}'")
         except driver.DriverError as err:
             if err.result in driver.CONTEXT_LOST:
                 raise self._failed(err, f"launching kernel '{k.name}'") from None
             raise
         self._pending.append(k.name)
+
+    def _shared_memory(self, k, linked, slots, block):
+        """(the slots to launch with, bytes of dynamic shared memory): each ``local T*``
+        argument (its slot holds its size, ``work_groups.pack_local``) becomes its
+        offset in the kernel's ``extern .shared`` array, 16-byte aligned.  Checked
+        first: static and dynamic shared memory together against the GPU's limit per
+        block, and (``block``: an nd_range launch) the work-group size against what the
+        compiled kernel can run (``errc::nd_range``)."""
+        local = [i for i, ty in enumerate(k.params) if ty.startswith("local ")]
+        if not local and block is None:
+            return slots, 0
+        static, max_threads = linked.limits(k.name)
+        if block is not None:
+            threads = block[0] * block[1] * block[2]
+            if threads > max_threads:
+                raise exception(errc.nd_range, f"kernel '{k.name}': a work-group of {threads} work-items exceeds the "
+                                               f"{max_threads} threads per block its compiled code can run on "
+                                               f"{self.device.name} (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)")
+        if not local:
+            return slots, 0
+        out = (ctypes.c_uint64 * max(len(k.params), 1))(*slots[:len(k.params)])
+        offset = 0
+        for i in local:
+            offset = (offset + _SHARED_ALIGN - 1) // _SHARED_ALIGN * _SHARED_ALIGN
+            size = int(slots[i])
+            out[i] = offset
+            offset += size
+        limit = self.device.local_mem_size
+        if static + offset > limit:
+            raise exception(errc.invalid, f"kernel '{k.name}' needs {static + offset} bytes of work-group memory "
+                                          f"({static} static, {offset} from local_memory arguments) but device "
+                                          f"{self.device.name} has {limit} per work-group "
+                                          f"(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)")
+        linked.allow_dynamic_shared(k.name, offset)
+        return out, offset
+
+    def prepare_reductions(self, args) -> None:
+        """``initialize_to_identity``: the identity written into the result on this
+        stream before the kernel (memsets: captured into a CUDA graph as well)."""
+        for a in args:
+            if isinstance(a, reduction) and a.initialize_to_identity:
+                raw = np.array(a.op.identity(a.ptr.dtype), dtype=a.ptr.dtype).tobytes()
+                p = a.ptr.ptr
+                if len(raw) in (1, 2, 4):
+                    self._memset(p, int.from_bytes(raw, "little"), len(raw), 1)
+                else:                      # 8 bytes: two 32-bit words
+                    self._memset(p, int.from_bytes(raw[:4], "little"), 4, 1)
+                    self._memset(p + 4, int.from_bytes(raw[4:], "little"), 4, 1)
 
     def launch_shape(self, k, geometry) -> tuple[tuple, tuple]:
         """(grid, block) in CUDA's x, y, z order for a launch of ``k``."""

@@ -89,6 +89,12 @@ attributes #0 = { "minisycl-kernel-signature"="x" }
 ; CHECK-NEXT: entry:
 ; CHECK-NEXT: br label %run
 
-; The work-group barrier is bar.sync 0.
+; The barrier built-in becomes a definition (inlined by emit_ptx's -O3): the
+; work-group barrier is bar.sync 0, the sub-group barrier bar.warp.sync with the
+; sub-group's member mask (nvptx_groups.py).
+; CHECK-LABEL: define internal void @_Z22__spirv_ControlBarrierjjj(i32 %a0, i32 %a1, i32 %a2) alwaysinline convergent
+; CHECK: %sub = icmp eq i32 %a0, 3
+; CHECK: call void @llvm.nvvm.bar.warp.sync(i32 %m)
+; CHECK: call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
+; CHECK-NOT: declare {{.*}}__spirv_ControlBarrier
 ; CHECK: declare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32)
-; CHECK-NOT: __spirv_ControlBarrier
