@@ -283,6 +283,12 @@ def _function(name: str):
     return fn
 
 
+def function(name: str):
+    """The library's ``name`` itself, for a caller that checks its ``CUresult``
+    (a launch's hot path: no wrapper call)."""
+    return _functions.get(name) or _function(name)
+
+
 def call(name: str, *args, what: str | None = None) -> None:
     """Call driver function ``name``; a failure raises (``raise_for``)."""
     rc = (_functions.get(name) or _function(name))(*args)
