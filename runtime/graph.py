@@ -416,7 +416,7 @@ class command_graph:  # noqa: N801
                     alloc = old
             work.extend(d.preds)
         if alloc is None:
-            alloc = usm_allocation(size, dtype, "device", self._queue)
+            alloc = memory._allocate(size, dtype, "device", self._queue)    # the device's own memory, if any
             self._pool.append(alloc)
         if zero_init:
             self._zero_init.add(id(alloc))
@@ -638,7 +638,7 @@ class executable_command_graph:  # noqa: N801
         self._build_plan()
         # a device that runs graphs itself (an NVIDIA GPU: one CUDA graph, ``cuda/graph.py``)
         executor = getattr(self.device, "graph_executor", None)
-        self._native = executor(self) if executor is not None else None
+        self._device_graph = executor(self) if executor is not None else None
 
     def _check_supported(self, cmd) -> None:
         """A kernel the device cannot run is refused here, whatever its range
@@ -734,8 +734,8 @@ class executable_command_graph:  # noqa: N801
             if self._memory_checked != memory.frees():   # nothing freed since the last check: no need
                 check_memory(self.memory_in_use(), "the executable graph cannot run")
                 self._memory_checked = memory.frees()
-            if self._native is not None:         # one CUDA graph launch on the queue's stream
-                self._native.launch(q)
+            if self._device_graph is not None:         # one CUDA graph launch on the queue's stream
+                self._device_graph.launch(q)
                 return
             if hasattr(q, "run_graph_steps"):   # a GPU queue: command by command on its stream
                 q.run_graph_steps(self._steps)
@@ -771,8 +771,8 @@ class executable_command_graph:  # noqa: N801
                     before.kernel is cmd.kernel):       # a kernel already checked needs no second look
                 self._check_supported(cmd)
         with self._lock:
-            if self._native is not None:        # the driver's update first: a refusal changes nothing
-                self._native.update_nodes(commands, {n: self._commands[n] for n in commands},
+            if self._device_graph is not None:        # the driver's update first: a refusal changes nothing
+                self._device_graph.update_nodes(commands, {n: self._commands[n] for n in commands},
                                           {**self._commands, **commands})
             rebuild = False
             for n, cmd in commands.items():
@@ -822,8 +822,8 @@ class executable_command_graph:  # noqa: N801
         for cmd in commands.values():
             self._check_supported(cmd)
         with self._lock:
-            if self._native is not None:        # cuGraphExecUpdate_v2 first: a refusal changes nothing
-                self._native.update_whole({**self._commands, **commands})
+            if self._device_graph is not None:        # cuGraphExecUpdate_v2 first: a refusal changes nothing
+                self._device_graph.update_whole({**self._commands, **commands})
             self._commands.update(commands)
             self._build_plan()
 
