@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ctypes
 import time
+from operator import attrgetter, is_not
 
 import numpy as np
 
@@ -136,7 +137,8 @@ class _Launch:
     call, so the memory is rewritten by the next launch), and the (grid, block)
     of each range seen."""
 
-    __slots__ = ("fn", "n", "dims", "slots", "params", "pointers", "shapes")
+    __slots__ = ("fn", "n", "dims", "slots", "params", "pointers", "shapes", "last", "last_shape", "last_dims",
+                 "allocations")
 
     def __init__(self, fn, k):
         self.fn = fn
@@ -148,6 +150,16 @@ class _Launch:
         self.params = (ctypes.c_void_p * max(len(ptrs), 1))(*ptrs)
         self.pointers = tuple(i for i, ty in enumerate(k.params) if ty.endswith("*"))
         self.shapes: dict = {}
+        # the previous fast launch: (range, arguments) as given, its (grid, block) or
+        # None (an empty range), range values and the arguments that are allocations
+        self.last, self.last_shape, self.last_dims, self.allocations = None, None, None, ()
+
+
+_freed = attrgetter("freed")
+
+#: argument types whose objects never change value (a fast launch may reuse their slots)
+_STABLE = frozenset({int, float, bool, type(None), np.float16, np.float32, np.float64, np.int8, np.int16, np.int32,
+                     np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.bool_})
 
 
 class _Copy(Command):
@@ -383,6 +395,7 @@ class cuda_queue(queue):  # noqa: N801
 
     def _launch(self, k, slots, total: int, geometry) -> None:
         plan = self._plan(k)
+        plan.last = None                 # the memory is rewritten: the next fast launch packs again
         self._check_pointers(k, plan, slots)
         grid, block = self._shape(k, plan, geometry)
         if plan.n:
@@ -432,23 +445,56 @@ class cuda_queue(queue):  # noqa: N801
     def _fast(self, k, r, args) -> event:
         """A launch without a handler or a command: the checks of ``KernelCommand``
         and ``kernel.pack`` in the same order with the same errors, the values
-        written into the kernel's ``_Launch`` memory, one ``cuLaunchKernel``."""
+        written into the kernel's ``_Launch`` memory, one ``cuLaunchKernel``.
+
+        A launch with the very objects of the kernel's previous fast launch (the
+        same range, the same argument objects: values that cannot change, and
+        allocations whose address and type cannot) reuses that launch's checked
+        slots and shape; only a freed allocation is looked for again."""
+        plan = self._launches.get((id(k.program), k.name)) if type(k) is Kernel else None
+        last = plan.last if plan is not None else None
+        if last is None or not (last[0] is r or (type(r) is int and type(last[0]) is int and r == last[0])) or \
+                len(args) != len(last[1]) or any(map(is_not, args, last[1])) or any(map(_freed, plan.allocations)):
+            return self._checked_fast(k, r, args)
+        with self._lock:
+            self.device.activate()
+            self._seq += 1
+            seq = self._seq
+            if plan.last is last:               # (another thread's launch may have rewritten the memory)
+                if plan.dims is not None:
+                    plan.dims[0], plan.dims[1], plan.dims[2] = plan.last_dims
+                if plan.last_shape is not None:
+                    self._fire(k, plan, *plan.last_shape)
+            else:
+                seq = None
+        return cuda_event(self, seq, k.name) if seq is not None else self._checked_fast(k, r, args)
+
+    def _checked_fast(self, k, r, args) -> event:
         if not isinstance(k, Kernel) or any(isinstance(a, DynamicValue) for a in args) or has_reductions(args):
-            return self.submit(lambda h: h.parallel_for(k, r, *args) if r is not None else h.single_task(k, *args))
+            return self.submit(lambda h: h.parallel_for(k, r, *args))
         _, geometry = launch_geometry(k, r)
         if len(args) != len(k.params):
             k.pack(args)                             # raises its errc::invalid
         with self._lock:
             self.device.activate()
             plan = self._plan(k)
+            plan.last = None
             slots = plan.slots
             pack_slots(k.params, args, slots, lambda i, ty: f"argument {i + 1} of kernel '{k.name}' ({ty})")
             self._check_pointers(k, plan, slots)
             self._seq += 1
             seq = self._seq
+            shape = None
             if k.item is None or all(geometry[d] for d in range(k.dims)):     # an empty range launches nothing
-                grid, block = self._shape(k, plan, geometry)
-                self._fire(k, plan, grid, block)
+                shape = self._shape(k, plan, geometry)
+                self._fire(k, plan, *shape)
+            if type(r) in (int, type(None)) and all(
+                    (a is None or isinstance(a, usm_allocation)) if ty.endswith("*") else type(a) in _STABLE
+                    for ty, a in zip(k.params, args)):      # (an integer address is checked each time)
+                plan.last_shape = shape
+                plan.last_dims = tuple(plan.dims) if plan.dims is not None else None
+                plan.allocations = tuple(a for a in args if isinstance(a, usm_allocation))
+                plan.last = (r, tuple(args))
         return cuda_event(self, seq, k.name)
 
     def submit(self, cgf, depends_on=None) -> event:

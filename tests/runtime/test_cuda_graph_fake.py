@@ -338,3 +338,31 @@ def test_profiling_queue_records_start_and_end(gpu):
     e = q.parallel_for(prog.kernel("inc"), 4, p)
     assert fake.calls["cuEventRecord"] == before + 2
     assert e.get_profiling_info("command_start") <= e.get_profiling_info("command_end")
+
+
+def test_repeated_launch_reuses_checked_slots_but_sees_frees(gpu, monkeypatch):
+    fake, dev, prog = gpu
+    from minisycl.runtime.cuda import queue as cuda_queue_mod
+    q = sycl.queue(dev, in_order=True)
+    p, other = shared(q, 4), shared(q, 4)
+    k = prog.kernel("add")
+    one = 1
+    q.parallel_for(k, 4, p, one)
+    packs = []
+    real = cuda_queue_mod.pack_slots
+    monkeypatch.setattr(cuda_queue_mod, "pack_slots", lambda *a: (packs.append(1), real(*a)))
+    q.parallel_for(k, 4, p, one)
+    assert packs == []                                   # the same objects: nothing packed again
+    q.parallel_for(k, 4, other, one)
+    assert packs == [1] and fake.launched[-1][3][3] == other.ptr
+    with pytest.raises(sycl.exception, match="must be an integer"):
+        q.parallel_for(k, 4, other, 1.0)                 # a value of another type is checked
+    address = int(p.ptr)
+    q.parallel_for(k, 4, address, one)
+    sycl.free(p, q)
+    with pytest.raises(sycl.exception, match="not inside a live USM allocation"):
+        q.parallel_for(k, 4, address, one)               # an integer address is checked each time
+    q.parallel_for(k, 4, other, one)
+    sycl.free(other, q)
+    with pytest.raises(sycl.exception, match="freed"):
+        q.parallel_for(k, 4, other, one)
