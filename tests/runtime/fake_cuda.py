@@ -17,6 +17,10 @@ import itertools
 from collections import Counter
 
 
+#: handles of every fake driver (objects of an earlier test's driver, released later, never name this one's)
+_HANDLES = itertools.count(0x1000, 0x10)
+
+
 def _value(x):
     if isinstance(x, ctypes._SimpleCData):
         return x.value
@@ -33,7 +37,7 @@ class FakeDriver:
         self.kernels: dict = {}
         self.refuse: dict = {}
         self.calls = Counter()
-        self._ids = itertools.count(0x1000, 0x10)
+        self._ids = _HANDLES
         self.buffers: dict = {}         # address -> ctypes buffer
         self.functions: dict = {}       # CUfunction -> kernel name
         self.graphs: dict = {}          # CUgraph -> list of nodes
