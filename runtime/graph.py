@@ -416,7 +416,7 @@ class command_graph:  # noqa: N801
                     alloc = old
             work.extend(d.preds)
         if alloc is None:
-            alloc = usm_allocation(size, dtype, "device", self._queue)
+            alloc = memory._allocate(size, dtype, "device", self._queue)    # the device's own memory, if any
             self._pool.append(alloc)
         if zero_init:
             self._zero_init.add(id(alloc))
@@ -569,7 +569,10 @@ class command_graph:  # noqa: N801
         ex = executable_command_graph(self, updatable, enable_profiling)
         for block in self._pool:                # zero_init: zeroed at each finalize, not at each run
             if id(block) in self._zero_init:
-                ctypes.memset(block.ptr, 0, block.nbytes)
+                if hasattr(self._queue, "run_graph_steps"):
+                    self._queue.memset(block, 0, block.nbytes).wait()     # GPU memory (cuda/queue.py)
+                else:
+                    ctypes.memset(block.ptr, 0, block.nbytes)
         if self._pool:
             self._live_exec = weakref.ref(ex)
         return ex
@@ -633,6 +636,9 @@ class executable_command_graph:  # noqa: N801
             self._check_supported(cmd)
         self._memory_checked = None          # memory.frees() when no command used freed memory
         self._build_plan()
+        # a device that runs graphs itself (an NVIDIA GPU: one CUDA graph, ``cuda/graph.py``)
+        executor = getattr(self.device, "graph_executor", None)
+        self._device_graph = executor(self) if executor is not None else None
 
     def _check_supported(self, cmd) -> None:
         """A kernel the device cannot run is refused here, whatever its range
@@ -728,7 +734,10 @@ class executable_command_graph:  # noqa: N801
             if self._memory_checked != memory.frees():   # nothing freed since the last check: no need
                 check_memory(self.memory_in_use(), "the executable graph cannot run")
                 self._memory_checked = memory.frees()
-            if hasattr(q, "run_graph_steps"):   # a GPU queue: one CUDA graph on its stream
+            if self._device_graph is not None:         # one CUDA graph launch on the queue's stream
+                self._device_graph.launch(q)
+                return
+            if hasattr(q, "run_graph_steps"):   # a GPU queue: command by command on its stream
                 q.run_graph_steps(self._steps)
                 return
             for kind, *rest in self._steps:
@@ -762,6 +771,9 @@ class executable_command_graph:  # noqa: N801
                     before.kernel is cmd.kernel):       # a kernel already checked needs no second look
                 self._check_supported(cmd)
         with self._lock:
+            if self._device_graph is not None:        # the driver's update first: a refusal changes nothing
+                self._device_graph.update_nodes(commands, {n: self._commands[n] for n in commands},
+                                          {**self._commands, **commands})
             rebuild = False
             for n, cmd in commands.items():
                 self._commands[n] = cmd
@@ -810,6 +822,8 @@ class executable_command_graph:  # noqa: N801
         for cmd in commands.values():
             self._check_supported(cmd)
         with self._lock:
+            if self._device_graph is not None:        # cuGraphExecUpdate_v2 first: a refusal changes nothing
+                self._device_graph.update_whole({**self._commands, **commands})
             self._commands.update(commands)
             self._build_plan()
 

@@ -8,8 +8,11 @@
   pass, PTX from llvmlite's NVPTX target, modules from the driver's JIT; both
   cached (memory and disk).
 * ``memory``  — USM on the GPU: device, pinned host and managed allocations.
-* ``queue``   — streams, events with GPU timestamps, host tasks, copies.
-* ``graph``   — executable command graphs as CUDA graphs (stream capture).
+* ``queue``   — streams, events (CUDA events recorded only when needed, GPU
+  timestamps when profiling), host tasks, copies, the launch fast path.
+* ``graph``   — executable command graphs as CUDA graphs built node by node
+  (kernel, memcpy, memset, host, empty, allocation and free nodes), replayed
+  with one ``cuGraphLaunch``, updated through the driver's update calls.
 
 Nothing here is imported unless a CUDA device exists (``device.py`` of the
 runtime asks ``cuda_devices()``, which only opens the library).

@@ -132,6 +132,12 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
         from .memory import cuda_allocation
         return cuda_allocation(count, dtype, kind, queue)
 
+    def graph_executor(self, ex):
+        """The executable graph ``ex`` as one CUDA graph (``cuda/graph.py``), or
+        ``None`` when it must run command by command."""
+        from .graph import cuda_graph
+        return cuda_graph(ex)
+
     def link_images(self, image_bitcodes, kernels, names):
         from .codegen import build_program
         return build_program(self, image_bitcodes, kernels, names)

@@ -19,7 +19,9 @@ import threading
 from ..errors import errc, exception
 
 __all__ = ["load", "call", "why_unavailable", "error_name", "CUresult", "CUdeviceptr", "DriverError",
-           "CUDA_ERROR_ILLEGAL_ADDRESS", "CONTEXT_LOST"]
+           "CUDA_ERROR_ILLEGAL_ADDRESS", "CONTEXT_LOST", "KernelNodeParams", "Memcpy3D", "MemsetNodeParams",
+           "HostNodeParams", "MemAllocNodeParams", "MemPoolProps", "MemLocation", "ExecUpdateResultInfo",
+           "HOST_FN", "GRAPH_NODE_TYPES", "EXEC_UPDATE_RESULTS"]
 
 CUresult = ctypes.c_int
 CUdeviceptr = ctypes.c_uint64
@@ -89,7 +91,94 @@ _SIGNATURES = {
     "cuGraphExecDestroy": [_p],
     "cuGraphDestroy": [_p],
     "cuGraphGetNodes": [_p, _pp, _psz],
+    "cuGraphNodeGetType": [_p, _pi],
+    "cuGraphCreate": [_pp, _u],
+    "cuGraphAddKernelNode_v2": [_pp, _p, _p, _sz, _p],
+    "cuGraphAddMemcpyNode": [_pp, _p, _p, _sz, _p, _p],
+    "cuGraphAddMemsetNode": [_pp, _p, _p, _sz, _p, _p],
+    "cuGraphAddHostNode": [_pp, _p, _p, _sz, _p],
+    "cuGraphAddEmptyNode": [_pp, _p, _p, _sz],
+    "cuGraphAddMemAllocNode": [_pp, _p, _p, _sz, _p],
+    "cuGraphAddMemFreeNode": [_pp, _p, _p, _sz, CUdeviceptr],
+    "cuGraphExecKernelNodeSetParams_v2": [_p, _p, _p],
+    "cuGraphExecHostNodeSetParams": [_p, _p, _p],
+    "cuGraphExecUpdate_v2": [_p, _p, _p],
 }
+
+
+# -- structures of the graph calls, as ``cuda.h`` (CUDA 12/13) lays them out on 64-bit
+# hosts; ``tests/runtime/test_cuda_graph_structs.py`` checks sizes and offsets.
+
+class KernelNodeParams(ctypes.Structure):
+    """``CUDA_KERNEL_NODE_PARAMS_v2`` (72 bytes): a kernel node; ``kernelParams`` is
+    an array of pointers to each argument's value (copied by the driver)."""
+    _fields_ = [("func", _p), ("gridDimX", _u), ("gridDimY", _u), ("gridDimZ", _u),
+                ("blockDimX", _u), ("blockDimY", _u), ("blockDimZ", _u), ("sharedMemBytes", _u),
+                ("kernelParams", _p), ("extra", _p), ("kern", _p), ("ctx", _p)]
+
+
+class Memcpy3D(ctypes.Structure):
+    """``CUDA_MEMCPY3D_v2`` (200 bytes): a memcpy node (a 1-D copy is ``WidthInBytes``
+    by 1 by 1; ``CU_MEMORYTYPE_UNIFIED`` lets the driver tell host from device)."""
+    _fields_ = [("srcXInBytes", _sz), ("srcY", _sz), ("srcZ", _sz), ("srcLOD", _sz), ("srcMemoryType", _i),
+                ("srcHost", _p), ("srcDevice", CUdeviceptr), ("srcArray", _p), ("reserved0", _p),
+                ("srcPitch", _sz), ("srcHeight", _sz),
+                ("dstXInBytes", _sz), ("dstY", _sz), ("dstZ", _sz), ("dstLOD", _sz), ("dstMemoryType", _i),
+                ("dstHost", _p), ("dstDevice", CUdeviceptr), ("dstArray", _p), ("reserved1", _p),
+                ("dstPitch", _sz), ("dstHeight", _sz),
+                ("WidthInBytes", _sz), ("Height", _sz), ("Depth", _sz)]
+
+
+class MemsetNodeParams(ctypes.Structure):
+    """``CUDA_MEMSET_NODE_PARAMS`` (v1, 40 bytes): ``width`` elements of ``elementSize`` (1, 2 or 4) bytes."""
+    _fields_ = [("dst", CUdeviceptr), ("pitch", _sz), ("value", _u), ("elementSize", _u), ("width", _sz),
+                ("height", _sz)]
+
+
+#: ``CUhostFn``: ``void (*)(void *userData)``
+HOST_FN = ctypes.CFUNCTYPE(None, _p)
+
+
+class HostNodeParams(ctypes.Structure):
+    """``CUDA_HOST_NODE_PARAMS`` (16 bytes)."""
+    _fields_ = [("fn", HOST_FN), ("userData", _p)]
+
+
+class MemLocation(ctypes.Structure):
+    """``CUmemLocation`` (8 bytes): ``type`` 1 is ``CU_MEM_LOCATION_TYPE_DEVICE``, ``id`` its ordinal."""
+    _fields_ = [("type", _i), ("id", _i)]
+
+
+class MemPoolProps(ctypes.Structure):
+    """``CUmemPoolProps`` (88 bytes; ``reserved`` must be zero)."""
+    _fields_ = [("allocType", _i), ("handleTypes", _i), ("location", MemLocation),
+                ("win32SecurityAttributes", _p), ("maxSize", _sz), ("usage", ctypes.c_ushort),
+                ("reserved", ctypes.c_ubyte * 54)]
+
+
+class MemAllocNodeParams(ctypes.Structure):
+    """``CUDA_MEM_ALLOC_NODE_PARAMS`` (v1, 120 bytes): ``dptr`` is set by the driver
+    when the node is added (the address is fixed for the graph's life)."""
+    _fields_ = [("poolProps", MemPoolProps), ("accessDescs", _p), ("accessDescCount", _sz), ("bytesize", _sz),
+                ("dptr", CUdeviceptr)]
+
+
+class ExecUpdateResultInfo(ctypes.Structure):
+    """``CUgraphExecUpdateResultInfo`` (24 bytes), filled by ``cuGraphExecUpdate_v2``."""
+    _fields_ = [("result", _i), ("errorNode", _p), ("errorFromNode", _p)]
+
+
+#: ``CUgraphNodeType`` values -> names
+GRAPH_NODE_TYPES = {0: "kernel", 1: "memcpy", 2: "memset", 3: "host", 4: "graph", 5: "empty", 6: "wait_event",
+                    7: "event_record", 8: "ext_semas_signal", 9: "ext_semas_wait", 10: "mem_alloc", 11: "mem_free",
+                    12: "batch_mem_op", 13: "conditional"}
+#: ``CUgraphExecUpdateResult`` values -> names
+EXEC_UPDATE_RESULTS = {0: "CU_GRAPH_EXEC_UPDATE_SUCCESS", 1: "CU_GRAPH_EXEC_UPDATE_ERROR",
+                       2: "CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED", 3: "CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED",
+                       4: "CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED",
+                       5: "CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED", 6: "CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED",
+                       7: "CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE",
+                       8: "CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED"}
 
 _lock = threading.Lock()
 _lib = None
@@ -193,6 +282,12 @@ def _function(name: str):
         raise exception(errc.feature_not_supported, f"this CUDA driver has no {name}")
     _functions[name] = fn
     return fn
+
+
+def function(name: str):
+    """The library's ``name`` itself, for a caller that checks its ``CUresult``
+    (a launch's hot path: no wrapper call)."""
+    return _functions.get(name) or _function(name)
 
 
 def call(name: str, *args, what: str | None = None) -> None:

@@ -4,14 +4,26 @@ Commands are enqueued on the queue's stream as they are submitted and run in
 submission order there: a valid schedule for in-order and out-of-order queues
 alike (an out-of-order queue may run commands in any order that respects
 dependencies; submission order does).  A dependency on an event of another
-queue is ``cuStreamWaitEvent``.  Events are CUDA events: ``wait`` synchronises
-on them; with ``enable_profiling`` their ``command_start``/``command_end`` come
-from GPU timestamps (``cuEventElapsedTime`` from a reference event recorded
-when the queue was made, added to the host clock at that moment).  Host tasks
+queue is ``cuStreamWaitEvent``.  Events stand for a point of the stream: each
+command has a sequence number, and a CUDA event is recorded only when one is
+needed — at once with ``enable_profiling`` (start and end, whose
+``command_start``/``command_end`` come from ``cuEventElapsedTime`` from a
+reference event recorded when the queue was made, added to the host clock at
+that moment), otherwise when the event is waited on or depended on while later
+commands are on the stream (recorded then, it covers this command and those
+after it: waiting for more is still a valid wait).  Waiting on the latest
+command is one ``cuStreamSynchronize``; an event whose command is known to be
+finished (a synchronisation since) costs no driver call.  Host tasks
 run on the submitting thread once everything before them on the stream has
 finished.  Kernels launch with ``cuLaunchKernel``: ``id`` kernels over a grid
 rounded up to whole blocks (the kernel checks the range), ``nd_item`` kernels
-with one block per work-group.
+with one block per work-group.  Each kernel keeps its parameter memory on the
+queue (``_Launch``: the range values, the argument slots and the pointer
+array the driver reads, built once), so a launch writes the new values and
+calls ``cuLaunchKernel``.  ``single_task``/``parallel_for`` without
+dependencies on a queue that neither records nor profiles take a fast path:
+the same checks (arguments, range, memory of another device) without a
+handler, a command object or an event record.
 
 A kernel that faults (an illegal address) is reported when the queue or one
 of its events is next synchronised: ``errc::runtime`` naming the kernels
@@ -22,18 +34,21 @@ from __future__ import annotations
 
 import ctypes
 import time
+from operator import attrgetter, is_not
 
 import numpy as np
 
 from ..addresses import checked_address
-from ..commands import Command, KernelCommand
+from ..arguments import pack_slots
+from ..commands import Command, DynamicValue, KernelCommand, launch_geometry
 from ..device_global import device_global, storage_address
 from ..errors import errc, exception
 from ..events import event
 from ..handler import handler
 from ..memory import _live, usm_allocation
+from ..program import kernel as Kernel
 from ..queue import queue
-from ..reductions import reduction
+from ..reductions import has_reductions, reduction
 from ..work_groups import check_local_size
 from . import driver
 from .memory import cuda_allocation
@@ -47,22 +62,55 @@ _SHARED_ALIGN = 16
 
 
 class cuda_event(event):  # noqa: N801
-    """A command's completion on the GPU (a CUDA event)."""
+    """A command's completion on the GPU: its place on the queue's stream
+    (``seq``) and, once needed, a CUDA event (see the module docstring)."""
 
-    def __init__(self, q: "cuda_queue", submit_ns: int, start, end, label: str):
-        super().__init__(submit_ns, submit_ns, submit_ns, q.profiling)
-        self._q, self._start, self._end, self._label = q, start, end, label
+    def __init__(self, q: "cuda_queue", seq: int, label: str, submit_ns: int = 0, start=None, end=None):
+        if q.profiling:
+            super().__init__(submit_ns, submit_ns, submit_ns, True)
+        else:
+            self._profiling = False     # (no times: ``get_profiling_info`` refuses before reading them)
+        self._q, self._seq, self._label, self._start, self._end = q, seq, label, start, end
+
+    def _finished(self) -> bool:
+        """Known to be finished: a synchronisation covered it."""
+        return self._q._done >= self._seq
+
+    def _cuda_end(self):
+        """A CUDA event that completes no earlier than this command, or ``None``
+        when the command is known to be finished."""
+        if self._end is None:
+            if self._finished():
+                return None
+            self._end = self._q._record_now()
+        return self._end
 
     def wait(self) -> None:
         self._recorded("wait")
-        self._q._synchronize(self._end, self._label)
+        q = self._q
+        if self._end is None:
+            if q._done >= self._seq:
+                return
+            if q._seq == self._seq:         # the latest command: one stream synchronisation
+                q._synchronize(None, self._label)
+                return
+        q._synchronize(self._cuda_end(), self._label)
 
     wait_and_throw = wait
 
     @property
     def status(self) -> str:
         self._recorded("get_info")
-        rc = driver.query("cuEventQuery", self._end)
+        if self._end is None and self._finished():
+            return "complete"
+        q = self._q
+        if self._end is None and q._seq == self._seq:
+            seq = q._seq
+            if driver.query("cuStreamQuery", q._stream) == _NOT_READY:
+                return "running"
+            q._done = max(q._done, seq)
+            return "complete"
+        rc = driver.query("cuEventQuery", self._cuda_end())
         return "running" if rc == _NOT_READY else "complete"
 
     def get_profiling_info(self, what: str) -> int:
@@ -75,18 +123,83 @@ class cuda_event(event):  # noqa: N801
 
     def __del__(self):
         try:
-            for ev in {id(e): e for e in (self._start, self._end) if e is not None}.values():
-                self._q._recycle(ev)
+            if self._end is not None:
+                self._q._recycle(self._end)
+            if self._start is not None and self._start is not self._end:
+                self._q._recycle(self._start)
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
+
+
+class _Launch:
+    """What every launch of one kernel on a queue reuses: its ``CUfunction``, the
+    parameter memory (the three range values an ``id``/``nd_item`` kernel takes
+    first, then the 8-byte argument slots), the array of pointers to each
+    parameter that ``cuLaunchKernel`` reads (the driver copies the values at the
+    call, so the memory is rewritten by the next launch), and the (grid, block)
+    of each range seen."""
+
+    __slots__ = ("fn", "linked", "n", "dims", "slots", "params", "pointers", "local", "shapes", "last", "last_shape",
+                 "last_dims", "allocations")
+
+    def __init__(self, fn, k, linked):
+        self.fn, self.linked = fn, linked
+        self.n = n = len(k.params)
+        self.slots = (ctypes.c_uint64 * max(n, 1))()
+        self.dims = (ctypes.c_int64 * 3)() if k.item is not None else None
+        ptrs = [ctypes.addressof(self.dims) + 8 * d for d in range(3)] if self.dims is not None else []
+        ptrs += [ctypes.addressof(self.slots) + 8 * i for i in range(n)]
+        self.params = (ctypes.c_void_p * max(len(ptrs), 1))(*ptrs)
+        self.pointers = tuple(i for i, ty in enumerate(k.params) if ty.endswith("*") and not ty.startswith("local "))
+        self.local = any(ty.startswith("local ") for ty in k.params)     # work-group memory sized at launch
+        self.shapes: dict = {}
+        # the previous fast launch: (range, arguments) as given, its (grid, block) or
+        # None (an empty range), range values and the arguments that are allocations
+        self.last, self.last_shape, self.last_dims, self.allocations = None, None, None, ()
+
+
+_freed = attrgetter("freed")
+
+#: argument types whose objects never change value (a fast launch may reuse their slots)
+_STABLE = frozenset({int, float, bool, type(None), np.float16, np.float32, np.float64, np.int8, np.int16, np.int32,
+                     np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.bool_})
+
+
+class _Copy(Command):
+    """A copy of ``n`` bytes on the stream of the queue that runs it; ``copy`` is
+    what a CUDA graph's memcpy node takes (``cuda/graph.py``)."""
+
+    def __init__(self, d: int, s: int, n: int, label: str):
+        super().__init__("memcpy", None, label)
+        self.copy = (d, s, n)
+
+    def run(self, q) -> None:
+        q._copy(*self.copy)
+
+
+class _Fill(Command):
+    """``count`` copies of ``element`` (bytes) from address ``ptr``, on the stream of
+    the queue that runs it: a memset of 1-, 2- or 4-byte elements, else a copy
+    of the whole pattern from host memory."""
+
+    def __init__(self, kind: str, ptr: int, element: bytes, count: int, label: str):
+        super().__init__(kind, None, label)
+        self.fill = (ptr, element, count)
+        self._data = None if len(element) in (1, 2, 4) else np.frombuffer(element * count, dtype=np.uint8)
+
+    def run(self, q) -> None:
+        ptr, element, count = self.fill
+        if self._data is None:
+            q._memset(ptr, int.from_bytes(element, "little"), len(element), count)
+        else:
+            q._copy(ptr, self._data.ctypes.data, self._data.nbytes)
 
 
 class cuda_handler(handler):  # noqa: N801
     """The command-group handler of a GPU queue: copies and fills on the stream."""
 
     def _async_copy(self, d: int, s: int, n: int, label: str) -> None:
-        q = self.queue
-        self._record(Command("memcpy", lambda: q._copy(d, s, n), label))
+        self._record(_Copy(d, s, n, label))
 
     def memcpy(self, dst, src, nbytes: int | None = None, offset: int = 0) -> None:
         if isinstance(dst, device_global) or isinstance(src, device_global) or nbytes is None:
@@ -111,9 +224,8 @@ class cuda_handler(handler):  # noqa: N801
 
     def memset(self, ptr, value: int, nbytes: int) -> None:
         p = checked_address(ptr, "memset", int(nbytes))
-        q = self.queue
-        self._record(Command("memset", lambda: q._memset(p, int(value) & 0xFF, 1, int(nbytes)),
-                             f"memset {int(nbytes)} bytes"))
+        self._record(_Fill("memset", p, (int(value) & 0xFF).to_bytes(1, "little"), int(nbytes),
+                           f"memset {int(nbytes)} bytes"))
 
     def fill(self, ptr, pattern, count: int) -> None:
         if not isinstance(ptr, usm_allocation):
@@ -122,13 +234,7 @@ class cuda_handler(handler):  # noqa: N801
         count = int(count)
         raw = np.asarray(pattern, dtype=ptr.dtype).reshape(-1)[:1].tobytes()
         checked_address(ptr, "fill", count * len(raw))
-        q = self.queue
-        if len(raw) in (1, 2, 4):
-            value = int.from_bytes(raw, "little")
-            self._record(Command("memfill", lambda: q._memset(ptr.ptr, value, len(raw), count), f"fill {count}"))
-        else:
-            data = np.frombuffer(raw * count, dtype=np.uint8)
-            self._record(Command("memfill", lambda: q._copy(ptr.ptr, data.ctypes.data, data.nbytes), f"fill {count}"))
+        self._record(_Fill("memfill", ptr.ptr, raw, count, f"fill {count}"))
 
     def copy(self, src, dst, count: int | None = None, start_index: int = 0) -> None:
         if isinstance(dst, device_global) or isinstance(src, device_global) or count is None:
@@ -163,9 +269,12 @@ class cuda_queue(queue):  # noqa: N801
         self._ref = None
         self._pool = {True: [], False: []}       # free events, by whether they record time
         self._timing: dict[int, bool] = {}
-        self._graphs: dict = {}
-        self._functions: dict = {}     # (program id, kernel) -> CUfunction (programs kept in _keep)
+        self._launches: dict = {}      # (program id, kernel) -> _Launch (programs kept in _keep)
         self._keep: list = []
+        self._seq = 0                  # commands submitted (each command's place on the stream)
+        self._done = 0                 # ... of which these are known to have finished
+        self._async_errors: list = []  # exceptions of host tasks run by CUDA graphs (cuda/graph.py)
+        self._cu_launch = driver.function("cuLaunchKernel")
         if enable_profiling:
             self._ref = self._new_event(timing=True)
             driver.call("cuEventRecord", self._ref, self._stream)
@@ -197,6 +306,12 @@ class cuda_queue(queue):  # noqa: N801
         if ev is not self._ref:
             self._pool[self._timing.get(ev.value, True)].append(ev)
 
+    def _record_now(self):
+        """A CUDA event recorded now on the stream (after every command submitted so far)."""
+        ev = self._new_event(timing=False)
+        driver.call("cuEventRecord", ev, self._stream)
+        return ev
+
     def _gpu_ns(self, ev) -> int:
         ms = ctypes.c_float()
         driver.call("cuEventElapsedTime", ctypes.byref(ms), self._ref, ev)
@@ -223,6 +338,7 @@ class cuda_queue(queue):  # noqa: N801
 
     def _synchronize(self, ev=None, label: str = "") -> None:
         self.device.activate()
+        seq = self._seq
         try:
             if ev is None:
                 driver.call("cuStreamSynchronize", self._stream)
@@ -232,43 +348,74 @@ class cuda_queue(queue):  # noqa: N801
             raise self._failed(err, f"command '{label}'" if label else "the queue") from None
         if ev is None:
             self._pending = []
+            self._done = max(self._done, seq)
+        if self._async_errors:          # a host task of a CUDA graph raised (it ran on the driver's thread)
+            err = self._async_errors[0]
+            self._async_errors.clear()
+            raise err
 
-    def _launch(self, k, slots, total: int, geometry) -> None:
+    def _plan(self, k) -> _Launch:
+        """The ``_Launch`` of kernel ``k`` on this queue (built on first use)."""
         key = (id(k.program), k.name)
-        found = self._functions.get(key)
-        if found is None:           # the program keeps its built module for this device and context
+        plan = self._launches.get(key)
+        if plan is None:            # the program keeps its built module for this device and context
             linked, _ = k.program.linked_for(k.name, self.device, self.context)
-            found = self._functions[key] = (linked.function(k.name), linked)
+            plan = self._launches[key] = _Launch(linked.function(k.name), k, linked)
             self._keep.append(k.program)
-        fn, linked = found
-        for i, ty in enumerate(k.params):
-            if ty.endswith("*") and slots[i] and not ty.startswith("local "):
+        return plan
+
+    def _check_pointers(self, k, plan: _Launch, slots) -> None:
+        for i in plan.pointers:
+            if slots[i]:
                 owner = _live.get(int(slots[i]))      # the allocation the address starts, if any
                 if owner is not None and not isinstance(owner, cuda_allocation):
                     raise exception(errc.invalid, f"argument {i + 1} of kernel '{k.name}' is host USM of another "
                                                   f"device: allocate it with this queue")
+
+    def _shape(self, k, plan: _Launch, geometry) -> tuple:
+        """(grid, block) of a launch over ``geometry``, and the range values written."""
+        key = tuple(geometry)
+        shape = plan.shapes.get(key)
+        if shape is None:
+            shape = plan.shapes[key] = self.launch_shape(k, geometry)
+        dims = plan.dims
+        if dims is not None:
+            dims[0], dims[1], dims[2] = max(key[0], 1), max(key[1], 1), max(key[2], 1)
+        return shape
+
+    def _fire(self, k, plan: _Launch, grid, block, shared: int = 0) -> None:
+        """``cuLaunchKernel`` with the plan's parameters (the caller holds the queue's lock)."""
+        rc = self._cu_launch(plan.fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared,
+                            self._stream, plan.params, None)
+        if rc:
+            try:
+                driver.raise_for(rc, f"launching kernel '{k.name}'")
+            except driver.DriverError as err:
+                if err.result in driver.CONTEXT_LOST:
+                    raise self._failed(err, f"launching kernel '{k.name}'") from None
+                raise
+        self._pending.append(k.name)
+
+    def _launch(self, k, slots, total: int, geometry) -> None:
+        plan = self._plan(k)
+        plan.last = None                 # the memory is rewritten: the next fast launch packs again
+        self._check_pointers(k, plan, slots)
+        grid, block = self._shape(k, plan, geometry)
+        slots, shared = self.work_group_checks(k, plan, slots, geometry, block)
+        if plan.n:
+            ctypes.memmove(plan.slots, slots, 8 * plan.n)
+        self._fire(k, plan, grid, block, shared)
+
+    def work_group_checks(self, k, plan: _Launch, slots, geometry, block):
+        """(the slots to launch with, bytes of dynamic shared memory) of an
+        nd_range launch or one with ``local T*`` arguments, after checking
+        ``reqd_work_group_size`` and the GPU's limits (``_shared_memory``)."""
         nd = k.item is not None and k.item.startswith("nd_item")
+        if not nd and not plan.local:
+            return slots, 0
         if nd:
             check_local_size(k, geometry, self.device)      # reqd_work_group_size (work_groups.py)
-        grid, block = self.launch_shape(k, geometry)
-        slots, dynamic = self._shared_memory(k, linked, slots, block if nd else None)
-        n = len(k.params)
-        if k.item is not None:
-            dims = (ctypes.c_int64 * 3)(*[max(int(geometry[d]), 1) for d in range(3)])
-            ptrs = [ctypes.addressof(dims) + 8 * d for d in range(3)]
-        else:
-            dims, ptrs = None, []
-        base = ctypes.addressof(slots)
-        ptrs += [base + 8 * i for i in range(n)]
-        params = (ctypes.c_void_p * max(len(ptrs), 1))(*ptrs)
-        try:
-            driver.call("cuLaunchKernel", fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], dynamic,
-                        self._stream, params, None, what=f"launching kernel '{k.name}'")
-        except driver.DriverError as err:
-            if err.result in driver.CONTEXT_LOST:
-                raise self._failed(err, f"launching kernel '{k.name}'") from None
-            raise
-        self._pending.append(k.name)
+        return self._shared_memory(k, plan.linked, slots, block if nd else None)
 
     def _shared_memory(self, k, linked, slots, block):
         """(the slots to launch with, bytes of dynamic shared memory): each ``local T*``
@@ -348,6 +495,72 @@ class cuda_queue(queue):  # noqa: N801
 
     # -- the queue --------------------------------------------------------------------
 
+    def single_task(self, k, *args, depends_on=None) -> event:
+        if depends_on is not None or self.profiling or self._recording_ref is not None:
+            return super().single_task(k, *args, depends_on=depends_on)
+        return self._fast(k, None, args)
+
+    def parallel_for(self, k, r, *args, depends_on=None) -> event:
+        if depends_on is not None or self.profiling or self._recording_ref is not None:
+            return super().parallel_for(k, r, *args, depends_on=depends_on)
+        return self._fast(k, r, args)
+
+    def _fast(self, k, r, args) -> event:
+        """A launch without a handler or a command: the checks of ``KernelCommand``
+        and ``kernel.pack`` in the same order with the same errors, the values
+        written into the kernel's ``_Launch`` memory, one ``cuLaunchKernel``.
+
+        A launch with the very objects of the kernel's previous fast launch (the
+        same range, the same argument objects: values that cannot change, and
+        allocations whose address and type cannot) reuses that launch's checked
+        slots and shape; only a freed allocation is looked for again."""
+        plan = self._launches.get((id(k.program), k.name)) if type(k) is Kernel else None
+        last = plan.last if plan is not None else None
+        if last is None or not (last[0] is r or (type(r) is int and type(last[0]) is int and r == last[0])) or \
+                len(args) != len(last[1]) or any(map(is_not, args, last[1])) or any(map(_freed, plan.allocations)):
+            return self._checked_fast(k, r, args)
+        with self._lock:
+            self.device.activate()
+            self._seq += 1
+            seq = self._seq
+            if plan.last is last:               # (another thread's launch may have rewritten the memory)
+                if plan.dims is not None:
+                    plan.dims[0], plan.dims[1], plan.dims[2] = plan.last_dims
+                if plan.last_shape is not None:
+                    self._fire(k, plan, *plan.last_shape)
+            else:
+                seq = None
+        return cuda_event(self, seq, k.name) if seq is not None else self._checked_fast(k, r, args)
+
+    def _checked_fast(self, k, r, args) -> event:
+        if not isinstance(k, Kernel) or any(isinstance(a, DynamicValue) for a in args) or has_reductions(args) \
+                or k.item is not None and k.item.startswith("nd_item") or any(t.startswith("local ") for t in k.params):
+            return self.submit(lambda h: h.parallel_for(k, r, *args))
+        _, geometry = launch_geometry(k, r)
+        if len(args) != len(k.params):
+            k.pack(args)                             # raises its errc::invalid
+        with self._lock:
+            self.device.activate()
+            plan = self._plan(k)
+            plan.last = None
+            slots = plan.slots
+            pack_slots(k.params, args, slots, lambda i, ty: f"argument {i + 1} of kernel '{k.name}' ({ty})")
+            self._check_pointers(k, plan, slots)
+            self._seq += 1
+            seq = self._seq
+            shape = None
+            if k.item is None or all(geometry[d] for d in range(k.dims)):     # an empty range launches nothing
+                shape = self._shape(k, plan, geometry)
+                self._fire(k, plan, *shape)
+            if type(r) in (int, type(None)) and all(
+                    (a is None or isinstance(a, usm_allocation)) if ty.endswith("*") else type(a) in _STABLE
+                    for ty, a in zip(k.params, args)):      # (an integer address is checked each time)
+                plan.last_shape = shape
+                plan.last_dims = tuple(plan.dims) if plan.dims is not None else None
+                plan.allocations = tuple(a for a in args if isinstance(a, usm_allocation))
+                plan.last = (r, tuple(args))
+        return cuda_event(self, seq, k.name)
+
     def submit(self, cgf, depends_on=None) -> event:
         if self._recording is not None:
             return super().submit(cgf, depends_on)
@@ -356,12 +569,13 @@ class cuda_queue(queue):  # noqa: N801
             h.depends_on(depends_on)
         submitted = time.perf_counter_ns()
         cgf(h)
-        graphs = {getattr(e, "_node", None).graph for e in h.deps if getattr(e, "_node", None) is not None}
-        if len(graphs) == 1:                     # transitive recording, as the host queue does
-            recording = graphs.pop()
-            recording.begin_recording(self)
-            h.graph = recording
-            return recording._record(self, h)
+        if h.deps:
+            graphs = {getattr(e, "_node", None).graph for e in h.deps if getattr(e, "_node", None) is not None}
+            if len(graphs) == 1:                     # transitive recording, as the host queue does
+                recording = graphs.pop()
+                recording.begin_recording(self)
+                h.graph = recording
+                return recording._record(self, h)
         cmd = h.command
         if isinstance(cmd, KernelCommand) and any(getattr(a, "graph_only", False) for a in cmd.args):
             raise exception(errc.invalid, "a dynamic_parameter can only be used in command graph nodes")
@@ -370,11 +584,14 @@ class cuda_queue(queue):  # noqa: N801
         with self._lock:
             self.device.activate()
             for e in h.deps:
-                if isinstance(e, cuda_event) and e._q is not self:
-                    driver.call("cuStreamWaitEvent", self._stream, e._end, 0)
-                elif not isinstance(e, cuda_event):
+                if isinstance(e, cuda_event):
+                    if e._q is not self:
+                        ev = e._cuda_end()
+                        if ev is not None:
+                            driver.call("cuStreamWaitEvent", self._stream, ev, 0)
+                else:
                     e.wait()
-            start = None
+            start = end = None
             if self.profiling:
                 start = self._new_event(timing=True)
                 driver.call("cuEventRecord", start, self._stream)
@@ -382,10 +599,12 @@ class cuda_queue(queue):  # noqa: N801
                 if cmd.kind == "host_task":
                     self._synchronize(None)
                 cmd.run(self)
-            end = self._new_event(timing=self.profiling)
-            driver.call("cuEventRecord", end, self._stream)
-        return cuda_event(self, submitted, start if start is not None else end, end,
-                          getattr(cmd, "label", "") or "")
+            if self.profiling:
+                end = self._new_event(timing=True)
+                driver.call("cuEventRecord", end, self._stream)
+            self._seq += 1
+            seq = self._seq
+        return cuda_event(self, seq, getattr(cmd, "label", "") or "", submitted, start, end)
 
     def wait(self) -> None:
         super().wait()
@@ -397,31 +616,13 @@ class cuda_queue(queue):  # noqa: N801
     # -- command graphs -----------------------------------------------------------------
 
     def run_graph_steps(self, steps) -> None:
-        """Run an executable graph's commands on this stream: as one CUDA graph
-        (captured from the stream the first time, replayed with one
-        ``cuGraphLaunch``) when every command is a kernel, else one by one."""
-        cmds = [s[1] for s in steps if s[0] == "python"]
-        if not cmds or not all(isinstance(c, KernelCommand) for c in cmds):
-            for c in cmds:
-                if c.kind == "host_task":
-                    self._synchronize(None)
-                c.run(self)
-            return
-        key = tuple(id(c) for c in cmds)
-        exec_ = self._graphs.get(key)
-        if exec_ is None:
-            self.device.activate()
-            driver.call("cuStreamBeginCapture_v2", self._stream, 2, what="capturing a command graph")   # relaxed mode
-            try:
-                for c in cmds:
-                    c.run(self)
-            finally:
-                g = ctypes.c_void_p()
-                driver.call("cuStreamEndCapture", self._stream, ctypes.byref(g), what="capturing a command graph")
-            exec_ = ctypes.c_void_p()
-            driver.call("cuGraphInstantiateWithFlags", ctypes.byref(exec_), g, 0, what="instantiating a CUDA graph")
-            driver.query("cuGraphDestroy", g)
-            self._graphs = {key: exec_}          # the latest version only: an update makes new commands
-        self.device.activate()
-        driver.call("cuGraphLaunch", exec_, self._stream, what="launching a CUDA graph")
-        self._pending += [c.kernel.name for c in cmds]
+        """Run an executable graph's commands one by one on this stream: the way
+        for a graph that ``cuda/graph.py`` cannot make one CUDA graph (one
+        holding a sub-graph, a reduction or a copy of host-only memory kinds)."""
+        for step in steps:
+            if step[0] != "python":
+                continue
+            c = step[1]
+            if c.kind == "host_task":
+                self._synchronize(None)
+            c.run(self)
