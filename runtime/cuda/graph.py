@@ -279,7 +279,7 @@ class CudaGraph:
         self.zero_init = ex.graph._zero_init
         self._keep: list = []           # host callbacks and pinned buffers: alive as long as the graph
         self._sink: list | None = None  # the launching queue's list of host-task exceptions
-        self._streams: list = []        # streams it was launched on (synchronised before release)
+        self.launched = False           # replayed at least once: wait for the device before release
         self._order = list(ex.order)
         self._preds = dict(ex._preds)
         self._check(ex._commands)
@@ -375,8 +375,7 @@ class CudaGraph:
         """One replay on ``q``'s stream (the caller holds ``q``'s lock)."""
         q.device.activate()
         self._sink = q._async_errors
-        if q._stream not in self._streams:
-            self._streams.append(q._stream)
+        self.launched = True
         driver.call("cuGraphLaunch", self.exec, q._stream, what="launching a CUDA graph")
         q._pending += self.kernel_names
 
@@ -445,8 +444,10 @@ class CudaGraph:
         driver.query("cuGraphDestroy", builder.graph)
 
     def _release_exec(self) -> None:
-        for s in self._streams:
-            driver.query("cuStreamSynchronize", s)
+        # (the whole context, not the streams it ran on: a queue may be gone with its stream)
+        if self.launched:
+            self.device.activate()
+            driver.query("cuCtxSynchronize")
         driver.query("cuGraphExecDestroy", self.exec)
         driver.query("cuGraphDestroy", self.graph)
 
