@@ -51,7 +51,7 @@ from .ir import Module, quote_name, quote_string
 from .srcloc import display_name
 
 __all__ = ["HOST_ONLY", "VIRTUAL", "ASSERT_FAIL", "STUB_PREFIX", "host_only_virtuals", "device_closure",
-           "stub_vtable_slots", "stub_message"]
+           "stub_vtable_slots", "with_vtable_stubs", "stub_message"]
 
 #: the front end's mark of host code (``"declared"``, ``"virtual"`` or no value)
 HOST_ONLY = "minisycl-host-only"
@@ -119,6 +119,17 @@ def stub_vtable_slots(module: Module) -> list[str]:
     dead = [v for v in virtuals if not any(u != v and u in module.functions for u in users.get(v, ()))]
     module.drop(dead)
     return list(renames.values()) + dead
+
+
+def with_vtable_stubs(module: Module) -> Module:
+    """``module`` when it has no host-only virtual method (what ``split-if-device``
+    leaves has none, or only ones device code calls); otherwise a copy after
+    ``stub_vtable_slots`` (the post-link step on a module that was not split)."""
+    if not host_only_virtuals(module):
+        return module
+    copy = module.copy()
+    stub_vtable_slots(copy)
+    return copy
 
 
 def _stub_text(module: Module, name: str, stub: str) -> str:
