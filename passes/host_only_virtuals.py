@@ -27,7 +27,10 @@ what the device side does with it:
      ``assert`` hook (``void __minisycl_assert_fail(ptr message)``, provided by
      the runtime: ``runtime/assertions.py``) with
      ``called virtual method 'S::f', which is not indirectly_callable and exists
-     on the host only`` and returns zero.  The launch then raises
+     on the host only`` and returns zero.  The stub carries
+     ``"minisycl-host-only-stub"="<method>"``: it stands for host code, so
+     ``propagate-aspects`` gives it no aspects (a ``double`` in the method's
+     signature makes no kernel need fp64).  The launch then raises
      ``errc::runtime`` with that message, the runtime naming the kernel in
      front of it.  The method itself leaves the device module unless device
      code calls it directly.  Stubs follow the module's function order and
@@ -50,7 +53,7 @@ from typing import Iterable
 from .ir import Module, quote_name, quote_string
 from .srcloc import display_name
 
-__all__ = ["HOST_ONLY", "VIRTUAL", "ASSERT_FAIL", "STUB_PREFIX", "host_only_virtuals", "device_closure",
+__all__ = ["HOST_ONLY", "VIRTUAL", "ASSERT_FAIL", "STUB_PREFIX", "STUB", "host_only_virtuals", "device_closure",
            "stub_vtable_slots", "with_vtable_stubs", "stub_message"]
 
 #: the front end's mark of host code (``"declared"``, ``"virtual"`` or no value)
@@ -60,6 +63,8 @@ VIRTUAL = "virtual"
 #: the runtime's device ``assert`` hook (``runtime/assertions.py``; the front end's ``assert``)
 ASSERT_FAIL = "__minisycl_assert_fail"
 STUB_PREFIX = "__minisycl_host_only_virtual."
+#: the stubs' attribute (the method's IR name)
+STUB = "minisycl-host-only-stub"
 
 
 def host_only_virtuals(module: Module) -> list[str]:
@@ -114,6 +119,8 @@ def stub_vtable_slots(module: Module) -> list[str]:
     if slots and ASSERT_FAIL not in module.functions:
         lines.append(f"declare void @{ASSERT_FAIL}(ptr)")
     module.add_entities("\n".join(lines) + "\n")
+    for v in slots:
+        module.set_function_attributes(renames[v], {STUB: v})
     module.rename_refs_in_globals(renames)
     users = module.users()
     dead = [v for v in virtuals if not any(u != v and u in module.functions for u in users.get(v, ()))]
@@ -132,6 +139,19 @@ def with_vtable_stubs(module: Module) -> Module:
     return copy
 
 
+def _zero(ty: str) -> str:
+    """Zero of type ``ty`` as LLVM prints it."""
+    if ty in ("float", "double"):
+        return "0.000000e+00"
+    if ty in ("half", "bfloat"):
+        return "0xH0000" if ty == "half" else "0xR0000"
+    if ty[0] == "i" and ty[1:].isdigit():
+        return "0"
+    if ty.startswith("ptr"):
+        return "null"
+    return "zeroinitializer"
+
+
 def _stub_text(module: Module, name: str, stub: str) -> str:
     """The message constant and the stub function of method ``name``."""
     fn = module.functions[name]
@@ -139,7 +159,7 @@ def _stub_text(module: Module, name: str, stub: str) -> str:
     size = len(text.encode("utf-8", "surrogateescape")) + 1
     msg = quote_name(stub + ".message")
     ret = fn.return_type
-    done = "ret void" if ret == "void" else f"ret {ret} zeroinitializer"
+    done = "ret void" if ret == "void" else f"ret {ret} {_zero(ret)}"
     return (f"@{msg} = private unnamed_addr constant [{size} x i8] c{quote_string(text)[:-1]}\\00\", align 1\n"
             f"define internal {fn.calling_conv} {ret} @{quote_name(stub)}{fn.params} {{\n"
             f"entry:\n  call void @{ASSERT_FAIL}(ptr @{msg})\n  {done}\n}}\n")
