@@ -7,7 +7,7 @@ import pytest
 
 from minisycl import runtime as sycl
 from minisycl.passes.ir import parse_bitcode
-from minisycl.postlink.build import build
+from minisycl.postlink.build import build, run_stages
 from minisycl.postlink.propertyset import u32_values
 
 SOURCE = """
@@ -102,3 +102,20 @@ def test_device_images_hold_no_host_only_body(bundle):
         if "make" in im.entry_points:
             assert "@__minisycl_host_only_virtual._ZN5Tally6reportEv" in text
 
+
+
+def test_stub_traps_in_ptx(tmp_path):
+    """The GPU path (lower-to-nvptx, then LLVM's NVPTX back end) compiles an
+    image holding a stub: its body is PTX ``trap``."""
+    from minisycl.passes.ir import emit_ptx
+    from minisycl.passes.lower_to_nvptx import lower_to_nvptx
+    from minisycl.postlink.split import split_module
+    path = tmp_path / "ptx.ksl"
+    path.write_text("class U { int v; virtual double f() { double d = v; return d * 0.5; } };\n"
+                    "kernel make(U* p) { new (p) U(); p->v = 3; }\n")
+    products, _ = run_stages([str(path)], stop_after="opt")
+    (image,) = split_module(products["device"], mode="none")
+    lower_to_nvptx(image.module)
+    ptx = emit_ptx([image.module.text()], "sm_80", "+ptx75", keep=["make"])
+    stub = ptx[ptx.index("__minisycl_host_only_virtual_$__ZN1U1fEv("):]
+    assert "trap;" in stub[:stub.index("}")]
