@@ -10,8 +10,9 @@ errors a SYCL user expects, naming the symbol and the files:
    /``common``) in two inputs is a duplicate definition;
 2. after linking, a declaration that device code still reaches (from kernels,
    ``SYCL_EXTERNAL`` and ``indirectly-callable`` functions, through calls and
-   references, skipping ``if_host`` helpers) is an unresolved device-side
-   reference.  LLVM intrinsics, SPIR-V/device-library builtins and host-only
+   references, skipping ``if_host`` helpers and host-only virtual methods
+   that only vtables reach: ``host_only_virtuals.device_closure``) is an
+   unresolved device-side reference.  LLVM intrinsics, SPIR-V/device-library builtins and host-only
    functions are exempt.
 
 Named metadata that every input carries (``!sycl_aspects``) is listed once.
@@ -23,6 +24,7 @@ import re
 from ..passes.support.diagnostics import CompileError, Diagnostic
 from . import ir
 from .ir import Module
+from .host_only_virtuals import device_closure
 from .split_if_device import HOST_ONLY, ON_HOST, call_if_helpers, device_roots
 
 _EXEMPT = re.compile(r'llvm\.|_Z\d+__(?:spirv|sycl|esimd)_|__spirv|__devicelib_|__builtin_|__assert')
@@ -51,7 +53,7 @@ def link(modules: list[Module], name: str = "linked") -> Module:
 
 
 def _check_unresolved(linked: Module, inputs: list[Module]) -> None:
-    reach = linked.closure(device_roots(linked), skip_bodies_of=call_if_helpers(linked, ON_HOST))
+    reach, _ = device_closure(linked, device_roots(linked), call_if_helpers(linked, ON_HOST))
     errors = []
     for sym in reach:
         ent = linked.entity(sym)

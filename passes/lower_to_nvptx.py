@@ -39,7 +39,14 @@ llvmlite's NVPTX target.  What it does, in order:
    results have single-precision accuracy without libdevice: use libdevice
    for double math).  Other math intrinsics (sqrt, fabs, floor, ceil, trunc,
    round, min/max, exp2 on float and half, fma) NVPTX selects itself.
-6. **Checks.**  A call of a function the module does not define (``printf``:
+6. **Host-only virtual methods.**  The stub in a device vtable slot of a virtual
+   method without ``indirectly_callable`` (``"minisycl-host-only-stub"``,
+   ``host_only_virtuals.py``) reports through the CPU runtime's assert hook,
+   which a GPU program does not have: here its body is ``llvm.trap`` (PTX
+   ``trap``), so a kernel that calls one stops and the launch fails with
+   ``errc::runtime``, the CUDA context lost (DPC++ leaves a null pointer in the
+   slot: an illegal address).  Kernels that only construct such objects run.
+7. **Checks.**  A call of a function the module does not define (``printf``:
    ``print`` is refused as on every device) or of an intrinsic NVPTX cannot
    select is an error naming it: LLVM's NVPTX back end would abort the process.
 
@@ -65,6 +72,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from .ir.items import build_item
+from .host_only_virtuals import STUB
 from .ir import Module, quote_name, split_operands, split_type
 from .manager import PassResult
 from .nvptx_groups import DYNAMIC_SHARED, LANG_TYPES, Builtins, reducer_op
@@ -79,7 +87,7 @@ NVPTX_DATALAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
 _SPACES = {"1": "1", "2": "1", "3": "3", "4": "0"}
 _AXES = "xyz"
 #: intrinsics NVPTX selects (prefixes of their names)
-_SELECTABLE = ("llvm.nvvm.", "llvm.sqrt.", "llvm.fabs.", "llvm.floor.", "llvm.ceil.", "llvm.trunc.", "llvm.round.",
+_SELECTABLE = ("llvm.nvvm.", "llvm.trap", "llvm.sqrt.", "llvm.fabs.", "llvm.floor.", "llvm.ceil.", "llvm.trunc.", "llvm.round.",
                "llvm.rint.", "llvm.nearbyint.", "llvm.roundeven.", "llvm.minnum.", "llvm.maxnum.", "llvm.minimum.",
                "llvm.maximum.", "llvm.fma.", "llvm.fmuladd.", "llvm.copysign.", "llvm.smax.", "llvm.smin.",
                "llvm.umax.", "llvm.umin.", "llvm.abs.", "llvm.ctpop.", "llvm.ctlz.", "llvm.cttz.", "llvm.bswap.",
@@ -373,6 +381,7 @@ def _math(text: str, libdevice: bool) -> tuple[str, list[str]]:
 
 def lower_to_nvptx(module: Module, libdevice: bool = False) -> None:
     """Steps 1-7 on ``module`` (in place)."""
+    _trap_in_stubs(module)
     kernels = [_kernel_shape(module, f) for f in module.functions.values() if not f.is_declaration and f.is_kernel]
     groups = Builtins()
     groups.define(module)                   # step 7: the __spirv_* built-ins (nvptx_groups.py)
@@ -414,8 +423,18 @@ def lower_to_nvptx(module: Module, libdevice: bool = False) -> None:
     module.take_contents_of(new)
 
 
+def _trap_in_stubs(module: Module) -> None:
+    """Step 6: the host-only virtual methods' stubs trap."""
+    stubs = [n for n in module.functions_with(STUB) if not module.functions[n].is_declaration]
+    for n in stubs:
+        fn = module.functions[n]
+        module.functions[n] = type(fn)(n, fn.header, "entry:\n  call void @llvm.trap()\n  unreachable\n}\n")
+    if stubs and "llvm.trap" not in module.functions:
+        module.add_entities("declare void @llvm.trap()\n")
+
+
 def _check_calls(module: Module, libdevice: bool) -> None:
-    """Step 6: every called declaration is a selectable intrinsic or libdevice's."""
+    """Step 7: every called declaration is a selectable intrinsic or libdevice's."""
     bad = []
     bodies = "".join(f.body for f in module.functions.values() if f.body) + "".join(
         g.line for g in module.globals.values())

@@ -19,7 +19,9 @@ Algorithm:
   4. Aspects flow from callees to callers along direct calls, and from every
      function of set S to each function with ``"calls-indirectly"`` naming S.
      Storing a vtable is not a call: a kernel that only constructs objects gets
-     nothing from their virtual functions.  Strongly connected components are
+     nothing from their virtual functions.  The stub that stands in a device
+     vtable for a host-only virtual method (``"minisycl-host-only-stub"``,
+     ``host_only_virtuals.py``) uses no aspect, whatever its signature.  Strongly connected components are
      merged, so call cycles are handled.
   5. The result is written as ``!sycl_used_aspects !{i32 ...}`` on every
      function that uses any aspect, as upstream builds it: the derived aspects
@@ -53,6 +55,7 @@ from .ir import Module, attachment_pairs, metadata_attachments, quote_name, toke
 from .ir.sycl_names import set_display
 from .ir.lexer import has_word, skip_type, type_refs, type_ref_matches, word_matches
 from .entry_points import entry_points
+from .host_only_virtuals import STUB
 from .manager import PassResult
 from .srcloc import aspect_use, call_loc, display_chain, display_name, function_loc
 
@@ -207,6 +210,7 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
             if aspects:
                 typed_globals[name] = sorted(aspects)
     used_out, declared_out = {}, {}
+    stubs = module.functions_with(STUB)
     for name, fn in module.functions.items():
         md = fn.metadata
         declared = AspectSet(module.metadata_ints(md[DECLARED]) if DECLARED in md else ())
@@ -214,7 +218,7 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
             declared.update(declared_aspects(module, name, device_has))
         declared_out[name] = declared
         used = AspectSet()
-        body = fn.body
+        body = fn.body if name not in stubs else None     # a stub stands for host code: no aspects
         if body is not None:
             events = types.uses_in(fn.header, 0)
             base = len(fn.header) + 1

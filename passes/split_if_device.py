@@ -22,6 +22,12 @@ Algorithm:
      (``"minisycl-undefined"``), a virtual call to a method without a set, and
      recursion are errors, reported at the call's ``!minisycl.loc`` when the
      front end made the IR (``check_device_code``).
+  5. Virtual methods without ``indirectly_callable``
+     (``"minisycl-host-only"="virtual"``) are host code: step 2 does not look
+     into the body of one that only vtables reach, and after step 4 each
+     device vtable slot naming one names a stub that stops the kernel with
+     ``errc::runtime`` (``host_only_virtuals.py``).  One that device code calls
+     directly is device code, as any called function.
 
 IR contract: reads the attributes above and ``!minisycl.loc``; the pass's
 module becomes the device module and ``PassContext.host_module`` the host one.
@@ -32,12 +38,12 @@ from __future__ import annotations
 from .callgraph import CallGraph, find_path, sccs
 from .ir import DISCARDABLE_LINKAGES, USED_LISTS, Module
 from .entry_points import entry_points
+from .host_only_virtuals import HOST_ONLY, VIRTUAL, device_closure, stub_vtable_slots
 from .manager import PassResult
 from .srcloc import call_loc, display_chain, display_name, function_loc, virtual_call_sites
 
 ON_DEVICE = "sycl-call-if-on-device"
 ON_HOST = "sycl-call-if-on-host"
-HOST_ONLY = "minisycl-host-only"
 #: a function the source declares but neither defines nor declares SYCL_EXTERNAL
 UNDEFINED = "minisycl-undefined"
 _HOST_ROOT_LISTS = ("llvm.global_ctors", "llvm.global_dtors")
@@ -72,10 +78,15 @@ def split_device_and_host(module: Module, roots: tuple[list[str], list[str]] | N
     dev_roots, host_roots = roots or device_and_host_roots(module)
     halves = []
     for starts, emptied, suffix in ((dev_roots, on_host, ""), (host_roots, on_device, ".host")):
-        names = module.closure(starts, skip_bodies_of=emptied)
+        if suffix:
+            names, host_code = module.closure(starts, skip_bodies_of=emptied), []
+        else:                   # host-only virtual methods that only vtables reach: bodies not followed (step 5)
+            names, host_code = device_closure(module, starts, emptied)
         reached = set(names)
+        # (a host-only virtual keeps its body and names here, its callees only declared, until step 5
+        # replaces it: so the extraction declares what it needs instead of taking a closed set)
         half = module.extract(names + used, stub=[h for h in emptied if h in reached], name=module.name + suffix,
-                              closed=True)
+                              closed=not host_code)
         _drop_noinline(half)
         halves.append(half)
     return halves[0], halves[1]
@@ -100,7 +111,9 @@ def check_device_code(device: Module, roots: list[str], diags, graph: dict[str, 
 
     * a call to a host-only function (``"minisycl-host-only"``: ``print``'s
       ``printf``; with the value ``"declared"``: a function declared ``host``,
-      with a note where) is an error, with the chain from a root;
+      with a note where) is an error, with the chain from a root; the value
+      ``"virtual"`` (a virtual method without ``indirectly_callable``) is not:
+      a direct call makes it device code, checked as any other;
     * a call to a function marked ``"minisycl-undefined"`` (declared in the
       file, not defined there, not SYCL_EXTERNAL) is an error;
     * a virtual call whose attached target (``!minisycl.vcall``) has no set
@@ -108,7 +121,7 @@ def check_device_code(device: Module, roots: list[str], diags, graph: dict[str, 
     * recursion (a call cycle) is an error, at the call that closes it.
     Names are the source's (``!minisycl.name``) where the front end attached them."""
     graph = graph if graph is not None else CallGraph.of(device).edges
-    host_only = device.functions_with(HOST_ONLY)
+    host_only = {n: v for n, v in device.functions_with(HOST_ONLY).items() if v != VIRTUAL}
     undefined = device.functions_with(UNDEFINED)
     reach = CallGraph(graph).reachable(roots)
 
@@ -178,4 +191,6 @@ class SplitIfDevice:
         am.invalidate(PassResult.NONE)
         check_device_code(module, [r for r in roots[0] if r in module.functions], am.ctx.diagnostics,
                           am.get("callgraph").edges)
+        if stub_vtable_slots(module):
+            return PassResult.NONE
         return PassResult.preserving("callgraph")

@@ -3,6 +3,8 @@
 ``split_module`` composes the stages, each a module of its own with its
 algorithm in its docstring.
 
+    passes.host_only_virtuals.with_vtable_stubs   a module that was not split: vtable slots
+                                     of host-only virtual methods name stubs (on a copy)
     outlining.with_created_sets      kernels annotated with the sets they create
                                      objects of (on a copy: the input is never edited)
     aot_filter.emptied_virtual_functions   AOT: sets whose aspects the target lacks
@@ -21,6 +23,7 @@ and there are no dummies: every image is self-contained.
 from __future__ import annotations
 
 from ..device_configs.targets import TargetInfo
+from ..passes.host_only_virtuals import with_vtable_stubs
 from ..passes.ir import Module
 from .aot_filter import emptied_virtual_functions, target_compatible
 from .device_globals import check_image_scope
@@ -47,7 +50,7 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     if mode not in SPLIT_MODES:
         raise SplitError(f"unknown split mode '{mode}' (expected one of: {', '.join(SPLIT_MODES)})")
     jit = target is None
-    module = with_created_sets(module)
+    module = with_created_sets(with_vtable_stubs(module))
     virtual = module.functions_with("indirectly-callable")
     emptied = set() if jit else emptied_virtual_functions(module, target, virtual)
     groups = group_entry_points(module, entry_points(module, kernels_only=only_kernels,

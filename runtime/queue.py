@@ -72,7 +72,7 @@ class queue:  # noqa: N801
             work_groups.launch(linked, linked.groups[k.name], k, slots, geometry, self.device)
         else:
             run_range(linked.launcher(k.name), slots, total, geometry, k.name)
-        assertions.check()                          # a failed assert in the kernel (assertions.py)
+        assertions.check(k.name)                    # a failed assert in the kernel (assertions.py)
 
     def submit(self, cgf, depends_on=None) -> event:
         if not callable(cgf):

@@ -7,6 +7,11 @@ IR conventions (``../shared/design/architecture.md``, as DPC++ emits them):
 * virtual methods with a set carry ``"indirectly-callable"="<set>"``, kernels
   ``"calls-indirectly"``; vtables are Itanium-style ``{ [2+N x ptr] }`` constants
   and virtual calls carry ``"virtual-call"``;
+* host-only functions carry ``"minisycl-host-only"``: ``"declared"`` on a
+  function declared ``host``, ``"virtual"`` on a virtual method (``virtual`` or
+  ``override``) without ``indirectly_callable`` (host code as the virtual
+  functions design says: the device side keeps only a stub in its vtable
+  slots, ``passes/host_only_virtuals.py``), no value on ``print``'s ``printf``;
 * ``device_has`` becomes ``!sycl_declared_aspects``; every module has ``!sycl_aspects``,
   and ``!sycl_types_that_use_aspects`` when it stores ``half`` (as DPC++'s
   ``sycl::half`` class, so the upstream aspect rule finds fp16);

@@ -36,23 +36,11 @@ class Globals(Part):
             names.insert(0, "this")
         fn = self.cx.module.add(Function(f.llname, self.lltype(f.ret), params, arg_names=names))
         fn.cconv = "spir_kernel" if f.is_kernel else "spir_func"
-        attrs = fn.attributes
         if f.is_static:
             fn.linkage = "internal"
         elif f.cls is not None and f.defined:
             fn.linkage = "linkonce_odr"
-        if f.is_kernel or f.is_external or f.set_name is not None:
-            attrs.append(render("sycl-module-id", f.module_id))
-        if f.set_name is not None:
-            attrs.append(render("indirectly-callable", f.set_name))
-        if f.calls_sets:
-            attrs.append(render("calls-indirectly", ",".join(f.calls_sets)))
-        if f.is_kernel:
-            attrs.append(render("minisycl-kernel-signature", ",".join(str(t) for _, t in f.params)))
-        if f.is_host:
-            attrs.append(render("minisycl-host-only", "declared"))
-        if not f.defined and not f.is_external:
-            attrs.append(render("minisycl-undefined"))
+        fn.attributes.extend(self.function_attributes(f))
         if f.device_has is not None:
             fn.metadata["sycl_declared_aspects"] = self.cx.module.metadata([i32(int(a)) for a in sorted(f.device_has)])
         if f.reqd_wg:
@@ -64,6 +52,26 @@ class Globals(Part):
         fn.metadata.update(self.source_facts(f))
         self.fns[f] = fn
         return fn
+    def function_attributes(self, f: FuncSym) -> list:
+        """The string attributes of ``f`` (``emitter/__init__.py`` lists them)."""
+        attrs = []
+        if f.is_kernel or f.is_external or f.set_name is not None:
+            attrs.append(render("sycl-module-id", f.module_id))
+        if f.set_name is not None:
+            attrs.append(render("indirectly-callable", f.set_name))
+        if f.calls_sets:
+            attrs.append(render("calls-indirectly", ",".join(f.calls_sets)))
+        if f.is_kernel:
+            attrs.append(render("minisycl-kernel-signature", ",".join(str(t) for _, t in f.params)))
+        if f.is_host:
+            attrs.append(render("minisycl-host-only", "declared"))
+        elif f.is_virtual and f.set_name is None:
+            # not indirectly_callable: host code; device vtables get a stub (passes/host_only_virtuals.py)
+            attrs.append(render("minisycl-host-only", "virtual"))
+        if not f.defined and not f.is_external:
+            attrs.append(render("minisycl-undefined"))
+        return attrs
+
     def source_facts(self, f: FuncSym) -> dict[str, str]:
         """The attachments that let the device-code checks (IR passes) speak the
         source's language, for ``f`` and the helpers made from its blocks:

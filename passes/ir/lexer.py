@@ -136,6 +136,21 @@ def global_refs(text: str) -> list[str]:
     return [unquote_name(n) if n[0] == '"' else n for n in _GLOBAL_RX.findall(text) if n]
 
 
+def rename_global_refs(text: str, renames: dict[str, str]) -> str:
+    """``text`` with each mention ``@old`` of a key of ``renames`` spelled
+    ``@new`` (quoted as LLVM needs; strings and comments left alone)."""
+    if "@" not in text:
+        return text
+
+    def one(m):
+        tok = m.group(1)
+        if not tok:
+            return m.group(0)
+        new = renames.get(unquote_name(tok) if tok[0] == '"' else tok)
+        return m.group(0) if new is None else "@" + quote_name(new)
+    return _GLOBAL_RX.sub(one, text)
+
+
 def attribute_refs(text: str) -> list[int]:
     """Attribute-group numbers ``#N`` in ``text`` (never a ``#`` inside quotes)."""
     if "#" not in text:

@@ -26,7 +26,8 @@ import re
 from typing import Iterable
 
 from .bridge import IRError, in_background, parse_and_verify
-from .lexer import (LexError, attribute_refs, closing, global_refs, metadata_refs, quote_name, quote_string, skip_constant,
+from .lexer import (LexError, attribute_refs, closing, global_refs, metadata_refs, quote_name, quote_string,
+                    rename_global_refs, skip_constant,
                     skip_type, split_operands, split_type, tokens, type_refs, unquote_name)
 
 __all__ = ["Module", "Function", "Global", "quote_name", "unquote_name", "split_operands",
@@ -1130,6 +1131,29 @@ class Module:
             header = header[:s_].rstrip(" ") + " " + header[e_:].lstrip(" ")
         self.functions[name] = Function(name, header, fn.body)
         self._changed()
+
+    def add_entities(self, text: str) -> list[str]:
+        """Add the globals and functions of ``text`` (LLVM IR lines: definitions
+        and declarations in LLVM's printing) after the module's own; returns
+        their names.  An entity of the same name is replaced."""
+        part = Module.parse(text, self.name)
+        self.globals.update(part.globals)
+        self.functions.update(part.functions)
+        self._changed()
+        return list(part.globals) + list(part.functions)
+
+    def rename_refs_in_globals(self, renames: dict[str, str]) -> list[str]:
+        """In the initialisers of the global variables, name ``renames[old]``
+        where they name ``old`` (a vtable slot given another function); function
+        bodies are left as they are.  Returns the globals changed."""
+        users = self.users()
+        named = {u for old in renames for u in users.get(old, ())}
+        changed = [n for n in self.globals if n in named]
+        for n in changed:
+            self.globals[n] = Global(n, rename_global_refs(self.globals[n].line, renames))
+        if changed:
+            self._changed()
+        return changed
 
     def stub_body(self, name: str) -> None:
         """Replace a function's body with ``ret void`` (or ``ret <ty> undef``)."""
