@@ -51,6 +51,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from .ir import Module, quote_name, quote_string
+from .ir.sycl_names import ASSERT_FAIL
 from .srcloc import display_name
 
 __all__ = ["HOST_ONLY", "VIRTUAL", "ASSERT_FAIL", "STUB_PREFIX", "STUB", "host_only_virtuals", "device_closure",
@@ -61,7 +62,6 @@ HOST_ONLY = "minisycl-host-only"
 #: its value on a virtual method without ``indirectly_callable``
 VIRTUAL = "virtual"
 #: the runtime's device ``assert`` hook (``runtime/assertions.py``; the front end's ``assert``)
-ASSERT_FAIL = "__minisycl_assert_fail"
 STUB_PREFIX = "__minisycl_host_only_virtual."
 #: the stubs' attribute (the method's IR name)
 STUB = "minisycl-host-only-stub"

@@ -39,18 +39,18 @@ llvmlite's NVPTX target.  What it does, in order:
    results have single-precision accuracy without libdevice: use libdevice
    for double math).  Other math intrinsics (sqrt, fabs, floor, ceil, trunc,
    round, min/max, exp2 on float and half, fma) NVPTX selects itself.
-6. **Host-only virtual methods.**  The stub in a device vtable slot of a virtual
-   method without ``indirectly_callable`` (``"minisycl-host-only-stub"``,
-   ``host_only_virtuals.py``) reports through the CPU runtime's assert hook,
-   which a GPU program does not have: here its body is ``llvm.trap`` (PTX
-   ``trap``), so a kernel that calls one stops and the launch fails with
-   ``errc::runtime``, the CUDA context lost (DPC++ leaves a null pointer in the
-   slot: an illegal address).  Kernels that only construct such objects run.
-7. **Checks.**  A call of a function the module does not define (``printf``:
+6. **The assert hook.**  ``__minisycl_assert_fail(message)`` (a failed
+   ``assert``; the stub in a device vtable slot of a host-only virtual method,
+   ``host_only_virtuals.py``) is defined here: it keeps the first message's
+   address in ``@__minisycl_assert_message`` (``ir/sycl_names.py``) with one
+   compare-and-swap, and the work-item goes on to return as on the CPU.  The
+   runtime reads the flag after the kernels (``errc::runtime`` with the
+   message, the CUDA context intact).  A ``trap`` would lose the context.
+8. **Checks.**  A call of a function the module does not define (``printf``:
    ``print`` is refused as on every device) or of an intrinsic NVPTX cannot
    select is an error naming it: LLVM's NVPTX back end would abort the process.
 
-7. **Work-groups** (issue 19 on the GPU, ``nvptx_groups.py``): local memory
+9. **Work-groups** (issue 19 on the GPU, ``nvptx_groups.py``): local memory
    (addrspace 3) is ``.shared``; every ``__spirv_*`` built-in of the IR
    contract (barriers, sub-group queries, shuffles, broadcasts, votes, group
    reduce/scans) becomes an internal ``alwaysinline`` definition on warps,
@@ -72,8 +72,8 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from .ir.items import build_item
-from .host_only_virtuals import STUB
 from .ir import Module, quote_name, split_operands, split_type
+from .ir.sycl_names import ASSERT_FAIL, ASSERT_MESSAGE
 from .manager import PassResult
 from .nvptx_groups import DYNAMIC_SHARED, LANG_TYPES, Builtins, reducer_op
 from .work_group_builtins import identity
@@ -87,7 +87,7 @@ NVPTX_DATALAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
 _SPACES = {"1": "1", "2": "1", "3": "3", "4": "0"}
 _AXES = "xyz"
 #: intrinsics NVPTX selects (prefixes of their names)
-_SELECTABLE = ("llvm.nvvm.", "llvm.trap", "llvm.sqrt.", "llvm.fabs.", "llvm.floor.", "llvm.ceil.", "llvm.trunc.", "llvm.round.",
+_SELECTABLE = ("llvm.nvvm.", "llvm.sqrt.", "llvm.fabs.", "llvm.floor.", "llvm.ceil.", "llvm.trunc.", "llvm.round.",
                "llvm.rint.", "llvm.nearbyint.", "llvm.roundeven.", "llvm.minnum.", "llvm.maxnum.", "llvm.minimum.",
                "llvm.maximum.", "llvm.fma.", "llvm.fmuladd.", "llvm.copysign.", "llvm.smax.", "llvm.smin.",
                "llvm.umax.", "llvm.umin.", "llvm.abs.", "llvm.ctpop.", "llvm.ctlz.", "llvm.cttz.", "llvm.bswap.",
@@ -381,7 +381,7 @@ def _math(text: str, libdevice: bool) -> tuple[str, list[str]]:
 
 def lower_to_nvptx(module: Module, libdevice: bool = False) -> None:
     """Steps 1-7 on ``module`` (in place)."""
-    _trap_in_stubs(module)
+    _define_assert_hook(module)
     kernels = [_kernel_shape(module, f) for f in module.functions.values() if not f.is_declaration and f.is_kernel]
     groups = Builtins()
     groups.define(module)                   # step 7: the __spirv_* built-ins (nvptx_groups.py)
@@ -423,14 +423,19 @@ def lower_to_nvptx(module: Module, libdevice: bool = False) -> None:
     module.take_contents_of(new)
 
 
-def _trap_in_stubs(module: Module) -> None:
-    """Step 6: the host-only virtual methods' stubs trap."""
-    stubs = [n for n in module.functions_with(STUB) if not module.functions[n].is_declaration]
-    for n in stubs:
-        fn = module.functions[n]
-        module.functions[n] = type(fn)(n, fn.header, "entry:\n  call void @llvm.trap()\n  unreachable\n}\n")
-    if stubs and "llvm.trap" not in module.functions:
-        module.add_entities("declare void @llvm.trap()\n")
+def _define_assert_hook(module: Module) -> None:
+    """Step 6: the assert hook keeps the first message's address in a flag the
+    runtime reads (``ASSERT_MESSAGE``, a visible global of the module)."""
+    hook = module.functions.get(ASSERT_FAIL)
+    if hook is None or not hook.is_declaration:
+        return
+    module.add_entities(
+        f"@{ASSERT_MESSAGE} = addrspace(1) global i64 0, align 8\n"
+        f"define internal void @{ASSERT_FAIL}(ptr %message) {{\n"
+        f"entry:\n"
+        f"  %p = ptrtoint ptr %message to i64\n"
+        f"  %first = cmpxchg ptr addrspace(1) @{ASSERT_MESSAGE}, i64 0, i64 %p monotonic monotonic\n"
+        f"  ret void\n}}\n")
 
 
 def _check_calls(module: Module, libdevice: bool) -> None:

@@ -22,11 +22,12 @@ import threading
 
 import llvmlite.binding as llvm
 
+from ..passes.ir import ASSERT_FAIL
 from .errors import errc, exception
 
-__all__ = ["HOOK", "check"]
+__all__ = ["HOOK", "check", "failure"]
 
-HOOK = "__minisycl_assert_fail"
+HOOK = ASSERT_FAIL
 #: how the host-only virtual methods' stubs begin their message (the kernel goes in front)
 _CALLED = "called "
 
@@ -53,6 +54,11 @@ def check(kernel: str | None = None) -> None:
         message = _failed.pop() if _failed else None
         _failed.clear()
     if message is not None:
-        if message.startswith(_CALLED):
-            message = (f"kernel '{kernel}' " if kernel else "a kernel ") + message
-        raise exception(errc.runtime, message)
+        raise failure(message, kernel)
+
+
+def failure(message: str, kernel: str | None = None):
+    """The ``sycl.exception`` (``errc::runtime``) for a hook's ``message``."""
+    if message.startswith(_CALLED):
+        message = (f"kernel '{kernel}' " if kernel else "a kernel ") + message
+    return exception(errc.runtime, message)

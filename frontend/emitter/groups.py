@@ -19,13 +19,13 @@ updates, and ``assert``.
 """
 from __future__ import annotations
 
+from ...passes.ir.sycl_names import ASSERT_FAIL
 from ..data_layout import size_align
 from ..group_ops import BARRIER_SEMANTICS, GROUP_FUNCTIONS, SUB_GROUP_QUERIES, WORKGROUP, group_builtin, mangle, type_code
 from ..ir_writer import I1, I32, I64, PTR, VOID, Function, GlobalVariable, Value
 from .context import Part, i32
 
 #: the runtime's assertion hook (``runtime/assertions.py``)
-ASSERT_FAIL = "__minisycl_assert_fail"
 
 #: reducer operator -> (integer instruction, float instruction or intrinsic)
 _COMBINE = {"plus": ("add", "fadd"), "multiplies": ("mul", "fmul"), "bit_and": ("and", None),

@@ -4,12 +4,21 @@ A virtual-function set is named in ``"indirectly-callable"`` / ``"calls-indirect
 by ``__builtin_sycl_unique_stable_name`` of a type: ``_ZTSv`` for the default
 set (``void``), ``_ZTS<length><name>`` for a set named ``name``.  Diagnostics
 never show that spelling.
+
+minisycl's own run-time hook: a failed ``assert``, or a call of a host-only
+virtual method's stub, calls ``void @__minisycl_assert_fail(ptr message)``.
+The CPU runtime provides it as a process symbol (``runtime/assertions.py``);
+on an NVIDIA GPU ``lower-to-nvptx`` defines it to keep the first message's
+address in the module's ``i64 @__minisycl_assert_message``, which the runtime
+reads after the kernels (``runtime/cuda/queue.py``).
 """
 from __future__ import annotations
 
-__all__ = ["DEFAULT_SET", "set_symbol", "set_display"]
+__all__ = ["DEFAULT_SET", "set_symbol", "set_display", "ASSERT_FAIL", "ASSERT_MESSAGE"]
 
 DEFAULT_SET = "_ZTSv"
+ASSERT_FAIL = "__minisycl_assert_fail"
+ASSERT_MESSAGE = "__minisycl_assert_message"
 
 
 def set_symbol(name: str | None) -> str:

@@ -293,6 +293,7 @@ class CudaGraph:
             self.exec = None
             raise
         self.kernel_names = [c.kernel.name for c in ex._commands.values() if isinstance(c, KernelCommand)]
+        self.assert_flags: dict = {}     # the kernels' assert flags (cuda/queue.py), filled as nodes are made
 
     def _check(self, commands) -> None:
         for n, cmd in commands.items():
@@ -316,6 +317,8 @@ class CudaGraph:
             return None
         q = self.queue
         plan = q._plan(k)
+        if plan.flag:
+            self.assert_flags[plan.flag] = k.name
         slots = (ctypes.c_uint64 * max(plan.n, 1))(*cmd.slots[:plan.n])
         if live:
             for i in plan.pointers:
@@ -378,6 +381,8 @@ class CudaGraph:
         self.launched = True
         driver.call("cuGraphLaunch", self.exec, q._stream, what="launching a CUDA graph")
         q._pending += self.kernel_names
+        for flag, kernel in self.assert_flags.items():
+            q._asserts[flag] = kernel
 
     def _refused(self, rc: int, what: str, detail: str = "") -> exception:
         return exception(errc.invalid, f"{what}: the CUDA driver refused it ({driver.error_name(rc)}"

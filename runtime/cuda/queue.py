@@ -48,6 +48,8 @@ from ..handler import handler
 from ..memory import _live, usm_allocation
 from ..program import kernel as Kernel
 from ..queue import queue
+from ...passes.ir import ASSERT_MESSAGE
+from ..assertions import failure
 from ..reductions import has_reductions, reduction
 from ..work_groups import check_local_size
 from . import driver
@@ -131,6 +133,26 @@ class cuda_event(event):  # noqa: N801
             pass
 
 
+def _device_string(address: int, limit: int = 4096) -> str:
+    """The NUL-terminated string at a device address (a message constant of a
+    kernel's module), read a byte at a time past a failing chunk read."""
+    out = bytearray()
+    while len(out) < limit:
+        chunk = (ctypes.c_char * 64)()
+        if driver.query("cuMemcpy", ctypes.addressof(chunk), address + len(out), 64) == 0:
+            raw = bytes(chunk)
+        else:                           # near the end of the module's memory
+            one = (ctypes.c_char * 1)()
+            if driver.query("cuMemcpy", ctypes.addressof(one), address + len(out), 1):
+                break
+            raw = bytes(one)
+        end = raw.find(b"\0")
+        out += raw if end < 0 else raw[:end]
+        if end >= 0:
+            break
+    return out.decode("utf-8", "replace")
+
+
 class _Launch:
     """What every launch of one kernel on a queue reuses: its ``CUfunction``, the
     parameter memory (the three range values an ``id``/``nd_item`` kernel takes
@@ -139,11 +161,12 @@ class _Launch:
     call, so the memory is rewritten by the next launch), and the (grid, block)
     of each range seen."""
 
-    __slots__ = ("fn", "linked", "n", "dims", "slots", "params", "pointers", "local", "shapes", "last", "last_shape",
-                 "last_dims", "allocations")
+    __slots__ = ("fn", "linked", "flag", "n", "dims", "slots", "params", "pointers", "local", "shapes", "last",
+                 "last_shape", "last_dims", "allocations")
 
     def __init__(self, fn, k, linked):
         self.fn, self.linked = fn, linked
+        self.flag = linked.global_address(ASSERT_MESSAGE)     # the assert hook's flag, 0 when the code has none
         self.n = n = len(k.params)
         self.slots = (ctypes.c_uint64 * max(n, 1))()
         self.dims = (ctypes.c_int64 * 3)() if k.item is not None else None
@@ -274,6 +297,7 @@ class cuda_queue(queue):  # noqa: N801
         self._seq = 0                  # commands submitted (each command's place on the stream)
         self._done = 0                 # ... of which these are known to have finished
         self._async_errors: list = []  # exceptions of host tasks run by CUDA graphs (cuda/graph.py)
+        self._asserts: dict = {}       # assert flags of the kernels launched since the last wait -> a kernel
         self._cu_launch = driver.function("cuLaunchKernel")
         if enable_profiling:
             self._ref = self._new_event(timing=True)
@@ -349,10 +373,30 @@ class cuda_queue(queue):  # noqa: N801
         if ev is None:
             self._pending = []
             self._done = max(self._done, seq)
+        if self._asserts:
+            self._check_asserts(finished=ev is None)
         if self._async_errors:          # a host task of a CUDA graph raised (it ran on the driver's thread)
             err = self._async_errors[0]
             self._async_errors.clear()
             raise err
+
+    def _check_asserts(self, finished: bool) -> None:
+        """A failed ``assert`` (or a host-only virtual method's stub) in a kernel
+        launched since the last wait: its module's flag holds the message's
+        address (``lower-to-nvptx`` step 6); raised as ``errc::runtime``, the
+        flag cleared.  ``finished``: every launch is done, stop watching them."""
+        watched = self._asserts
+        for flag, kernel in list(watched.items()):
+            word = ctypes.c_uint64()
+            driver.call("cuMemcpy", ctypes.addressof(word), flag, 8, what="reading a kernel's assert flag")
+            if word.value:
+                message = _device_string(word.value)
+                word.value = 0
+                driver.call("cuMemcpy", flag, ctypes.addressof(word), 8, what="clearing a kernel's assert flag")
+                watched.clear()
+                raise failure(message, kernel)
+        if finished:
+            watched.clear()
 
     def _plan(self, k) -> _Launch:
         """The ``_Launch`` of kernel ``k`` on this queue (built on first use)."""
@@ -395,6 +439,8 @@ class cuda_queue(queue):  # noqa: N801
                     raise self._failed(err, f"launching kernel '{k.name}'") from None
                 raise
         self._pending.append(k.name)
+        if plan.flag:
+            self._asserts[plan.flag] = k.name
 
     def _launch(self, k, slots, total: int, geometry) -> None:
         plan = self._plan(k)

@@ -323,3 +323,29 @@ def test_ptx_disk_cache_across_processes(gpu, tmp_path):
     assert [r.stdout.strip() for r in runs] == ["FROM_DISK False VALUE 17", "FROM_DISK True VALUE 17"], \
         [r.stdout + r.stderr for r in runs]
     assert list((tmp_path / "cache" / "ptx").glob("*.ptx"))
+
+
+# -- asserts and host-only virtual methods (issue 18 point 13): errc::runtime, the device still usable ---------
+
+def test_assert_and_host_only_virtual_stop_the_kernel_not_the_device(dev, tmp_path):
+    (tmp_path / "stops.ksl").write_text("""
+class Tally { int n; virtual int bump() [[indirectly_callable]] { n = n + 1; return n; } };
+class Other { int n; virtual int first() { return -1; } };
+kernel make_other(Other* o) { new (o) Other(); }
+kernel confused(Other* o, int* out) [[calls_indirectly]] { Tally* t = (Tally*)o; out[0] = t->bump(); out[1] = 7; }
+kernel checked(id<1> i, int* out) { assert(i[0] != 5); out[i] = 1; }
+""")
+    p = sycl.build_program([str(tmp_path / "stops.ksl")])
+    q = sycl.queue(dev, in_order=True)
+    o, out = shared(q, 4, np.int32), shared(q, 8, np.int32)
+    q.single_task(p.kernel("make_other"), o).wait()
+    with pytest.raises(sycl.exception, match="kernel 'confused' called virtual method 'Other::first', which is not "
+                                             "indirectly_callable and exists on the host only") as info:
+        q.single_task(p.kernel("confused"), o, out).wait()
+    assert info.value.code() == sycl.errc.runtime
+    with pytest.raises(sycl.exception, match=r"Assertion `i\[0\] != 5` failed") as info:
+        q.parallel_for(p.kernel("checked"), 8, out).wait()
+    assert info.value.code() == sycl.errc.runtime
+    out[:] = 0
+    q.parallel_for(p.kernel("checked"), 4, out).wait()        # the device goes on working
+    assert list(np.asarray(out)) == [1, 1, 1, 1, 0, 0, 0, 0]

@@ -104,9 +104,11 @@ def test_device_images_hold_no_host_only_body(bundle):
 
 
 
-def test_stub_traps_in_ptx(tmp_path):
+def test_stub_reports_through_the_flag_in_ptx(tmp_path):
     """The GPU path (lower-to-nvptx, then LLVM's NVPTX back end) compiles an
-    image holding a stub: its body is PTX ``trap``."""
+    image holding a stub: it records its message's address in the module's
+    visible flag with an atomic compare-and-swap (no ``trap``, which would lose
+    the CUDA context)."""
     from minisycl.passes.ir import emit_ptx
     from minisycl.passes.lower_to_nvptx import lower_to_nvptx
     from minisycl.postlink.split import split_module
@@ -117,5 +119,7 @@ def test_stub_traps_in_ptx(tmp_path):
     (image,) = split_module(products["device"], mode="none")
     lower_to_nvptx(image.module)
     ptx = emit_ptx([image.module.text()], "sm_80", "+ptx75", keep=["make"])
-    stub = ptx[ptx.index("__minisycl_host_only_virtual_$__ZN1U1fEv("):]
-    assert "trap;" in stub[:stub.index("}")]
+    assert ".visible .global .align 8 .u64 __minisycl_assert_message" in ptx
+    stub = ptx[ptx.index("__minisycl_host_only_virtual_$__ZN1U1fEv(\n"):]
+    assert "global.cas.b64" in stub[:stub.index("}")] and "[__minisycl_assert_message]" in stub[:stub.index("}")]
+    assert "trap;" not in ptx
