@@ -5,7 +5,8 @@ this pass (issue 20 point 2); ``runtime/cuda/codegen.py`` then emits PTX with
 llvmlite's NVPTX target.  What it does, in order:
 
 1. **Target.**  Triple ``nvptx64-nvidia-cuda`` and NVPTX's data layout.
-2. **Address spaces** (SPIR -> NVPTX): 1 global -> 1, 3 local -> 3 (``.shared``),
+2. **Address spaces** (SPIR -> NVPTX): 1 global -> 1, 3 local -> 3 (``.shared``,
+   aligned to 16 bytes so that neighbouring loads become vector loads),
    2 constant -> 1 (global: constant data written by the host at run time
    cannot live in ``.const``), 4 generic -> 0 (NVPTX's generic space); 0 stays
    0 (allocas: NVPTX's alloca space is 0, its own passes move them to
@@ -315,6 +316,13 @@ _NOOP_CAST = re.compile(r"addrspacecast \((ptr(?: addrspace\(\d+\))?) ([^()]*?) 
 _CALLED = re.compile(r"\bcall\b[^@\n]*?(@[-\w.$]+|@\"[^\"]*\")\(")
 
 
+#: work-group memory (``.shared``) aligned to 16 bytes, so that LLVM's NVPTX
+#: back end merges neighbouring loads into ``ld.shared.v4`` (the tiled matrix
+#: product reads a row of its tile four floats at a time: 20 loads per 16
+#: FMAs instead of 32)
+_SHARED_ALIGN = re.compile(r"(?m)^(@[^\n=]+= (?:internal |private )?addrspace\(3\) global [^\n]*?, align )(\d+)")
+
+
 def _map_spaces(text: str) -> str:
     text = _ADDRSPACE.sub(lambda m: "addrspace(@@%s)" % _SPACES.get(m.group(1), m.group(1)), text)
     text = text.replace(" addrspace(@@0)", "").replace("addrspace(@@0)", "").replace("addrspace(@@", "addrspace(")
@@ -405,6 +413,7 @@ def lower_to_nvptx(module: Module, libdevice: bool = False) -> None:
     text = re.sub(r",? comdat(\(\$[^)\s]*\))?(?=[\s,{])", "", text)
     text = text.replace(" spir_func ", " ").replace(" spir_kernel ", " ")
     text = _map_spaces(text)
+    text = _SHARED_ALIGN.sub(lambda m: m.group(1) + str(max(int(m.group(2)), 16)), text)
     text, extra = _math(text, libdevice)
     for e in extra:
         for name in re.findall(r"@(llvm\.[\w.]+)\(", e):
