@@ -51,15 +51,20 @@ types are read from the call, not from the name.
 The group function
 ------------------
 
-``define i64 @"__minisycl_wg.k"(ptr noalias %rec, <k's parameters after the nd_item>)``
+``define i64 @"__minisycl_wg.k"(ptr noalias %rec, ptr noalias %local, <k's parameters after the nd_item>)``
 with ``rec`` = i64 slots: group id [0..2], global range [3..5], local range
-[6..8], work-group memory base (a pointer) [9], sub-group size [10] (read
-only when the size is not known at compile time).  It returns 0, or
+[6..8], (unused) [9], sub-group size [10] (read only when the size is not
+known at compile time), and ``local`` the group's work-group memory.  That
+memory is the group's own, reached through no kernel argument, so it is
+``noalias``, and so is each ``local T*`` parameter (``ptr addrspace(3)``: the
+launcher gives each its own range of that memory, after the static
+variables): LLVM then vectorises a loop that copies a global buffer into
+work-group memory without run-time overlap checks.  It returns 0, or
 ``1 + a * 65536 + b`` when the work-items stopped at different exchange
 points ``a`` and ``b`` (0 is the end of the kernel).  String attributes tell
 the runtime the rest: ``"minisycl-work-group-kernel"`` (the kernel),
 ``"minisycl-wg-points"`` (``|``-separated descriptions of points 1..),
-``"minisycl-wg-static-local"`` (bytes of work-group memory at ``rec[9]``),
+``"minisycl-wg-static-local"`` (bytes of work-group memory at ``local``),
 ``"minisycl-wg-sub-group-size"`` (S, or 0 when read from ``rec[10]``).
 The kernel itself is removed (its body is in the group function).
 
@@ -89,7 +94,7 @@ Algorithm
    reaches a use of it from its definition (it is then read once, before the
    sweep).  Other values stay in registers (the definition then dominates the
    use in every copy).  Allocas that survive SROA become per-work-item arrays.
-   Work-group memory becomes offsets into the buffer at ``rec[9]``.
+   Work-group memory becomes offsets into the buffer ``local``.
    Implicit barriers: an innermost loop that touches memory, has no exchange
    point and that every work-item runs equally often (its header outside the
    influence of any divergent branch) gets a barrier at its header (PoCL's
@@ -136,7 +141,7 @@ from .manager import PassResult
 from .srcloc import line_loc
 from .support.diagnostics import UserError
 from .work_group_builtins import QUERIES, WORKGROUP, Point, base_name, classify_call, group_step
-from .work_item_uniformity import PURE, Uniformity, opcode, operand_names
+from .work_item_uniformity import PURE, Uniformity, constant_trip_count, opcode, operand_names
 
 __all__ = ["LowerWorkGroups", "LoweredKernel", "lowered_kernels", "lower_work_groups", "needs_lowering", "group_function_name", "WG_KERNEL",
            "WG_POINTS", "WG_STATIC_LOCAL", "WG_SUB_GROUP_SIZE"]
@@ -149,6 +154,11 @@ _ND_ITEM = '%"class.sycl::_V1::nd_item.'
 IMPLICIT_BARRIER = "implicit loop barrier"
 _IMPLICIT = "  ; implicit barrier"
 _REMAT_LIMIT = 32          # most instructions recomputed for one value
+#: a loop of a constant trip count whose unrolled body would have at most this many
+#: instructions gets no implicit barrier: LLVM's -O3 unrolls it whole (its full-unroll
+#: threshold is 300), which leaves the loop over work-items innermost, and a barrier
+#: would only send its loop-carried values through memory once per iteration
+_UNROLL_BUDGET = 300
 
 
 class LoweringError(UserError):
@@ -444,6 +454,24 @@ class _Lowering:
                 reach_cache[d] = out
             return reach_cache[d]
 
+        starts = [blocks[0].name] + sorted(points)
+        dom_cache: dict[tuple[str, str], bool] = {}
+
+        def dominated(d: str, u: str) -> bool:
+            """Whether every path to ``u`` within a region (from the region's start,
+            entering no point block) passes through ``d``: then each work-item ran the
+            definition earlier in the same sweep, and the use reads its register."""
+            if (d, u) not in dom_cache:
+                seen, q = set(), deque(s for s in starts if s != d)
+                while q and u not in seen:
+                    x = q.popleft()
+                    if x in seen:
+                        continue
+                    seen.add(x)
+                    q.extend(s for s in succ[x] if s != d and s not in points)
+                dom_cache[(d, u)] = u not in seen
+            return dom_cache[(d, u)]
+
         slots: dict[str, str] = {}
         loads: dict[tuple[str, int], list[tuple[str, str]]] = {}     # (block, line) -> [(value, phi pred or "")]
         skip = self.param_names | {self.item}
@@ -463,7 +491,7 @@ class _Lowering:
                         continue
                     d = defs[v]
                     where = pred or b.name
-                    if where == d or where not in crossed_reach(d):
+                    if where == d or where not in crossed_reach(d) or dominated(d, where):
                         continue
                     slots[v] = self.types.get(v) or self._type_of(v, by_name[d])
                     loads.setdefault((b.name, i), []).append((v, pred))
@@ -498,8 +526,13 @@ class _Lowering:
             calls = [m.group(1).strip('"') for m in (_CALL.search(ln) for ln in lines) if m]
             if any(_is_builtin(c) and base_name(c) not in QUERIES for c in calls):
                 continue
-            if any(opcode(ln) in ("load", "store") for ln in lines):
-                out.add(h)
+            if not any(opcode(ln) in ("load", "store") for ln in lines):
+                continue
+            trips = constant_trip_count(blocks, h, body)
+            size = sum(1 for ln in lines if opcode(ln) not in ("phi", "br"))
+            if trips is not None and trips * size <= _UNROLL_BUDGET:
+                continue               # LLVM unrolls it whole: the work-item loop is innermost then
+            out.add(h)
         return out
 
     def remat(self, v: str, seen: frozenset = frozenset()) -> int:
@@ -682,8 +715,7 @@ class _Lowering:
         fixed = [int(x.split()[-1]) for x in reqd] if reqd and len(reqd) == N else None
         for d in range(N):           # a required local range is a constant (the runtime checks it)
             L += rec(d) + rec(3 + d) + ([f"  %wg.g.r{6 + d} = add i64 {fixed[d]}, 0"] if fixed else rec(6 + d))
-        L += rec(9, "ptr")
-        L.append("  %wg.g.lb = addrspacecast ptr %wg.g.r9 to ptr addrspace(3)")
+        L.append("  %wg.g.lb = addrspacecast ptr %wg.g.local to ptr addrspace(3)")
         L.append("  %wg.g.n0 = add i64 1, 0")
         for d in range(N):
             L.append(f"  %wg.g.n{d + 1} = mul i64 %wg.g.n{d}, %wg.g.r{6 + d}")
@@ -746,7 +778,9 @@ class _Lowering:
         for j in steps:
             body += group_step(j, points[j - 1], self.decls)
         body += "wg.resume:\n  br label %wg.dispatch\nwg.ret:\n  ret i64 0\n"
-        params = ", ".join(["ptr noalias %wg.g.rec"] + self.params)
+        own = [p if " noalias " in p else re.sub(r"^ptr addrspace\(3\) ", "ptr addrspace(3) noalias ", p)
+               for p in self.params]
+        params = ", ".join(["ptr noalias %wg.g.rec", "ptr noalias %wg.g.local"] + own)
         descs, user = [], 0
         for p in points:               # the kernel's own points numbered 1.. as written
             if p.builtin == IMPLICIT_BARRIER:
