@@ -615,6 +615,68 @@ class _Lowering:
                 q.extend(s for s in by_name[x].succs() if s in members)
         return True
 
+    def share_slots(self, blocks: list[_Block], loads, slots: dict[str, str]) -> dict[str, int]:
+        """Slot ids of the kept values: a phi and a value flowing into it share one
+        array when neither's slot reads can see the other's store (no read of one is
+        reachable from a definition of the other without passing a definition of
+        its own).  Loop-carried values across barriers (``acc = phi [acc', ..]``)
+        then need no copy of the whole array from one slot into the other per sweep."""
+        by_name = {b.name: b for b in blocks}
+        reads: dict[str, list[tuple[str, int]]] = {}     # value -> positions where its slot is loaded
+        for (bname, i), here in loads.items():
+            for v, pred in here:
+                for w in self.leaves(v):
+                    reads.setdefault(w, []).append((pred, len(by_name[pred].lines)) if pred else (bname, i))
+        at: dict[str, tuple[str, int]] = {}
+        for b in blocks:
+            for i, line in enumerate(b.lines):
+                r = _result(line)
+                if r in slots:
+                    at[r] = (b.name, i)
+
+        def path(src: tuple[str, int], dst: tuple[str, int], avoid: tuple[str, int]) -> bool:
+            """A path from just after position ``src`` to ``dst`` not through ``avoid``."""
+            (sb, si), (db, di), (ab, ai) = src, dst, avoid
+            if sb == db and si < di and not (ab == sb and si < ai <= di):
+                return True
+            if ab == sb and ai > si:
+                return False
+            seen, q = set(), deque(by_name[sb].succs())
+            while q:
+                x = q.popleft()
+                if x in seen:
+                    continue
+                seen.add(x)
+                if x == db and not (ab == x and ai <= di):
+                    return True
+                if ab != x:
+                    q.extend(by_name[x].succs())
+            return False
+
+        def apart(v: str, w: str) -> bool:
+            return not any(path(at[v], r, at[w]) for r in reads.get(w, ())) and \
+                not any(path(at[w], r, at[v]) for r in reads.get(v, ()))
+
+        group = {v: {v} for v in slots}
+        for b in blocks:
+            for line in b.lines:
+                p = _result(line)
+                if not _is_phi(line) or p not in slots or p in self.scalar:
+                    continue
+                for val, _ in _phi_pairs(line)[1]:
+                    v = _bare(val) if val.startswith("%") else None
+                    if v not in slots or v in self.scalar or slots[v] != slots[p] or group[v] is group[p]:
+                        continue
+                    if all(apart(x, y) for x in group[p] for y in group[v]):
+                        merged = group[p] | group[v]
+                        for x in merged:
+                            group[x] = merged
+        ids: dict[str, int] = {}
+        for v in sorted(slots):
+            first = min(group[v])
+            ids[v] = ids[first] if first in ids else len(set(ids.values()))
+        return ids
+
     def _members(self, start: str, by_name) -> list[str]:
         """The blocks of the region that starts at ``start`` (BFS order)."""
         members, q, seen = [], deque([start]), {start}
@@ -657,8 +719,8 @@ class _Lowering:
                 for w in self.leaves(v):
                     sites.setdefault(w, set()).add(pred or bname)
         slots = {w: crossing.get(w) or self.types.get(w) or self._type_of(w, None) for w in sites}
-        slot_ids = {v: i for i, v in enumerate(sorted(slots))}
         self.scalar = {w for w in slots if self.scalar_safe(w, sites[w], blocks)}
+        slot_ids = self.share_slots(blocks, loads, slots)
         # stores after definitions, loads (or recomputations) at crossing uses
         for b in blocks:
             new = []
@@ -741,7 +803,8 @@ class _Lowering:
         # per-work-item arrays, one per value (struct of arrays: consecutive work-items,
         # consecutive elements); a uniform value or result has one element for the group
         arrays = []                         # (per-wi pointer name, base name, type, align, one for the group)
-        for v, i in slot_ids.items():
+        for i in sorted(set(slot_ids.values())):
+            v = min(u for u, j in slot_ids.items() if j == i)
             arrays.append((f"wg.sp{i}", f"wg.g.s{i}", slots[v], "16", v in self.scalar))
         for name, ty, align in allocas:
             arrays.append((name, f"wg.g.a.{len(arrays)}", ty, align, False))
