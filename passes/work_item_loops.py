@@ -95,11 +95,20 @@ Algorithm
    sweep).  Other values stay in registers (the definition then dominates the
    use in every copy).  Allocas that survive SROA become per-work-item arrays.
    Work-group memory becomes offsets into the buffer ``local``.
+   A use that the definition dominates within every region (each work-item
+   ran the definition earlier in the same sweep) reads the register.  A phi
+   and a value flowing into it share one slot when neither's slot reads can
+   see the other's store (an accumulator carried across barriers: no copy
+   of one array into another per sweep).
    Implicit barriers: an innermost loop that touches memory, has no exchange
    point and that every work-item runs equally often (its header outside the
    influence of any divergent branch) gets a barrier at its header (PoCL's
    implicit loop barriers): a sweep then runs one iteration for all
    work-items, so the loop over work-items is the inner, vectorisable loop.
+   Not so a loop of a constant trip count that LLVM unrolls whole (at most
+   ``_UNROLL_BUDGET`` instructions unrolled): once unrolled, the loop over
+   work-items is innermost anyway, and its loop-carried values stay in
+   registers instead of going through slots once per iteration.
    They are described as ``the implicit loop barrier at loop %h`` and do not
    count in the numbering of the kernel's own barriers.
 5. Sweeps: the group function loops ``dispatch → sweep of region r → check →
