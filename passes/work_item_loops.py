@@ -51,15 +51,20 @@ types are read from the call, not from the name.
 The group function
 ------------------
 
-``define i64 @"__minisycl_wg.k"(ptr noalias %rec, <k's parameters after the nd_item>)``
+``define i64 @"__minisycl_wg.k"(ptr noalias %rec, ptr noalias %local, <k's parameters after the nd_item>)``
 with ``rec`` = i64 slots: group id [0..2], global range [3..5], local range
-[6..8], work-group memory base (a pointer) [9], sub-group size [10] (read
-only when the size is not known at compile time).  It returns 0, or
+[6..8], (unused) [9], sub-group size [10] (read only when the size is not
+known at compile time), and ``local`` the group's work-group memory.  That
+memory is the group's own, reached through no kernel argument, so it is
+``noalias``, and so is each ``local T*`` parameter (``ptr addrspace(3)``: the
+launcher gives each its own range of that memory, after the static
+variables): LLVM then vectorises a loop that copies a global buffer into
+work-group memory without run-time overlap checks.  It returns 0, or
 ``1 + a * 65536 + b`` when the work-items stopped at different exchange
 points ``a`` and ``b`` (0 is the end of the kernel).  String attributes tell
 the runtime the rest: ``"minisycl-work-group-kernel"`` (the kernel),
 ``"minisycl-wg-points"`` (``|``-separated descriptions of points 1..),
-``"minisycl-wg-static-local"`` (bytes of work-group memory at ``rec[9]``),
+``"minisycl-wg-static-local"`` (bytes of work-group memory at ``local``),
 ``"minisycl-wg-sub-group-size"`` (S, or 0 when read from ``rec[10]``).
 The kernel itself is removed (its body is in the group function).
 
@@ -89,12 +94,21 @@ Algorithm
    reaches a use of it from its definition (it is then read once, before the
    sweep).  Other values stay in registers (the definition then dominates the
    use in every copy).  Allocas that survive SROA become per-work-item arrays.
-   Work-group memory becomes offsets into the buffer at ``rec[9]``.
+   Work-group memory becomes offsets into the buffer ``local``.
+   A use that the definition dominates within every region (each work-item
+   ran the definition earlier in the same sweep) reads the register.  A phi
+   and a value flowing into it share one slot when neither's slot reads can
+   see the other's store (an accumulator carried across barriers: no copy
+   of one array into another per sweep).
    Implicit barriers: an innermost loop that touches memory, has no exchange
    point and that every work-item runs equally often (its header outside the
    influence of any divergent branch) gets a barrier at its header (PoCL's
    implicit loop barriers): a sweep then runs one iteration for all
    work-items, so the loop over work-items is the inner, vectorisable loop.
+   Not so a loop of a constant trip count that LLVM unrolls whole (at most
+   ``_UNROLL_BUDGET`` instructions unrolled): once unrolled, the loop over
+   work-items is innermost anyway, and its loop-carried values stay in
+   registers instead of going through slots once per iteration.
    They are described as ``the implicit loop barrier at loop %h`` and do not
    count in the numbering of the kernel's own barriers.
 5. Sweeps: the group function loops ``dispatch → sweep of region r → check →
@@ -136,7 +150,7 @@ from .manager import PassResult
 from .srcloc import line_loc
 from .support.diagnostics import UserError
 from .work_group_builtins import QUERIES, WORKGROUP, Point, base_name, classify_call, group_step
-from .work_item_uniformity import PURE, Uniformity, opcode, operand_names
+from .work_item_uniformity import PURE, Uniformity, constant_trip_count, opcode, operand_names
 
 __all__ = ["LowerWorkGroups", "LoweredKernel", "lowered_kernels", "lower_work_groups", "needs_lowering", "group_function_name", "WG_KERNEL",
            "WG_POINTS", "WG_STATIC_LOCAL", "WG_SUB_GROUP_SIZE"]
@@ -149,6 +163,11 @@ _ND_ITEM = '%"class.sycl::_V1::nd_item.'
 IMPLICIT_BARRIER = "implicit loop barrier"
 _IMPLICIT = "  ; implicit barrier"
 _REMAT_LIMIT = 32          # most instructions recomputed for one value
+#: a loop of a constant trip count whose unrolled body would have at most this many
+#: instructions gets no implicit barrier: LLVM's -O3 unrolls it whole (its full-unroll
+#: threshold is 300), which leaves the loop over work-items innermost, and a barrier
+#: would only send its loop-carried values through memory once per iteration
+_UNROLL_BUDGET = 300
 
 
 class LoweringError(UserError):
@@ -444,6 +463,24 @@ class _Lowering:
                 reach_cache[d] = out
             return reach_cache[d]
 
+        starts = [blocks[0].name] + sorted(points)
+        dom_cache: dict[tuple[str, str], bool] = {}
+
+        def dominated(d: str, u: str) -> bool:
+            """Whether every path to ``u`` within a region (from the region's start,
+            entering no point block) passes through ``d``: then each work-item ran the
+            definition earlier in the same sweep, and the use reads its register."""
+            if (d, u) not in dom_cache:
+                seen, q = set(), deque(s for s in starts if s != d)
+                while q and u not in seen:
+                    x = q.popleft()
+                    if x in seen:
+                        continue
+                    seen.add(x)
+                    q.extend(s for s in succ[x] if s != d and s not in points)
+                dom_cache[(d, u)] = u not in seen
+            return dom_cache[(d, u)]
+
         slots: dict[str, str] = {}
         loads: dict[tuple[str, int], list[tuple[str, str]]] = {}     # (block, line) -> [(value, phi pred or "")]
         skip = self.param_names | {self.item}
@@ -463,7 +500,7 @@ class _Lowering:
                         continue
                     d = defs[v]
                     where = pred or b.name
-                    if where == d or where not in crossed_reach(d):
+                    if where == d or where not in crossed_reach(d) or dominated(d, where):
                         continue
                     slots[v] = self.types.get(v) or self._type_of(v, by_name[d])
                     loads.setdefault((b.name, i), []).append((v, pred))
@@ -498,8 +535,13 @@ class _Lowering:
             calls = [m.group(1).strip('"') for m in (_CALL.search(ln) for ln in lines) if m]
             if any(_is_builtin(c) and base_name(c) not in QUERIES for c in calls):
                 continue
-            if any(opcode(ln) in ("load", "store") for ln in lines):
-                out.add(h)
+            if not any(opcode(ln) in ("load", "store") for ln in lines):
+                continue
+            trips = constant_trip_count(blocks, h, body)
+            size = sum(1 for ln in lines if opcode(ln) not in ("phi", "br"))
+            if trips is not None and trips * size <= _UNROLL_BUDGET:
+                continue               # LLVM unrolls it whole: the work-item loop is innermost then
+            out.add(h)
         return out
 
     def remat(self, v: str, seen: frozenset = frozenset()) -> int:
@@ -582,6 +624,68 @@ class _Lowering:
                 q.extend(s for s in by_name[x].succs() if s in members)
         return True
 
+    def share_slots(self, blocks: list[_Block], loads, slots: dict[str, str]) -> dict[str, int]:
+        """Slot ids of the kept values: a phi and a value flowing into it share one
+        array when neither's slot reads can see the other's store (no read of one is
+        reachable from a definition of the other without passing a definition of
+        its own).  Loop-carried values across barriers (``acc = phi [acc', ..]``)
+        then need no copy of the whole array from one slot into the other per sweep."""
+        by_name = {b.name: b for b in blocks}
+        reads: dict[str, list[tuple[str, int]]] = {}     # value -> positions where its slot is loaded
+        for (bname, i), here in loads.items():
+            for v, pred in here:
+                for w in self.leaves(v):
+                    reads.setdefault(w, []).append((pred, len(by_name[pred].lines)) if pred else (bname, i))
+        at: dict[str, tuple[str, int]] = {}
+        for b in blocks:
+            for i, line in enumerate(b.lines):
+                r = _result(line)
+                if r in slots:
+                    at[r] = (b.name, i)
+
+        def path(src: tuple[str, int], dst: tuple[str, int], avoid: tuple[str, int]) -> bool:
+            """A path from just after position ``src`` to ``dst`` not through ``avoid``."""
+            (sb, si), (db, di), (ab, ai) = src, dst, avoid
+            if sb == db and si < di and not (ab == sb and si < ai <= di):
+                return True
+            if ab == sb and ai > si:
+                return False
+            seen, q = set(), deque(by_name[sb].succs())
+            while q:
+                x = q.popleft()
+                if x in seen:
+                    continue
+                seen.add(x)
+                if x == db and not (ab == x and ai <= di):
+                    return True
+                if ab != x:
+                    q.extend(by_name[x].succs())
+            return False
+
+        def apart(v: str, w: str) -> bool:
+            return not any(path(at[v], r, at[w]) for r in reads.get(w, ())) and \
+                not any(path(at[w], r, at[v]) for r in reads.get(v, ()))
+
+        group = {v: {v} for v in slots}
+        for b in blocks:
+            for line in b.lines:
+                p = _result(line)
+                if not _is_phi(line) or p not in slots or p in self.scalar:
+                    continue
+                for val, _ in _phi_pairs(line)[1]:
+                    v = _bare(val) if val.startswith("%") else None
+                    if v not in slots or v in self.scalar or slots[v] != slots[p] or group[v] is group[p]:
+                        continue
+                    if all(apart(x, y) for x in group[p] for y in group[v]):
+                        merged = group[p] | group[v]
+                        for x in merged:
+                            group[x] = merged
+        ids: dict[str, int] = {}
+        for v in sorted(slots):
+            first = min(group[v])
+            ids[v] = ids[first] if first in ids else len(set(ids.values()))
+        return ids
+
     def _members(self, start: str, by_name) -> list[str]:
         """The blocks of the region that starts at ``start`` (BFS order)."""
         members, q, seen = [], deque([start]), {start}
@@ -624,8 +728,8 @@ class _Lowering:
                 for w in self.leaves(v):
                     sites.setdefault(w, set()).add(pred or bname)
         slots = {w: crossing.get(w) or self.types.get(w) or self._type_of(w, None) for w in sites}
-        slot_ids = {v: i for i, v in enumerate(sorted(slots))}
         self.scalar = {w for w in slots if self.scalar_safe(w, sites[w], blocks)}
+        slot_ids = self.share_slots(blocks, loads, slots)
         # stores after definitions, loads (or recomputations) at crossing uses
         for b in blocks:
             new = []
@@ -682,8 +786,7 @@ class _Lowering:
         fixed = [int(x.split()[-1]) for x in reqd] if reqd and len(reqd) == N else None
         for d in range(N):           # a required local range is a constant (the runtime checks it)
             L += rec(d) + rec(3 + d) + ([f"  %wg.g.r{6 + d} = add i64 {fixed[d]}, 0"] if fixed else rec(6 + d))
-        L += rec(9, "ptr")
-        L.append("  %wg.g.lb = addrspacecast ptr %wg.g.r9 to ptr addrspace(3)")
+        L.append("  %wg.g.lb = addrspacecast ptr %wg.g.local to ptr addrspace(3)")
         L.append("  %wg.g.n0 = add i64 1, 0")
         for d in range(N):
             L.append(f"  %wg.g.n{d + 1} = mul i64 %wg.g.n{d}, %wg.g.r{6 + d}")
@@ -709,7 +812,8 @@ class _Lowering:
         # per-work-item arrays, one per value (struct of arrays: consecutive work-items,
         # consecutive elements); a uniform value or result has one element for the group
         arrays = []                         # (per-wi pointer name, base name, type, align, one for the group)
-        for v, i in slot_ids.items():
+        for i in sorted(set(slot_ids.values())):
+            v = min(u for u, j in slot_ids.items() if j == i)
             arrays.append((f"wg.sp{i}", f"wg.g.s{i}", slots[v], "16", v in self.scalar))
         for name, ty, align in allocas:
             arrays.append((name, f"wg.g.a.{len(arrays)}", ty, align, False))
@@ -746,7 +850,9 @@ class _Lowering:
         for j in steps:
             body += group_step(j, points[j - 1], self.decls)
         body += "wg.resume:\n  br label %wg.dispatch\nwg.ret:\n  ret i64 0\n"
-        params = ", ".join(["ptr noalias %wg.g.rec"] + self.params)
+        own = [p if " noalias " in p else re.sub(r"^ptr addrspace\(3\) ", "ptr addrspace(3) noalias ", p)
+               for p in self.params]
+        params = ", ".join(["ptr noalias %wg.g.rec", "ptr noalias %wg.g.local"] + own)
         descs, user = [], 0
         for p in points:               # the kernel's own points numbered 1.. as written
             if p.builtin == IMPLICIT_BARRIER:

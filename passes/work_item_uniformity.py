@@ -24,13 +24,18 @@ lines, successors):
   number of times (the header outside every influence region); the pass puts
   an implicit barrier at their header (PoCL's implicit loop barriers), so the
   work-item loop becomes the inner loop.
+* *Constant trip counts* (``constant_trip_count``): how many times a counted
+  loop runs when that is fixed in the text (an induction variable from a
+  constant, a constant step, compared with a constant); the pass leaves a
+  short one without an implicit barrier, as LLVM unrolls it completely.
 """
 from __future__ import annotations
 
 import re
 from collections import deque
 
-__all__ = ["PURE", "opcode", "operand_names", "post_dominators", "dominators", "natural_loops", "Uniformity"]
+__all__ = ["PURE", "opcode", "operand_names", "post_dominators", "dominators", "natural_loops", "Uniformity",
+           "constant_trip_count"]
 
 #: instructions without side effects, whose result depends only on their operands
 PURE = frozenset("""add sub mul shl lshr ashr and or xor udiv sdiv urem srem fadd fsub fmul fdiv frem fneg trunc
@@ -226,3 +231,103 @@ class Uniformity:
                 continue
             out.append((h, body))
         return out
+
+
+# -- constant trip counts --------------------------------------------------------------------------
+
+_ICMP = re.compile(r"=\s*icmp (\w+) i(\d+) (\S+), (\S+)$")
+_STEP = re.compile(r"=\s*add(?: nuw| nsw)* i(\d+) (\S+), (\S+)$")
+
+
+def _const(tok: str) -> int | None:
+    tok = tok.rstrip(",")
+    if re.fullmatch(r"-?\d+", tok):
+        return int(tok)
+    return None
+
+
+def _holds(pred: str, a: int, b: int, bits: int) -> bool:
+    mask = (1 << bits) - 1
+    a, b = a & mask, b & mask
+    if pred.startswith("s"):
+        half = 1 << (bits - 1)
+        a, b = (a - (1 << bits) if a >= half else a), (b - (1 << bits) if b >= half else b)
+    return {"eq": a == b, "ne": a != b, "ult": a < b, "slt": a < b, "ule": a <= b, "sle": a <= b,
+            "ugt": a > b, "sgt": a > b, "uge": a >= b, "sge": a >= b}[pred]
+
+
+def constant_trip_count(blocks, header: str, body: set[str], limit: int = 1024) -> int | None:
+    """How many times the loop at ``header`` (blocks ``body``) runs its exit test,
+    when the text fixes it: one exiting block, the header or the one latch, ending
+    in ``br i1 %c`` with ``%c = icmp P iN x, C`` where ``x`` is a header phi
+    ``[ C0, outside ], [ %next, inside ]`` or that ``%next``, and
+    ``%next = add iN phi, S`` (C, C0, S constants).  None otherwise, or past ``limit``."""
+    by_name = {b.name: b for b in blocks}
+    exiting = [n for n in body if any(s not in body for s in by_name[n].succs())]
+    latches = [n for n in body if header in by_name[n].succs()]
+    if len(exiting) != 1 or len(latches) != 1 or exiting[0] not in (header, latches[0]):
+        return None
+    ex = by_name[exiting[0]]
+    term = re.match(r"\s*br i1 (%\S+), label (%\S+), label (%\S+)$", ex.term)
+    if not term:
+        return None
+    stay_if = _bare(term.group(2)) in body
+    defs = {}
+    for n in body:
+        for line in by_name[n].lines:
+            m = re.match(r"^\s*(%(?:[-\w.$]+|\"[^\"]*\")) = ", line)
+            if m:
+                defs[m.group(1)] = (n, line)
+    cmp = defs.get(term.group(1))
+    m = _ICMP.search(cmp[1]) if cmp else None
+    if not m:
+        return None
+    pred, bits, x, y = m.group(1), int(m.group(2)), m.group(3).rstrip(","), m.group(4)
+    if _const(x) is not None:              # C P x  ->  x P' C
+        x, y = y, x
+        pred = {"ult": "ugt", "ugt": "ult", "ule": "uge", "uge": "ule", "slt": "sgt", "sgt": "slt",
+                "sle": "sge", "sge": "sle"}.get(pred, pred)
+    bound = _const(y)
+    if bound is None or x not in defs:
+        return None
+
+    def induction(phi_name):
+        """(start, step) of header phi ``phi_name`` stepping by a constant, else None."""
+        n, line = defs.get(phi_name, ("", ""))
+        if n != header or " = phi " not in line:
+            return None
+        pairs = re.findall(r"\[\s*([^,\]]+),\s*(%[^\]\s]+)\s*\]", line)
+        if len(pairs) != 2:
+            return None
+        start = [_const(v) for v, blk in pairs if _bare(blk) not in body]
+        nxt = [v.strip() for v, blk in pairs if _bare(blk) in body]
+        if len(start) != 1 or start[0] is None or len(nxt) != 1 or nxt[0] not in defs:
+            return None
+        a = _STEP.search(defs[nxt[0]][1])
+        if not a:
+            return None
+        ops = [a.group(2).rstrip(","), a.group(3)]
+        if phi_name not in ops:
+            return None
+        step = _const(ops[1 - ops.index(phi_name)])
+        return (start[0], step, nxt[0]) if step else None
+
+    iv = induction(x)
+    offset = 0
+    if iv is None:                           # the compare tests the stepped value
+        a = _STEP.search(defs[x][1])
+        if a:
+            for cand in (a.group(2).rstrip(","), a.group(3)):
+                iv = induction(cand)
+                if iv and iv[2] == x:
+                    offset = iv[1]
+                    break
+                iv = None
+    if iv is None:
+        return None
+    v, step, _ = iv
+    for count in range(1, limit + 1):
+        if _holds(pred, v + offset, bound, bits) != stay_if:
+            return count
+        v += step
+    return None

@@ -117,9 +117,8 @@ def group_launcher(shape, info: GroupKernel, name: str, reducers=None) -> str:
     for d in range(3):
         L += [f"  %rg{d} = getelementptr i64, ptr %rec, i64 {3 + d}", f"  store i64 %g{d}, ptr %rg{d}",
               f"  %rl{d} = getelementptr i64, ptr %rec, i64 {6 + d}", f"  store i64 %g{3 + d}, ptr %rl{d}"]
-    L += ["  %rb = getelementptr i64, ptr %rec, i64 9", "  store ptr %lbuf, ptr %rb",
-          "  %rs = getelementptr i64, ptr %rec, i64 10", "  store i64 %g10, ptr %rs"]
-    call = ["ptr %rec"]
+    L += ["  %rs = getelementptr i64, ptr %rec, i64 10", "  store i64 %g10, ptr %rs"]
+    call = ["ptr %rec", "ptr %lbuf"]
     for i, ty in enumerate(shape.params):
         L += [f"  %slot{i} = getelementptr i64, ptr %args, i64 {i}"]
         if i in info.local_params:

@@ -15,7 +15,7 @@ _UNSIGNED_OPS = dict(_SIGNED_OPS, **{"/": "udiv", "%": "urem", ">>": "lshr"})
 
 
 class Expressions(Part):
-    uses = {"memory": ("addr", "gep", "load", "member_gep", "store"), "globals": ("cstring",),
+    uses = {"memory": ("addr", "gep", "load", "member_gep", "store"), "globals": ("cstring", "intrinsic"),
             "llvm_types": ("lltype", "scalar_value", "valtype")}
 
     def connect(self):
@@ -83,6 +83,10 @@ class Expressions(Part):
     def e_Binary(self, e):
         b = self.cx.fn.builder
         kind = e.kind
+        if kind == "arith" and e.op in "+-" and e.operand_ty.is_float:
+            fused = self.contract(e)
+            if fused is not None:
+                return fused
         lhs = self.value(e.lhs)
         rhs = self.value(e.rhs)
         if kind == "arith":
@@ -102,6 +106,29 @@ class Expressions(Part):
         size = max(sizeof(e.lhs.ty.pointee), 1)
         diff = b.binop("sub", b.cast("ptrtoint", lhs, I64), b.cast("ptrtoint", rhs, I64))
         return b.binop("sdiv", diff, i64(size)) if size != 1 else diff
+    def contract(self, e):
+        """``a*b + c``, ``c + a*b``, ``a*b - c`` and ``c - a*b`` of one floating-point
+        type as ``llvm.fmuladd`` (clang's default ``-ffp-contract=on``): only when the
+        product is an operand of this very expression, never through a variable
+        (``t = a*b; t + c`` keeps both roundings).  LLVM may then fuse them into one
+        FMA instruction where the CPU has one.  None when ``e`` has no such product."""
+        def product(x):
+            return (type(x) is ast.Binary and x.kind == "arith" and x.op == "*"
+                    and x.operand_ty.is_float and x.operand_ty.bits == e.operand_ty.bits)
+        b = self.cx.fn.builder
+        if product(e.lhs):                  # a*b ± c: operands in source order
+            x, y, c = self.value(e.lhs.lhs), self.value(e.lhs.rhs), self.value(e.rhs)
+            if e.op == "-":
+                c = b.fneg(c)
+        elif product(e.rhs):                # c ± a*b
+            c, x, y = self.value(e.lhs), self.value(e.rhs.lhs), self.value(e.rhs.rhs)
+            if e.op == "-":
+                x = b.fneg(x)
+        else:
+            return None
+        t = self.valtype(e.operand_ty)
+        suffix = {16: "f16", 32: "f32", 64: "f64"}[e.operand_ty.bits]
+        return b.call(self.intrinsic(f"llvm.fmuladd.{suffix}", t, [t, t, t]), [x, y, c])
     def arith(self, op, a, c, t):
         b = self.cx.fn.builder
         if t.is_float:

@@ -184,6 +184,37 @@ def test_barriers_static_and_dynamic_local_memory(boxes, L):
     assert np.allclose(np.asarray(y), loops_reference(np.asarray(x), L), rtol=1e-5)
 
 
+LOOPS = pathlib.Path(__file__).parent.parent / "lit" / "passes" / "lower-work-groups" / "loops.ll"
+
+
+@pytest.mark.parametrize("L", [1, 3, 16])
+def test_loops_with_and_without_implicit_barriers(L):
+    """The kernels of the lit test loops.ll (a short constant loop left whole, a loop
+    of a run-time trip count with an implicit barrier, a counter and an accumulator
+    carried across two barriers in a shared slot, a phi that must keep its own slot)
+    against NumPy."""
+    prog = sycl.build_program([str(LOOPS)])
+    q = sycl.queue()
+    n = 48
+    x = shared(q, np.random.default_rng(L).random(n, dtype=np.float32), np.float32)
+    y = sycl.malloc_shared(n, np.float32, q)
+    xv = np.asarray(x)
+    if L == 16:                       # the 16-element tile: y = x * the sum of the group's x
+        ref = xv * xv.reshape(-1, 16).sum(axis=1).repeat(16)
+        q.parallel_for(prog.kernel("short_loop"), sycl.nd_range(n, 16), x, y).wait()
+        assert np.allclose(np.asarray(y), ref, rtol=1e-5)
+        np.asarray(y)[:] = 0
+        q.parallel_for(prog.kernel("long_loop"), sycl.nd_range(n, 16), x, y, 16).wait()
+        assert np.allclose(np.asarray(y), ref, rtol=1e-5)
+    for count in (0, 1, 6):
+        q.parallel_for(prog.kernel("carried"), sycl.nd_range(n, L), x, y, sycl.local_memory(L, np.float32),
+                       count).wait()
+        nxt = np.roll(xv.reshape(-1, L), -1, axis=1).reshape(-1)
+        assert np.allclose(np.asarray(y), nxt * (count * (count - 1) / 2), rtol=1e-5)
+        q.parallel_for(prog.kernel("apart"), sycl.nd_range(n, L), x, y, count).wait()
+        assert np.allclose(np.asarray(y), xv * (2 ** count - 1), rtol=1e-5)
+
+
 def test_divergent_barrier_stops_with_errc_runtime(boxes):
     q = sycl.queue()
     x = sycl.malloc_shared(64, np.float32, q)

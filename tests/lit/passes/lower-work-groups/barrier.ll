@@ -4,7 +4,8 @@
 ; %v lives across the barrier, so it is kept per work-item (stored in region 0,
 ; loaded in region 1); %pt does not (used before the barrier only); %lid and %n,
 ; used after the barrier too, are recomputed from the nd_item there, not kept;
-; the static work-group variable @tile becomes an offset into the buffer at rec[9].
+; the static work-group variable @tile becomes an offset into the group's work-group
+; memory, the group function's second parameter (noalias: no kernel argument reaches it).
 ; Each sweep reduces the points its work-items stopped at to a smallest and a
 ; largest; the innermost loop over work-items carries the no-unroll loop hint.
 
@@ -15,7 +16,8 @@ target triple = "spir64-unknown-unknown"
 @tile = internal addrspace(3) global [64 x float] undef, align 4
 
 ; CHECK-NOT: define spir_kernel void @box
-; CHECK: define i64 @__minisycl_wg.box(ptr noalias %wg.g.rec, ptr %x, ptr %y) #[[ATTRS:[0-9]+]]
+; CHECK: define i64 @__minisycl_wg.box(ptr noalias %wg.g.rec, ptr noalias %wg.g.local, ptr %x, ptr %y) #[[ATTRS:[0-9]+]]
+; CHECK: %wg.g.lb = addrspacecast ptr %wg.g.local to ptr addrspace(3)
 ; CHECK: %wg.g.loc0 = getelementptr i8, ptr addrspace(3) %wg.g.lb, i64 0
 ; CHECK: %[[VSLOT:wg.g.s[0-9]+]] = alloca float, i64 %wg.g.n
 ; CHECK: switch i32 %wg.g.state, label %wg.r0.pre [
