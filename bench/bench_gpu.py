@@ -53,7 +53,7 @@ kernel tiled_matmul(nd_item<2> it, float* a, float* b, float* c, int n)
     ta[lr][lc] = a[r * n + t * 16 + lc];
     tb[lr][lc] = b[(t * 16 + lr) * n + col];
     group_barrier(it);
-    for (int k = 0; k < 16; k++) acc = fma(ta[lr][k], tb[k][lc], acc);
+    for (int k = 0; k < 16; k++) acc += ta[lr][k] * tb[k][lc];     // contracted to an FMA
     group_barrier(it);
   }
   c[r * n + col] = acc;

@@ -708,7 +708,8 @@ class _Lowering:
                 m = re.match(r"^\s*(" + _LOCAL + r") = alloca (.*)$", line)
                 if m:
                     ty, rest = split_type(m.group(2))
-                    if rest.strip() and not rest.strip().startswith("align"):
+                    rest = rest.strip().lstrip(",").strip()         # ", align 4" after a type
+                    if rest and not rest.startswith("align"):
                         raise self.error("a variable-length alloca cannot be kept per work-item")
                     align = re.search(r"align (\d+)", rest)
                     allocas.append((_bare(m.group(1)), ty, align.group(1) if align else "16"))

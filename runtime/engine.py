@@ -70,6 +70,7 @@ def compile_ir(text: str, what: str):
     retarget(mod, machine)
     problem = complaint(mod)
     if problem is not None:
+        mod.close()             # before its context (the garbage collector's order can crash)
         raise exception(errc.build, f"{what} failed to build: {problem.strip()}")
     cache = _DiskCache(key)
     from_disk = cache.has()

@@ -214,11 +214,16 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
         main = parse_and_link([t.text() for t in texts], new_context())
     except RuntimeError as err:
         raise exception(errc.build, f"linking device images failed: {str(err).strip()}") from None
-    linked_text = module_text(main)
-    aggregating = "atomicrmw" in linked_text
-    if aggregating:                 # SROA first, so that kernels use their parameters directly
-        run_sroa(main, shared_machine())
+    try:
         linked_text = module_text(main)
+        aggregating = "atomicrmw" in linked_text
+        if aggregating:                 # SROA first, so that kernels use their parameters directly
+            run_sroa(main, shared_machine())
+            linked_text = module_text(main)
+    finally:
+        # LLVM's module goes before its context, whatever is raised later (in the
+        # other order the garbage collector crashes the process)
+        main.close()
     linked = Module.parse(linked_text)
     aggregated = _aggregate_atomics(linked) if aggregating else {}
     shapes = {k: kernel_shape(linked, k) for k in kernels if k in linked.functions}

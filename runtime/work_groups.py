@@ -31,6 +31,7 @@ import numpy as np
 from ..passes import parse_pipeline
 from ..passes.ir import Module, quote_name
 from ..passes.manager import PassManager
+from ..passes.support.diagnostics import UserError
 from .errors import errc, exception
 from .native import run_range
 from .reductions import accumulator_lines, flush_lines
@@ -95,7 +96,10 @@ class GroupKernel:
 def lower_group_kernels(linked: Module, shapes: dict, sub_group_size: int) -> dict[str, GroupKernel]:
     """Lower the kernels of ``linked`` that need it (in place); their facts."""
     pipeline = parse_pipeline(f"lower-work-groups{{sub-group-size={int(sub_group_size)}}}")
-    lowered = PassManager(pipeline).run(linked).work_groups
+    try:
+        lowered = PassManager(pipeline).run(linked).work_groups
+    except UserError as err:            # a kernel the CPU lowering cannot compile (work_item_loops.py)
+        raise exception(errc.build, f"building for the CPU: {err}") from None
     out = {}
     for k, info in lowered.items():
         local = [i for i, t in enumerate(shapes[k].params) if t.replace(" ", "") == "ptraddrspace(3)"]

@@ -390,6 +390,7 @@ def emit_ptx(texts: list[str], cpu: str, features: str, keep=()) -> str:
     context = llvm.create_context()
     mod = parse_and_link(texts, context)
     if not mod.triple.startswith("nvptx"):
+        mod.close()             # before its context (the garbage collector's order can crash)
         raise IRError(f"PTX needs an NVPTX module (triple '{mod.triple}'): run lower-to-nvptx first")
     keep = set(keep)
     for fn in mod.functions:
@@ -399,6 +400,10 @@ def emit_ptx(texts: list[str], cpu: str, features: str, keep=()) -> str:
     mod.data_layout = str(machine.target_data)
     problem = complaint(mod)
     if problem is not None:
+        mod.close()
         raise IRError(f"NVPTX module does not verify: {first_line(problem)}")
     run_optimizer(mod, machine, 3)
-    return machine.emit_assembly(mod)
+    try:
+        return machine.emit_assembly(mod)
+    finally:
+        mod.close()             # before its context

@@ -98,7 +98,10 @@ def lower_images(image_bitcodes: list[bytes], names: list[str], libdevice: bool)
         main = parse_and_link([t.text() for t in texts], new_context())
     except RuntimeError as err:
         raise exception(errc.build, f"linking device images failed: {str(err).strip()}") from None
-    linked = Module.parse(module_text(main))
+    try:
+        linked = Module.parse(module_text(main))
+    finally:
+        main.close()            # before its context, whatever is raised later (runtime/jit.py)
     for g in linked.globals_with("sycl-device-global-size"):
         if linked.globals[g].linkage in ("internal", "private"):
             linked.set_linkage(g, "external")     # cuModuleGetGlobal finds it by name

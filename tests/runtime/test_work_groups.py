@@ -52,6 +52,66 @@ def test_reqd_work_group_size_is_enforced(matmul):
     assert e.value.code() == sycl.errc.nd_range and "{16, 16}" in str(e.value)
 
 
+
+REGISTER_TILES = """
+// each work-item keeps a private array of partial sums across every barrier
+kernel blocked(nd_item<1> it, float* x, float* out, int chunks) {
+  local float tile[64];
+  long l = it.get_local_id(0);
+  float part[4];
+  for (int i = 0; i < 4; i++) part[i] = 0.0f;
+  for (int c = 0; c < chunks; c++) {
+    tile[l] = x[c * it.get_local_range(0) + l];
+    group_barrier(it);
+    for (int i = 0; i < 4; i++) part[i] += tile[(l + i) % it.get_local_range(0)] * (float)(i + 1);
+    group_barrier(it);
+  }
+  for (int i = 0; i < 4; i++) out[it.get_global_id(0) * 4 + i] = part[i];
+}
+"""
+
+
+@pytest.mark.parametrize("L", [1, 5, 64])
+def test_private_arrays_live_across_barriers(tmp_path, L):
+    """A private array (register tiling: ``float part[4]``) kept across barriers
+    is kept per work-item, as scalars are."""
+    prog = build(tmp_path, REGISTER_TILES, "tiles.ksl")
+    q = sycl.queue()
+    chunks = 3
+    x = shared(q, np.arange(chunks * L, dtype=np.float32), np.float32)
+    out = sycl.malloc_shared(4 * L, np.float32, q)
+    q.parallel_for(prog.kernel("blocked"), sycl.nd_range((L,), (L,)), x, out, chunks).wait()
+    xs = np.arange(chunks * L, dtype=np.float32).reshape(chunks, L)
+    want = np.array([[sum(xs[c][(l + i) % L] * (i + 1) for c in range(chunks)) for i in range(4)]
+                     for l in range(L)], np.float32)
+    assert np.allclose(np.asarray(out).reshape(L, 4), want)
+
+
+VARIABLE_ALLOCA = HEAD + item(1) + """define spir_kernel void @vla(%"class.sycl::_V1::nd_item.1" %it, ptr %x, ptr %y) #0 {
+entry:
+  %lid = extractvalue %"class.sycl::_V1::nd_item.1" %it, 1, 0
+  %buf = alloca float, i64 %lid
+  store float 1.0, ptr %buf
+  call void @_Z22__spirv_ControlBarrierjjj(i32 2, i32 2, i32 272)
+  %v = load volatile float, ptr %buf
+  store float %v, ptr %y
+  ret void
+}
+declare void @_Z22__spirv_ControlBarrierjjj(i32, i32, i32)
+attributes #0 = { "minisycl-kernel-signature"="nd_item<1>,float*,float*" }
+"""
+
+
+def test_a_kernel_the_cpu_lowering_cannot_compile_is_errc_build(tmp_path):
+    """IR the lowering refuses (an alloca whose size each work-item computes,
+    kept across a barrier) is a ``sycl.exception`` at launch, not a traceback."""
+    prog = build(tmp_path, VARIABLE_ALLOCA, "vla.ll")
+    q = sycl.queue()
+    y = sycl.malloc_shared(4, np.float32, q)
+    with pytest.raises(sycl.exception, match="variable-length alloca cannot be kept per work-item") as info:
+        q.parallel_for(prog.kernel("vla"), sycl.nd_range((4,), (4,)), y, y).wait()
+    assert info.value.code() == sycl.errc.build
+
 BOX = HEAD + item(1) + """@tile = internal addrspace(3) global [1024 x float] undef, align 4
 define spir_kernel void @rotate(%"class.sycl::_V1::nd_item.1" %it, ptr %x, ptr %y) #0 {
 entry:
