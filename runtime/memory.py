@@ -242,15 +242,16 @@ def free(allocation: usm_allocation, queue=None) -> None:
 def register(allocation: usm_allocation) -> None:
     """Make ``allocation`` live (found by its address), whoever made its memory."""
     with _lock:
+        if _live.get(allocation.ptr) is None:      # (an address a driver hands out again: one entry)
+            bisect.insort(_starts, allocation.ptr)
         _live[allocation.ptr] = allocation
-        bisect.insort(_starts, allocation.ptr)
 
 
 def allocation_at(address: int) -> "usm_allocation | None":
     """The live allocation whose bytes hold ``address`` (its start or inside it), if any."""
     with _lock:
         i = bisect.bisect_right(_starts, address) - 1
-        a = _live[_starts[i]] if i >= 0 else None
+        a = _live.get(_starts[i]) if i >= 0 else None
     return a if a is not None and address < a.ptr + max(a.nbytes, 1) else None
 
 

@@ -73,6 +73,7 @@ class program:  # noqa: N801
             self.device_globals.update(b.device_globals)
         self._views: dict = {}
         self._cache: dict[tuple, LinkedProgram] = {}
+        self._resolved: dict[tuple, tuple] = {}     # (kernel, device, context) -> what linked_for found
         self._lock = threading.Lock()
         self._host = None
         self.builds = 0                 # programs linked and JIT-compiled (for tests and benchmarks)
@@ -123,6 +124,9 @@ class program:  # noqa: N801
     def linked_for(self, name: str, dev: Device, ctx=None) -> tuple[LinkedProgram, list[int]]:
         """The built program for kernel ``name`` on ``dev`` in ``ctx`` (default context)."""
         ctx = ctx or default_context(dev)
+        found = self._resolved.get((name, dev.name, ctx.id))
+        if found is not None:               # (the choice of images is the same every launch)
+            return found
         main = self._image_for(name, dev)
         missing = missing_requirements(self.images[main], dev)
         if missing:
@@ -142,6 +146,7 @@ class program:  # noqa: N801
                 bind_program(self, linked, dev, ctx)
                 self._cache[key] = linked
                 self.builds += 1
+            self._resolved[(name, dev.name, ctx.id)] = (linked, chosen)
         return linked, chosen
 
     def _whole_program(self, dev: Device) -> list[int]:

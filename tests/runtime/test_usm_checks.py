@@ -244,3 +244,18 @@ def test_frees_of_other_memory_do_not_stop_a_graph(prog):
     sycl.free(sycl.malloc_shared(4, np.int32, q))
     q.ext_oneapi_graph(exe).wait()
     assert list(x) == [4] * 4
+
+
+def test_an_address_handed_out_again_has_one_index_entry():
+    """A driver may hand out an address again while an object for it is still
+    registered (its memory released without ``free``): the address index keeps
+    one entry, so freeing the new allocation leaves nothing stale behind."""
+    from minisycl.runtime import memory
+    q = sycl.queue()
+    a = sycl.malloc_shared(4, np.int32, q)
+    memory.register(a)                      # the same address registered again
+    sycl.free(a, q)
+    assert memory.allocation_at(a.ptr) is None
+    b = sycl.malloc_shared(4, np.int32, q)
+    assert memory.allocation_at(b.ptr) is b
+    sycl.free(b, q)
