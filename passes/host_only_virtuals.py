@@ -61,7 +61,7 @@ __all__ = ["HOST_ONLY", "VIRTUAL", "ASSERT_FAIL", "STUB_PREFIX", "STUB", "host_o
 HOST_ONLY = "minisycl-host-only"
 #: its value on a virtual method without ``indirectly_callable``
 VIRTUAL = "virtual"
-#: the runtime's device ``assert`` hook (``runtime/assertions.py``; the front end's ``assert``)
+#: a stub's name: this prefix and the method's IR name (it calls the assert hook, ``ASSERT_FAIL``)
 STUB_PREFIX = "__minisycl_host_only_virtual."
 #: the stubs' attribute (the method's IR name)
 STUB = "minisycl-host-only-stub"
