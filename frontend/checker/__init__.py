@@ -85,6 +85,5 @@ class Checker:
                 cx.guarded(item.loc, item.decls[0].name, declare.declare_global, item, None)
         for node, sym in bodies:
             cx.guarded(node.loc, sym.name, cx.statements.check_body, node, sym)
-        cx.guarded(self.unit.items[0].loc if self.unit.items else None, "device_global initialiser",
-                   cx.constants.construct_device_globals)
+        cx.constants.construct_device_globals()
         return cx.prog

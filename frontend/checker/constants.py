@@ -125,6 +125,9 @@ class Constants(Part):
             args.append(self.convert(self.rvalue(self.expr(a)), t, f"argument {i + 1} of constructor"))
         g.construct = (ctor, args)
 
+    def _construct(self, g, ctor, args) -> None:
+        g.init = construct(g.ty, ctor, args, g.loc)
+
     def construct_device_globals(self) -> None:
         """Evaluate the constructions ``device_global_init`` left (after every
         body is checked: a constructor may call functions defined later)."""
@@ -134,7 +137,7 @@ class Constants(Part):
             ctor, args = g.construct
             had_errors = self.cx.diags.has_errors
             try:
-                g.init = construct(g.ty, ctor, args, g.loc)
+                self.cx.guarded(g.loc, g.name, self._construct, g, ctor, args)
             except (TypeError, AttributeError, KeyError, IndexError, ValueError):
                 if not had_errors:
                     raise
