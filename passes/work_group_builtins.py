@@ -63,6 +63,15 @@ class Point:
     where: str = ""
 
     @property
+    def fused(self) -> bool:
+        """A work-group reduce: each work-item's value is combined into one
+        accumulator during the sweep (``%wg.g.x<j>_0``, one element, starting at
+        the identity) instead of being stored per work-item for the step to read
+        back: the sweep is then the reduction loop itself, which LLVM vectorises
+        (the order of a reduce is SYCL's to leave open)."""
+        return self.kind == "arith" and self.scope == WORKGROUP and self.group_op == REDUCE
+
+    @property
     def scalar_result(self) -> bool:
         """A work-group-scope result every work-item gets the same of: the step writes
         it once (``%wg.g.y<j>`` is one element), not once per work-item."""
@@ -190,7 +199,12 @@ def group_step(j: int, p: Point, decls: set, done: str = "wg.resume") -> str:
     def y(idx: str, v: str, name: str) -> list[str]:
         return [f"  {t}{name}.q = getelementptr {ty}, ptr %wg.g.y{j}, i64 {idx}", f"  store {ty} {v}, ptr {t}{name}.q"]
 
-    if p.kind in ("arith", "vote"):
+    if p.fused:
+        L += [f"  {t}acc1 = load {ty}, ptr %wg.g.x{j}_0",
+              f"  store {ty} {identity(p.op, ty)}, ptr %wg.g.x{j}_0",      # the next sweep starts afresh
+              f"  br label %wg.st{j}.f0"]
+        fill, value = True, f"{t}acc1"
+    elif p.kind in ("arith", "vote"):
         fill = p.kind == "vote" or p.group_op == REDUCE
         L += [f"  br label %wg.st{j}.i", f"wg.st{j}.i:",
               f"  {t}i = phi i64 [ {t}s, %wg.st{j}.s ], [ {t}i1, %wg.st{j}.i ]",

@@ -149,7 +149,7 @@ from .ir.bridge import inline_and_simplify, parse_assembly, value_types
 from .manager import PassResult
 from .srcloc import line_loc
 from .support.diagnostics import UserError
-from .work_group_builtins import QUERIES, WORKGROUP, Point, base_name, classify_call, group_step
+from .work_group_builtins import QUERIES, WORKGROUP, Point, base_name, classify_call, combine, group_step, identity
 from .work_item_uniformity import PURE, Uniformity, constant_trip_count, opcode, operand_names
 
 __all__ = ["LowerWorkGroups", "LoweredKernel", "lowered_kernels", "lower_work_groups", "needs_lowering", "group_function_name", "WG_KERNEL",
@@ -363,7 +363,12 @@ class _Lowering:
                     point.where = _where(line, self.module)
                 self.points.append(point)
                 j = len(self.points)
-                for k, (ty, v) in enumerate(point.operands):
+                if point.fused:           # combined into the group's accumulator (Point.fused)
+                    ty, v = point.operands[0]
+                    cur.lines += [f"  %wg.fa{j}.o = load {ty}, ptr %wg.x{j}_0",
+                                  combine(point.op, ty, f"%wg.fa{j}.n", f"%wg.fa{j}.o", v, self.decls, reassoc=True),
+                                  f"  store {ty} %wg.fa{j}.n, ptr %wg.x{j}_0"]
+                for k, (ty, v) in enumerate(point.operands if not point.fused else ()):
                     cur.lines.append(f"  store {ty} {v}, ptr %wg.x{j}_{k}")
                 pname = f"wg.p{j}"
                 cur.lines.append(f"  br label %{pname}")
@@ -820,11 +825,15 @@ class _Lowering:
             arrays.append((name, f"wg.g.a.{len(arrays)}", ty, align, False))
         for j, p in enumerate(points, 1):
             for k, (ty, _) in enumerate(p.operands):
-                arrays.append((f"wg.x{j}_{k}", f"wg.g.x{j}_{k}", ty, "16", False))
+                arrays.append((f"wg.x{j}_{k}", f"wg.g.x{j}_{k}", ty, "16", p.fused))
             if p.result:
                 arrays.append((f"wg.y{j}", f"wg.g.y{j}", p.type, "16", p.scalar_result))
         for _, base, ty, align, one in arrays:
             L.append(f"  %{quote_name(base)} = alloca {ty}, i64 {1 if one else '%wg.g.n'}, align {align}")
+        for j, p in enumerate(points, 1):
+            if p.fused:
+                ty = p.operands[0][0]
+                L.append(f"  store {ty} {identity(p.op, ty)}, ptr %wg.g.x{j}_0")
         self.uniform_slots = [(i, slots[v]) for v, i in slot_ids.items() if v in self.scalar]
         L.append("  br label %wg.dispatch")
         # dispatch

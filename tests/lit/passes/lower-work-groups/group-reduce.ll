@@ -1,0 +1,42 @@
+; RUN: minisycl opt -passes=lower-work-groups %s -o - | filecheck %s
+; A work-group reduce is combined into one accumulator during the sweep that
+; reaches it (Point.fused): no per-work-item copy of the operand and no second
+; loop over the work-items; the accumulator starts at the identity and the
+; step reads it, then resets it for the next sweep.  A sub-group reduce keeps
+; its per-work-item operand (it reduces segments).
+target datalayout = "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-n8:16:32:64"
+target triple = "spir64-unknown-unknown"
+%"class.sycl::_V1::nd_item.1" = type { [1 x i64], [1 x i64], [1 x i64], [1 x i64], [1 x i64] }
+
+; CHECK: define i64 @__minisycl_wg.sums(
+; CHECK: %wg.g.x1_0 = alloca float, i64 1, align 16
+; CHECK: %wg.g.x2_0 = alloca i32, i64 %wg.g.n, align 16
+; CHECK: store float 0.000000e+00, ptr %wg.g.x1_0
+; CHECK-NOT: store float 0.000000e+00, ptr %wg.g.x2_0
+; CHECK: %wg.fa1.o.r0 = load float, ptr %wg.x1_0.r0
+; CHECK-NEXT: %wg.fa1.n.r0 = fadd reassoc float %wg.fa1.o.r0, %v.r0
+; CHECK-NEXT: store float %wg.fa1.n.r0, ptr %wg.x1_0.r0
+; CHECK: store i32 %i.r1, ptr %wg.x2_0.r1
+; CHECK: wg.step1:
+; CHECK: %wg.g.t1.acc1 = load float, ptr %wg.g.x1_0
+; CHECK-NEXT: store float 0.000000e+00, ptr %wg.g.x1_0
+; CHECK-NEXT: br label %wg.st1.f0
+; CHECK: wg.st1.f0:
+; CHECK-NEXT: store float %wg.g.t1.acc1, ptr %wg.g.y1
+define spir_kernel void @sums(%"class.sycl::_V1::nd_item.1" %it, ptr %x, ptr %out, ptr %iout) "minisycl-kernel-signature"="nd_item<1>,float*,float*,int*" {
+entry:
+  %gid = extractvalue %"class.sycl::_V1::nd_item.1" %it, 0, 0
+  %grp = extractvalue %"class.sycl::_V1::nd_item.1" %it, 2, 0
+  %px = getelementptr float, ptr %x, i64 %gid
+  %v = load float, ptr %px
+  %s = call float @_Z17__spirv_GroupFAddiif(i32 2, i32 0, float %v)
+  %i = fptosi float %v to i32
+  %t = call i32 @_Z17__spirv_GroupIAddiij(i32 3, i32 0, i32 %i)
+  %po = getelementptr float, ptr %out, i64 %gid
+  store float %s, ptr %po
+  %pi = getelementptr i32, ptr %iout, i64 %gid
+  store i32 %t, ptr %pi
+  ret void
+}
+declare float @_Z17__spirv_GroupFAddiif(i32, i32, float)
+declare i32 @_Z17__spirv_GroupIAddiij(i32, i32, i32)
