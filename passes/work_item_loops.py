@@ -116,14 +116,18 @@ Algorithm
    loops, last dimension fastest, so consecutive work-items - and therefore
    a sub-group - are consecutive iterations LLVM can vectorise as SIMD
    lanes; the innermost carries ``llvm.loop.unroll.disable``, so that a short
-   constant loop is vectorised rather than unrolled; the local range is a
+   constant loop is vectorised rather than unrolled - except a sweep whose code
+   compares the local id with 0 (``if (lid == 0) ...``, after a reduce), which
+   carries ``llvm.loop.vectorize.enable false`` instead: LLVM peels work-item 0
+   and the rest of the loop folds away; the local range is a
    constant when the kernel has ``reqd_work_group_size``, which the runtime
    checks at launch); each work-item ends at a point j (or the end of the
    kernel) and the sweep reduces these to their smallest and largest.  If
    they differ the function returns the error above: a barrier not every
    work-item reaches stops the kernel, it never hangs.  Otherwise a
    collective's group step runs once (reduce/scan/broadcast/vote/shuffle over
-   the slots, per work-group or per sub-group segment; a work-group reduce,
+   the slots, per work-group or per sub-group segment; a work-group reduce is
+   combined into one accumulator during the sweep instead (``Point.fused``); a work-group reduce,
    broadcast or vote writes its one result once, and a floating-point reduce
    may be reassociated, so LLVM vectorises it) and the next sweep runs region j.
 
@@ -972,11 +976,14 @@ class _Lowering:
               f"  %wg.mn{sfx} = call i32 @llvm.umin.i32(i32 %wg.mn{M}{sfx}, i32 %wg.xid{sfx})",
               f"  %wg.mx{sfx} = call i32 @llvm.umax.i32(i32 %wg.mx{M}{sfx}, i32 %wg.xid{sfx})"]
         self.decls.add("declare i32 @llvm.umax.i32(i32, i32)")
+        # a sweep that singles out the first work-item (``if (lid == 0)``) is left to
+        # LLVM's loop peeling rather than its vectoriser (_PEEL_MD)
+        md = _PEEL_MD if _singles_out_first(L, M, sfx) else _LOOP_MD
         for d in range(N - 1, -1, -1):
             nxt = f"wg.r{r}.t{d - 1}" if d > 0 else "wg.after"
             L += ([] if d == M else [f"wg.r{r}.t{d}:"]) + [f"  %wg.l{d}n{sfx} = add i64 %wg.l{d}{sfx}, 1",
                   f"  %wg.lc{d}{sfx} = icmp ult i64 %wg.l{d}n{sfx}, %wg.g.r{6 + d}",
-                  f"  br i1 %wg.lc{d}{sfx}, label %wg.r{r}.h{d}, label %{nxt}" + (_LOOP_MD if d == M else "")]
+                  f"  br i1 %wg.lc{d}{sfx}, label %wg.r{r}.h{d}, label %{nxt}" + (md if d == M else "")]
         return L
 
 
@@ -986,18 +993,40 @@ class _Lowering:
 #: otherwise unroll a short constant one (a required work-group size) before it
 #: vectorises, and the unrolled work-items are left scalar
 _LOOP_MD = ", !llvm.loop !wg.loop"
+def _singles_out_first(lines: list[str], dim: int, sfx: str) -> bool:
+    """Whether a sweep's code compares the work-item's local id in the innermost
+    dimension ``dim`` with 0 (``if (it.get_local_id(0) == 0)``)."""
+    ids = {f"%wg.l{dim}{sfx}"}
+    lid = re.compile(r"^\s*(%[-\w.$]+) = extractvalue %\S+ %\S+, 1, " + str(dim) + r"\s*$")
+    for line in lines:
+        m = lid.match(line)
+        if m:
+            ids.add(m.group(1))
+    compare = re.compile(r"= icmp (?:eq|ne) i64 (%[-\w.$]+), 0\s*$")
+    return any((m := compare.search(line)) is not None and m.group(1) in ids for line in lines)
+
+
+#: a sweep whose work-item 0 does something the others do not: not vectorised,
+#: so that LLVM peels that iteration and the rest of the loop folds away
+_PEEL_MD = ", !llvm.loop !wg.peel"
 
 
 def _number_loop_metadata(text: str) -> str:
     """Give each ``!wg.loop`` placeholder a distinct loop id after the module's own metadata."""
     first = max((int(n) for n in re.findall(r"^!(\d+) = ", text, re.M)), default=-1) + 1
     count = text.count("!wg.loop")
-    if not count:
+    peel = text.count("!wg.peel")
+    if not count and not peel:
         return text
-    ids = iter(range(first + 1, first + 1 + count))
-    text = re.sub(r"!wg\.loop\b", lambda _: f"!{next(ids)}", text)
-    lines = [f'!{first} = !{{!"llvm.loop.unroll.disable"}}']
-    lines += [f"!{i} = distinct !{{!{i}, !{first}}}" for i in range(first + 1, first + 1 + count)]
+    ids = iter(range(first + 2, first + 2 + count + peel))
+    kinds: list[int] = []
+
+    def number(m):
+        kinds.append(first if m.group(1) == "loop" else first + 1)
+        return f"!{next(ids)}"
+    text = re.sub(r"!wg\.(loop|peel)\b", number, text)
+    lines = [f'!{first} = !{{!"llvm.loop.unroll.disable"}}', f'!{first + 1} = !{{!"llvm.loop.vectorize.enable", i1 false}}']
+    lines += [f"!{i} = distinct !{{!{i}, !{k}}}" for i, k in zip(range(first + 2, first + 2 + count + peel), kinds)]
     return text + "\n".join(lines) + "\n"
 
 

@@ -4,6 +4,11 @@
 ; loop over the work-items; the accumulator starts at the identity and the
 ; step reads it, then resets it for the next sweep.  A sub-group reduce keeps
 ; its per-work-item operand (it reduces segments).
+;
+; @row_sum: the sweep after the reduce stores only for local id 0; its loop is
+; not vectorised (llvm.loop.vectorize.enable false, and no unroll.disable), so
+; LLVM peels work-item 0 and the rest of the loop folds away.  The other sweep
+; keeps llvm.loop.unroll.disable (kept whole for the vectoriser).
 target datalayout = "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-n8:16:32:64"
 target triple = "spir64-unknown-unknown"
 %"class.sycl::_V1::nd_item.1" = type { [1 x i64], [1 x i64], [1 x i64], [1 x i64], [1 x i64] }
@@ -40,3 +45,29 @@ entry:
 }
 declare float @_Z17__spirv_GroupFAddiif(i32, i32, float)
 declare i32 @_Z17__spirv_GroupIAddiij(i32, i32, i32)
+
+; CHECK: define i64 @__minisycl_wg.row_sum(
+; CHECK: br i1 %wg.lc0.r0, label %wg.r0.h0, label %wg.after, !llvm.loop ![[WHOLE:[0-9]+]]
+; CHECK: %first.r1 = icmp eq i64 %wg.cp{{[0-9]+}}.r1, 0
+; CHECK: br i1 %wg.lc0.r1, label %wg.r1.h0, label %wg.after, !llvm.loop ![[PEEL:[0-9]+]]
+; CHECK-DAG: ![[NOUNROLL:[0-9]+]] = !{!"llvm.loop.unroll.disable"}
+; CHECK-DAG: ![[NOVEC:[0-9]+]] = !{!"llvm.loop.vectorize.enable", i1 false}
+; CHECK-DAG: ![[WHOLE]] = distinct !{![[WHOLE]], ![[NOUNROLL]]}
+; CHECK-DAG: ![[PEEL]] = distinct !{![[PEEL]], ![[NOVEC]]}
+define spir_kernel void @row_sum(%"class.sycl::_V1::nd_item.1" %it, ptr %x, ptr %out) "minisycl-kernel-signature"="nd_item<1>,float*,float*" {
+entry:
+  %gid = extractvalue %"class.sycl::_V1::nd_item.1" %it, 0, 0
+  %lid = extractvalue %"class.sycl::_V1::nd_item.1" %it, 1, 0
+  %grp = extractvalue %"class.sycl::_V1::nd_item.1" %it, 2, 0
+  %px = getelementptr float, ptr %x, i64 %gid
+  %v = load float, ptr %px
+  %s = call float @_Z17__spirv_GroupFAddiif(i32 2, i32 0, float %v)
+  %first = icmp eq i64 %lid, 0
+  br i1 %first, label %put, label %done
+put:
+  %po = getelementptr float, ptr %out, i64 %grp
+  store float %s, ptr %po
+  br label %done
+done:
+  ret void
+}
