@@ -21,6 +21,7 @@ as in SYCL (the operators are combined in an unspecified order).
 """
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -102,10 +103,16 @@ def reducer_params(params: list[str]) -> dict[int, tuple[str, str]]:
     of each ``reducer<T, op>`` parameter."""
     out = {}
     for i, ty in enumerate(params):
-        m = _REDUCER.fullmatch(ty.strip())
-        if m:
-            out[i] = (m.group(1), m.group(2))
+        found = _reducer(ty)
+        if found is not None:
+            out[i] = found
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def _reducer(ty: str) -> tuple[str, str] | None:
+    m = _REDUCER.fullmatch(ty.strip())
+    return (m.group(1), m.group(2)) if m else None
 
 
 def pack_reduction(where: str, ty: str, value) -> int:
