@@ -67,7 +67,7 @@ def launch_geometry(k: Kernel, r):
         if k.item is not None:
             raise exception(errc.invalid, f"kernel '{k.name}' takes {k.item}: launch it with parallel_for")
         return 1, (ctypes.c_int64 * 6)()
-    if type(r) is int and r >= 0 and k.item is not None and k.item == "id<1>":    # the common case, directly
+    if type(r) is int and r >= 0 and k.item == "id<1>":        # the common case, directly
         return r, (ctypes.c_int64 * 6)(r, 0, 0, 1, 1, 1)
     r = as_range(r)
     if k.item is None:

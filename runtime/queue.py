@@ -13,14 +13,13 @@ import enum
 import threading
 import time
 
-from .commands import DynamicValue, KernelCommand, launch_geometry
+from .commands import DynamicValue, KernelCommand
 from .device import context, default_context, default_device, device as Device
 from .errors import errc, exception
 from .events import event
 from .handler import handler
 from .native import run_range
 from .program import kernel as Kernel
-from .reductions import prepare as prepare_reductions
 from . import assertions, work_groups
 
 __all__ = ["queue", "queue_state"]
@@ -160,22 +159,19 @@ class queue:  # noqa: N801
         return self.submit(lambda h: h.parallel_for(k, r, *args), depends_on)
 
     def _direct_launch(self, k, args) -> bool:
-        """Whether a shortcut launch may skip the handler and the command: a kernel
-        of this (CPU) queue class, no graph recording, no dynamic values."""
-        return self._handler_class is handler and type(k) is Kernel and self._recording_ref is None \
+        """Whether a shortcut launch may skip the handler and ``submit``: this (CPU)
+        queue class, no graph recording, no dynamic values."""
+        return self._handler_class is handler and self._recording_ref is None \
             and not any(isinstance(a, DynamicValue) for a in args)
 
     def _launch_now(self, k: Kernel, r, args) -> event:
         """What ``submit`` does for a kernel command group without dependencies,
-        with the same checks in the same order (``KernelCommand``), less its
-        objects: a launch costs about half as much Python."""
+        less the handler and its bookkeeping: a launch costs about half as much Python."""
         submitted = time.perf_counter_ns()
-        total, geometry = launch_geometry(k, r)
-        slots = k.pack(list(args))
+        cmd = KernelCommand(k, r, args)         # the same checks, in the same order
         start = time.perf_counter_ns()
         with self._lock:
-            prepare_reductions(args)            # initialize_to_identity (reductions.py)
-            self._launch(k, slots, total, geometry)
+            cmd.run(self)
         return event(submitted, start, time.perf_counter_ns(), self.profiling)
 
     def memcpy(self, dst, src, nbytes: int | None = None, offset: int = 0, depends_on=None) -> event:
