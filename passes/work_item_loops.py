@@ -126,10 +126,11 @@ Algorithm
    they differ the function returns the error above: a barrier not every
    work-item reaches stops the kernel, it never hangs.  Otherwise a
    collective's group step runs once (reduce/scan/broadcast/vote/shuffle over
-   the slots, per work-group or per sub-group segment; a work-group reduce is
-   combined into one accumulator during the sweep instead (``Point.fused``); a work-group reduce,
-   broadcast or vote writes its one result once, and a floating-point reduce
-   may be reassociated, so LLVM vectorises it) and the next sweep runs region j.
+   the slots, per work-group or per sub-group segment; a work-group reduce has
+   no slots: the sweep combines each work-item's value into one accumulator
+   (``Point.fused``), reassociating floating-point values so that LLVM
+   vectorises it; a work-group reduce, broadcast or vote writes its one result
+   once) and the next sweep runs region j.
 
 Sub-groups are the work-items in linear order cut into runs of S (the last
 may be shorter).  S is ``!intel_reqd_sub_group_size``, else the pass option
@@ -142,6 +143,7 @@ Tests: ``tests/lit/passes/lower-work-groups/``, ``tests/runtime/test_work_groups
 """
 from __future__ import annotations
 
+import itertools
 import re
 from collections import deque
 from dataclasses import dataclass
@@ -372,8 +374,9 @@ class _Lowering:
                     cur.lines += [f"  %wg.fa{j}.o = load {ty}, ptr %wg.x{j}_0",
                                   combine(point.op, ty, f"%wg.fa{j}.n", f"%wg.fa{j}.o", v, self.decls, reassoc=True),
                                   f"  store {ty} %wg.fa{j}.n, ptr %wg.x{j}_0"]
-                for k, (ty, v) in enumerate(point.operands if not point.fused else ()):
-                    cur.lines.append(f"  store {ty} {v}, ptr %wg.x{j}_{k}")
+                else:
+                    for k, (ty, v) in enumerate(point.operands):
+                        cur.lines.append(f"  store {ty} {v}, ptr %wg.x{j}_{k}")
                 pname = f"wg.p{j}"
                 cur.lines.append(f"  br label %{pname}")
                 out.append(cur)
@@ -993,40 +996,40 @@ class _Lowering:
 #: otherwise unroll a short constant one (a required work-group size) before it
 #: vectorises, and the unrolled work-items are left scalar
 _LOOP_MD = ", !llvm.loop !wg.loop"
+#: a sweep whose work-item 0 does something the others do not: not vectorised,
+#: so that LLVM peels that iteration and the rest of the loop folds away
+_PEEL_MD = ", !llvm.loop !wg.peel"
+#: what each placeholder's loops share
+_LOOP_KINDS = {"loop": '!{!"llvm.loop.unroll.disable"}', "peel": '!{!"llvm.loop.vectorize.enable", i1 false}'}
+#: a work-item's local id read from the item (dimension in group 2), and a comparison with 0
+_LOCAL_ID = re.compile(r"^\s*(%[-\w.$]+) = extractvalue %\S+ %\S+, 1, (\d+)\s*$")
+_IS_ZERO = re.compile(r"= icmp (?:eq|ne) i64 (%[-\w.$]+), 0\s*$")
+
+
 def _singles_out_first(lines: list[str], dim: int, sfx: str) -> bool:
     """Whether a sweep's code compares the work-item's local id in the innermost
     dimension ``dim`` with 0 (``if (it.get_local_id(0) == 0)``)."""
     ids = {f"%wg.l{dim}{sfx}"}
-    lid = re.compile(r"^\s*(%[-\w.$]+) = extractvalue %\S+ %\S+, 1, " + str(dim) + r"\s*$")
-    for line in lines:
-        m = lid.match(line)
-        if m:
-            ids.add(m.group(1))
-    compare = re.compile(r"= icmp (?:eq|ne) i64 (%[-\w.$]+), 0\s*$")
-    return any((m := compare.search(line)) is not None and m.group(1) in ids for line in lines)
-
-
-#: a sweep whose work-item 0 does something the others do not: not vectorised,
-#: so that LLVM peels that iteration and the rest of the loop folds away
-_PEEL_MD = ", !llvm.loop !wg.peel"
+    ids.update(m.group(1) for m in map(_LOCAL_ID.match, lines) if m is not None and int(m.group(2)) == dim)
+    return any(m is not None and m.group(1) in ids for m in map(_IS_ZERO.search, lines))
 
 
 def _number_loop_metadata(text: str) -> str:
-    """Give each ``!wg.loop`` placeholder a distinct loop id after the module's own metadata."""
-    first = max((int(n) for n in re.findall(r"^!(\d+) = ", text, re.M)), default=-1) + 1
-    count = text.count("!wg.loop")
-    peel = text.count("!wg.peel")
-    if not count and not peel:
+    """Give each ``!wg.loop``/``!wg.peel`` placeholder a distinct loop id after the
+    module's own metadata (``_LOOP_KINDS``: the nodes they point to, made when used)."""
+    used = [k for k in _LOOP_KINDS if f"!wg.{k}" in text]
+    if not used:
         return text
-    ids = iter(range(first + 2, first + 2 + count + peel))
-    kinds: list[int] = []
+    first = max((int(n) for n in re.findall(r"^!(\d+) = ", text, re.M)), default=-1) + 1
+    kind_id = {k: first + i for i, k in enumerate(used)}
+    lines = [f"!{kind_id[k]} = {_LOOP_KINDS[k]}" for k in used]
+    ids = itertools.count(first + len(used))
 
     def number(m):
-        kinds.append(first if m.group(1) == "loop" else first + 1)
-        return f"!{next(ids)}"
+        i = next(ids)
+        lines.append(f"!{i} = distinct !{{!{i}, !{kind_id[m.group(1)]}}}")
+        return f"!{i}"
     text = re.sub(r"!wg\.(loop|peel)\b", number, text)
-    lines = [f'!{first} = !{{!"llvm.loop.unroll.disable"}}', f'!{first + 1} = !{{!"llvm.loop.vectorize.enable", i1 false}}']
-    lines += [f"!{i} = distinct !{{!{i}, !{k}}}" for i, k in zip(range(first + 2, first + 2 + count + peel), kinds)]
     return text + "\n".join(lines) + "\n"
 
 

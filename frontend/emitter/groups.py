@@ -25,8 +25,6 @@ from ..group_ops import BARRIER_SEMANTICS, GROUP_FUNCTIONS, SUB_GROUP_QUERIES, W
 from ..ir_writer import I1, I32, I64, PTR, VOID, Function, GlobalVariable, Value
 from .context import Part, i32
 
-#: the runtime's assertion hook (``runtime/assertions.py``)
-
 #: reducer operator -> (integer instruction, float instruction or intrinsic)
 _COMBINE = {"plus": ("add", "fadd"), "multiplies": ("mul", "fmul"), "bit_and": ("and", None),
             "bit_or": ("or", None), "bit_xor": ("xor", None), "logical_and": ("and", None),
