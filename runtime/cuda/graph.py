@@ -381,8 +381,7 @@ class CudaGraph:
         self.launched = True
         driver.call("cuGraphLaunch", self.exec, q._stream, what="launching a CUDA graph")
         q._pending += self.kernel_names
-        for flag, kernel in self.assert_flags.items():
-            q._asserts[flag] = kernel
+        q._asserts.update(self.assert_flags)
 
     def _refused(self, rc: int, what: str, detail: str = "") -> exception:
         return exception(errc.invalid, f"{what}: the CUDA driver refused it ({driver.error_name(rc)}"
