@@ -129,7 +129,10 @@ Algorithm
    the slots, per work-group or per sub-group segment; a work-group reduce has
    no slots: the sweep combines each work-item's value into one accumulator
    (``Point.fused``), reassociating floating-point values so that LLVM
-   vectorises it; a work-group reduce, broadcast or vote writes its one result
+   vectorises it, and interleaved (several accumulators) over an innermost
+   range of at least ``WIDE_SWEEP_MIN`` work-items - known at compile time
+   with ``reqd_work_group_size``, else chosen per group between two copies of
+   the sweep; a work-group reduce, broadcast or vote writes its one result
    once) and the next sweep runs region j.
 
 Sub-groups are the work-items in linear order cut into runs of S (the last
@@ -843,17 +846,36 @@ class _Lowering:
                 L.append(f"  store {ty} {identity(p.op, ty)}, ptr %wg.g.x{j}_0")
         self.uniform_slots = [(i, slots[v]) for v, i in slot_ids.items() if v in self.scalar]
         L.append("  br label %wg.dispatch")
-        # dispatch
-        cases = " ".join(f"i32 {j}, label %wg.r{j}.pre" for j in range(1, len(points) + 1))
-        L += ["wg.dispatch:", "  %wg.g.state = phi i32 [ 0, %wg.g.entry ], [ %wg.g.mn, %wg.resume ]",
-              f"  switch i32 %wg.g.state, label %wg.r0.pre [ {cases} ]"]
         starts = [entry] + [f"wg.p{j}" for j in range(1, len(points) + 1)]
-        for r, start in enumerate(starts):
-            L += self.region(r, start, by_name, arrays, local_names)
+        sweeps = [self.region(r, start, by_name, arrays, local_names) for r, start in enumerate(starts)]
+        # a sweep that combines into a work-group reduce's accumulator is interleaved
+        # over a long innermost range (_WIDE_MD): a required local range decides at
+        # compile time; otherwise the sweep gets a wide copy (blocks wg.r<r>w.*),
+        # chosen at wg.r<r>.v by the innermost range
+        M, versioned = N - 1, set()
+        for r, lines in enumerate(sweeps):
+            if not any(map(_FUSED_COMBINE.search, lines)) or any(x.endswith(_PEEL_MD) for x in lines):
+                continue
+            if fixed is not None:
+                if fixed[M] >= WIDE_SWEEP_MIN:
+                    sweeps[r] = self.region(r, starts[r], by_name, arrays, local_names, wide=True)
+                continue
+            versioned.add(r)
+            sweeps[r] = ([f"wg.r{r}.v:", f"  %wg.wide.r{r} = icmp uge i64 %wg.g.r{6 + M}, {WIDE_SWEEP_MIN}",
+                          f"  br i1 %wg.wide.r{r}, label %wg.r{r}w.pre, label %wg.r{r}.pre"]
+                         + lines + self.region(r, starts[r], by_name, arrays, local_names, wide=True, tag=f"r{r}w"))
+        # dispatch
+        first = [f"wg.r{r}.v" if r in versioned else f"wg.r{r}.pre" for r in range(len(starts))]
+        cases = " ".join(f"i32 {j}, label %{first[j]}" for j in range(1, len(points) + 1))
+        L += ["wg.dispatch:", "  %wg.g.state = phi i32 [ 0, %wg.g.entry ], [ %wg.g.mn, %wg.resume ]",
+              f"  switch i32 %wg.g.state, label %{first[0]} [ {cases} ]"]
+        for lines in sweeps:
+            L += lines
         # check and route: each sweep reduced the points its work-items stopped at to
         # their smallest and largest; they differ when the work-items disagree
-        mn = ", ".join(f"[ %wg.mn.r{r}, %wg.r{r}.t0 ]" for r in range(len(starts)))
-        mx = ", ".join(f"[ %wg.mx.r{r}, %wg.r{r}.t0 ]" for r in range(len(starts)))
+        tags = [f"r{r}" for r in range(len(starts))] + [f"r{r}w" for r in sorted(versioned)]
+        mn = ", ".join(f"[ %wg.mn.{t}, %wg.{t}.t0 ]" for t in tags)
+        mx = ", ".join(f"[ %wg.mx.{t}, %wg.{t}.t0 ]" for t in tags)
         L += ["wg.after:", f"  %wg.g.mn = phi i32 {mn}", f"  %wg.g.mx = phi i32 {mx}",
               "  %wg.g.bad = icmp ne i32 %wg.g.mn, %wg.g.mx",
               "  br i1 %wg.g.bad, label %wg.fail, label %wg.route",
@@ -893,9 +915,13 @@ class _Lowering:
         align = re.search(r"align (\d+)", self.module.globals[g].line)
         return td.get_abi_size(t), max(int(align.group(1)) if align else 1, td.get_abi_alignment(t), 16)
 
-    def region(self, r: int, start: str, by_name, arrays, local_names) -> list[str]:
+    def region(self, r: int, start: str, by_name, arrays, local_names, wide: bool = False,
+               tag: str | None = None) -> list[str]:
+        """The sweep of region ``r``: blocks ``wg.<tag>.*`` and values ``*.<tag>``
+        (``tag`` is ``r<r>`` unless given); ``wide``: its innermost loop is interleaved."""
         N, it = self.dims, self.item
-        sfx = f".r{r}"
+        tag = tag or f"r{r}"
+        sfx = f".{tag}"
         keep = self.param_names
 
         def rn(text: str) -> str:
@@ -911,19 +937,19 @@ class _Lowering:
 
         members = self._members(start, by_name)
         members_set = set(members)
-        pre, lat = f"wg.r{r}.pre", f"wg.r{r}.t{N - 1}"
+        pre, lat = f"wg.{tag}.pre", f"wg.{tag}.t{N - 1}"
         # uniform slots are read once, before the sweep
         L = [f"{pre}:"] + [f"  %wg.u{i}{sfx} = load {ty}, ptr %wg.g.s{i}" for i, ty in self.uniform_slots]
-        L.append(f"  br label %wg.r{r}.h0")
+        L.append(f"  br label %wg.{tag}.h0")
         for d in range(N):
-            prev = pre if d == 0 else f"wg.r{r}.h{d - 1}"
+            prev = pre if d == 0 else f"wg.{tag}.h{d - 1}"
             first_mn, first_mx = ("-1", "0") if d == 0 else (f"%wg.mn{d - 1}{sfx}", f"%wg.mx{d - 1}{sfx}")
-            L += [f"wg.r{r}.h{d}:",
-                  f"  %wg.l{d}{sfx} = phi i64 [ 0, %{prev} ], [ %wg.l{d}n{sfx}, %wg.r{r}.t{d} ]",
-                  f"  %wg.mn{d}{sfx} = phi i32 [ {first_mn}, %{prev} ], [ %wg.mn{sfx}, %wg.r{r}.t{d} ]",
-                  f"  %wg.mx{d}{sfx} = phi i32 [ {first_mx}, %{prev} ], [ %wg.mx{sfx}, %wg.r{r}.t{d} ]",
-                  f"  br label %{f'wg.r{r}.h{d + 1}' if d + 1 < N else f'wg.r{r}.b'}"]
-        H = [f"wg.r{r}.b:"]
+            L += [f"wg.{tag}.h{d}:",
+                  f"  %wg.l{d}{sfx} = phi i64 [ 0, %{prev} ], [ %wg.l{d}n{sfx}, %wg.{tag}.t{d} ]",
+                  f"  %wg.mn{d}{sfx} = phi i32 [ {first_mn}, %{prev} ], [ %wg.mn{sfx}, %wg.{tag}.t{d} ]",
+                  f"  %wg.mx{d}{sfx} = phi i32 [ {first_mx}, %{prev} ], [ %wg.mx{sfx}, %wg.{tag}.t{d} ]",
+                  f"  br label %{f'wg.{tag}.h{d + 1}' if d + 1 < N else f'wg.{tag}.b'}"]
+        H = [f"wg.{tag}.b:"]
         H.append("  %wg.wi0 = add i64 0, 0")
         for d in range(N):
             H += [f"  %wg.wm{d} = mul i64 %wg.wi{d}, %wg.g.r{6 + d}", f"  %wg.wi{d + 1} = add i64 %wg.wm{d}, %wg.l{d}"]
@@ -954,8 +980,8 @@ class _Lowering:
                     prefix, pairs = _phi_pairs(line)
                     line = _render_phi(prefix, [(v, p) for v, p in pairs if p in members_set])
                 if line.strip() == "ret void":
-                    exits.setdefault(0, f"wg.r{r}.x0")
-                    L.append(f"  br label %wg.r{r}.x0")
+                    exits.setdefault(0, f"wg.{tag}.x0")
+                    L.append(f"  br label %wg.{tag}.x0")
                     continue
                 for g, loc in local_names.items():
                     line = re.sub(r"@" + re.escape(quote_name(g)) + r'(?![-\w.$"])', loc, line)
@@ -964,8 +990,8 @@ class _Lowering:
                     t = _bare(m.group(1))
                     if t in self.point_block:
                         j = self.point_block[t]
-                        exits.setdefault(j, f"wg.r{r}.x{j}")
-                        return f"label %wg.r{r}.x{j}"
+                        exits.setdefault(j, f"wg.{tag}.x{j}")
+                        return f"label %wg.{tag}.x{j}"
                     return m.group(0)
                 if line is b.lines[-1] or "label %" in line:
                     line = _LABEL_RE.sub(target, line)
@@ -981,12 +1007,12 @@ class _Lowering:
         self.decls.add("declare i32 @llvm.umax.i32(i32, i32)")
         # a sweep that singles out the first work-item (``if (lid == 0)``) is left to
         # LLVM's loop peeling rather than its vectoriser (_PEEL_MD)
-        md = _PEEL_MD if _singles_out_first(L, M, sfx) else _LOOP_MD
+        md = _PEEL_MD if _singles_out_first(L, M, sfx) else _WIDE_MD if wide else _LOOP_MD
         for d in range(N - 1, -1, -1):
-            nxt = f"wg.r{r}.t{d - 1}" if d > 0 else "wg.after"
-            L += ([] if d == M else [f"wg.r{r}.t{d}:"]) + [f"  %wg.l{d}n{sfx} = add i64 %wg.l{d}{sfx}, 1",
+            nxt = f"wg.{tag}.t{d - 1}" if d > 0 else "wg.after"
+            L += ([] if d == M else [f"wg.{tag}.t{d}:"]) + [f"  %wg.l{d}n{sfx} = add i64 %wg.l{d}{sfx}, 1",
                   f"  %wg.lc{d}{sfx} = icmp ult i64 %wg.l{d}n{sfx}, %wg.g.r{6 + d}",
-                  f"  br i1 %wg.lc{d}{sfx}, label %wg.r{r}.h{d}, label %{nxt}" + (md if d == M else "")]
+                  f"  br i1 %wg.lc{d}{sfx}, label %wg.{tag}.h{d}, label %{nxt}" + (md if d == M else "")]
         return L
 
 
@@ -999,8 +1025,18 @@ _LOOP_MD = ", !llvm.loop !wg.loop"
 #: a sweep whose work-item 0 does something the others do not: not vectorised,
 #: so that LLVM peels that iteration and the rest of the loop folds away
 _PEEL_MD = ", !llvm.loop !wg.peel"
-#: what each placeholder's loops share
-_LOOP_KINDS = {"loop": '!{!"llvm.loop.unroll.disable"}', "peel": '!{!"llvm.loop.vectorize.enable", i1 false}'}
+#: a sweep that combines into a work-group reduce's accumulator carries one value
+#: from work-item to work-item: interleaved, it keeps several accumulators and is
+#: not bound by the latency of the combine (the count is given: LLVM takes none
+#: from a loop it may not unroll).  Only over an innermost range of at least
+#: WIDE_SWEEP_MIN work-items: a shorter one would leave the wide loop at once
+_WIDE_MD = ", !llvm.loop !wg.wide"
+WIDE_SWEEP_MIN = 128
+#: what each placeholder's loops carry
+_LOOP_KINDS = {"loop": ['!{!"llvm.loop.unroll.disable"}'], "peel": ['!{!"llvm.loop.vectorize.enable", i1 false}'],
+               "wide": ['!{!"llvm.loop.unroll.disable"}', '!{!"llvm.loop.interleave.count", i32 4}']}
+#: the combine of a fused work-group reduce (``Point.fused``) in a sweep
+_FUSED_COMBINE = re.compile(r"%wg\.fa\d+\.n\.")
 #: a work-item's local id read from the item (dimension in group 2), and a comparison with 0
 _LOCAL_ID = re.compile(r"^\s*(%[-\w.$]+) = extractvalue %\S+ %\S+, 1, (\d+)\s*$")
 _IS_ZERO = re.compile(r"= icmp (?:eq|ne) i64 (%[-\w.$]+), 0\s*$")
@@ -1020,16 +1056,19 @@ def _number_loop_metadata(text: str) -> str:
     used = [k for k in _LOOP_KINDS if f"!wg.{k}" in text]
     if not used:
         return text
-    first = max((int(n) for n in re.findall(r"^!(\d+) = ", text, re.M)), default=-1) + 1
-    kind_id = {k: first + i for i, k in enumerate(used)}
-    lines = [f"!{kind_id[k]} = {_LOOP_KINDS[k]}" for k in used]
-    ids = itertools.count(first + len(used))
+    ids = itertools.count(max((int(n) for n in re.findall(r"^!(\d+) = ", text, re.M)), default=-1) + 1)
+    node_id: dict[str, int] = {}
+    for k in used:
+        for node in _LOOP_KINDS[k]:
+            if node not in node_id:
+                node_id[node] = next(ids)
+    lines = [f"!{i} = {node}" for node, i in node_id.items()]
 
     def number(m):
         i = next(ids)
-        lines.append(f"!{i} = distinct !{{!{i}, !{kind_id[m.group(1)]}}}")
+        lines.append(f"!{i} = distinct !{{!{i}, {', '.join(f'!{node_id[n]}' for n in _LOOP_KINDS[m.group(1)])}}}")
         return f"!{i}"
-    text = re.sub(r"!wg\.(loop|peel)\b", number, text)
+    text = re.sub(r"!wg\.(loop|peel|wide)\b", number, text)
     return text + "\n".join(lines) + "\n"
 
 

@@ -66,9 +66,9 @@ def launch_geometry(k: Kernel, r):
     if r is None:
         if k.item is not None:
             raise exception(errc.invalid, f"kernel '{k.name}' takes {k.item}: launch it with parallel_for")
-        return 1, (ctypes.c_int64 * 6)()
+        return 1, _GEOMETRY()
     if type(r) is int and r >= 0 and k.item == "id<1>":        # the common case, directly
-        return r, (ctypes.c_int64 * 6)(r, 0, 0, 1, 1, 1)
+        return r, _GEOMETRY(r, 0, 0, 1, 1, 1)
     r = as_range(r)
     if k.item is None:
         raise exception(errc.invalid, f"kernel '{k.name}' takes no work-item index: launch it with single_task")
@@ -77,11 +77,16 @@ def launch_geometry(k: Kernel, r):
         want = "an nd_range" if k.item.startswith("nd_item") else "a range"
         raise exception(errc.nd_range, f"kernel '{k.name}' takes {k.item}: launch it over {want}")
     glob = r.global_range if is_nd else r
-    if len(glob) != k.dims:
-        raise exception(errc.nd_range, f"kernel '{k.name}' takes {k.item} but the range has {len(glob)} dimensions")
-    geometry = (ctypes.c_int64 * 6)(*(list(glob.dims) + [0] * (3 - len(glob))) +
-                                    (list(r.local_range.dims) + [1] * (3 - len(glob)) if is_nd else [1, 1, 1]))
+    n = len(glob.dims)
+    if n != k.dims:
+        raise exception(errc.nd_range, f"kernel '{k.name}' takes {k.item} but the range has {n} dimensions")
+    geometry = _GEOMETRY(*glob.dims, *_PAD[n], *(r.local_range.dims if is_nd else (1,) * n), *_ONES[n])
     return glob.size(), geometry
+
+
+_GEOMETRY = ctypes.c_int64 * 6
+#: padding of a range of n dimensions to 3: global extents 0, local extents 1
+_PAD, _ONES = {n: (0,) * (3 - n) for n in (1, 2, 3)}, {n: (1,) * (3 - n) for n in (1, 2, 3)}
 
 
 class KernelCommand(Command):

@@ -228,16 +228,19 @@ class kernel:  # noqa: N801
         params = split_signature(signature)
         self.item = params[0] if params and params[0].startswith(("id<", "nd_item<")) else None
         self.params = params[1:] if self.item else params
-
-    @property
-    def dims(self) -> int:
-        return int(self.item[self.item.index("<") + 1:-1]) if self.item else 0
+        self.dims = int(self.item[self.item.index("<") + 1:-1]) if self.item else 0
+        self._required: dict[str, list[int] | None] = {}      # device name -> required_work_group_size
 
     def required_work_group_size(self, dev: Device) -> list[int] | None:
         """``reqd_work_group_size`` of the kernel in the image ``dev`` runs, or None."""
+        try:
+            return self._required[dev.name]
+        except KeyError:
+            pass
         im = self.program.images[self.program._image_for(self.name, dev)]
         raw = im.properties.get(REQ, "reqd_work_group_size_uint64_t")
-        return u64_values(raw) if raw is not None else None
+        found = self._required[dev.name] = u64_values(raw) if raw is not None else None
+        return found
 
     def pack(self, args) -> ctypes.Array:
         """Check the arguments against the signature and put each in an 8-byte slot."""

@@ -17,6 +17,9 @@ def _is_size(d) -> bool:
 
 class range:  # noqa: N801,A001 - SYCL's name
     def __init__(self, *dims: int):
+        if len(dims) == 1 and type(dims[0]) is int and 0 <= dims[0] <= _MAX_ITEMS:     # the common case, directly
+            self.dims = dims
+            return
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
             dims = tuple(dims[0])
         if not 1 <= len(dims) <= 3 or not all(_is_size(d) for d in dims):
@@ -43,9 +46,10 @@ class nd_range:  # noqa: N801
     def __init__(self, global_range, local_range):
         self.global_range = global_range if isinstance(global_range, range) else range(global_range)
         self.local_range = local_range if isinstance(local_range, range) else range(local_range)
-        if len(self.global_range) != len(self.local_range):
+        glob, local = self.global_range.dims, self.local_range.dims
+        if len(glob) != len(local):
             raise exception(errc.nd_range, "global and local ranges of an nd_range must have the same dimensions")
-        for g, l in zip(self.global_range.dims, self.local_range.dims):
+        for g, l in zip(glob, local):
             if l == 0 or g % l:
                 raise exception(errc.nd_range, "Non-uniform work-groups are not supported by the target device")
 

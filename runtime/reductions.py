@@ -21,6 +21,7 @@ as in SYCL (the operators are combined in an unspecified order).
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import re
 
@@ -38,6 +39,7 @@ TYPES = {"bool": (np.bool_, "i1"), "char": (np.int8, "i8"), "uchar": (np.uint8, 
          "ushort": (np.uint16, "i16"), "int": (np.int32, "i32"), "uint": (np.uint32, "i32"),
          "long": (np.int64, "i64"), "ulong": (np.uint64, "i64"), "half": (np.float16, "half"),
          "float": (np.float32, "float"), "double": (np.float64, "double")}
+_DTYPES = {elem: np.dtype(t[0]) for elem, t in TYPES.items()}
 _BITS = {"i1": 8, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "half": 16, "float": 32, "double": 64}
 
 
@@ -117,16 +119,18 @@ def _reducer(ty: str) -> tuple[str, str] | None:
 
 def pack_reduction(where: str, ty: str, value) -> int:
     """The slot of a ``reducer<T, op>`` argument: the address of the result."""
-    elem, op = reducer_params([ty])[0]
+    elem, op = _reducer(ty)
     if not isinstance(value, reduction):
         raise exception(errc.invalid, f"{where} must be a sycl.reduction, got {type(value).__name__}")
-    want = np.dtype(TYPES[elem][0])
+    want = _DTYPES[elem]
     if value.ptr.dtype != want:
         raise exception(errc.invalid, f"{where}: the reduction's memory holds {value.ptr.dtype}, "
                                       f"but the reducer combines {elem} ({want})")
     if value.op.name != op:
         raise exception(errc.invalid, f"{where}: the reduction's operator is {value.op!r}, but the reducer's is {op}")
     value.ptr.check(where)
+    if value.ptr.count < 1:
+        raise exception(errc.invalid, f"{where}: the reduction's memory holds no element (its result needs one)")
     return value.ptr.ptr
 
 
@@ -138,7 +142,16 @@ def prepare(args) -> None:
     """Before a launch: ``initialize_to_identity`` reductions start from the identity."""
     for a in args:
         if isinstance(a, reduction) and a.initialize_to_identity:
-            np.asarray(a.ptr)[0] = a.op.identity(a.ptr.dtype)
+            a.ptr.check("a reduction")
+            identity = _identity_bytes(a.op.name, a.ptr.dtype)
+            if a.ptr.nbytes < len(identity):
+                raise exception(errc.invalid, "a reduction's memory holds no element (its result needs one)")
+            ctypes.memmove(a.ptr.ptr, identity, len(identity))
+
+
+@functools.lru_cache(maxsize=256)
+def _identity_bytes(op: str, dtype: np.dtype) -> bytes:
+    return np.array(OPERATORS[op].identity(dtype), dtype=dtype).tobytes()
 
 
 # -- the launchers' IR ----------------------------------------------------------------------------

@@ -168,32 +168,36 @@ def check_local_size(k, geometry, device) -> None:
                                            f"{{{', '.join(map(str, want))}}}")
 
 
+#: a group launch's geometry (see the module docstring) and, after it, its error record
+_GEOMETRY = ctypes.c_int64 * 14
+
+
 def launch(linked, info: GroupKernel, k, slots, geometry, device) -> None:
     """Run a lowered kernel: one call of its group function per work-group."""
-    g = list(geometry)
     dims = k.dims
-    glob, local = g[0:3], g[3:6]
-    groups = [glob[d] // local[d] if d < dims else 1 for d in range(3)]
-    total = 1
-    for d in range(dims):
-        total *= groups[d]
+    g0, g1, g2, l0, l1, l2 = geometry
+    n0, n1, n2 = g0 // l0, (g1 // l1 if dims > 1 else 1), (g2 // l2 if dims > 2 else 1)
     # work-group memory: static first, then each local T* argument at a 64-byte boundary
     offset = info.static_local
-    args = (ctypes.c_uint64 * max(len(slots), 1))(*slots)
-    for i in info.local_params:
-        offset = (offset + LOCAL_ALIGN - 1) // LOCAL_ALIGN * LOCAL_ALIGN
-        size = int(slots[i])
-        args[i] = offset
-        offset += size
+    args = slots
+    if info.local_params:
+        args = (ctypes.c_uint64 * len(slots))(*slots)
+        for i in info.local_params:
+            offset = (offset + LOCAL_ALIGN - 1) // LOCAL_ALIGN * LOCAL_ALIGN
+            size = int(slots[i])
+            args[i] = offset
+            offset += size
     limit = device.config.local_mem_size
     if offset > limit:
         raise exception(errc.invalid, f"kernel '{k.name}' needs {offset} bytes of work-group memory "
                                       f"({info.static_local} static, {offset - info.static_local} from local_memory "
                                       f"arguments) but device {device.name} has {limit} (device.local_mem_size)")
     S = info.sub_group_size or (device.sub_group_sizes[0] if device.sub_group_sizes else 1)
-    err = (ctypes.c_int64 * 2)()
-    geom = (ctypes.c_int64 * 12)(*(glob + local + groups + [max(offset, 1), S, ctypes.addressof(err)]))
-    run_range(linked.launcher(k.name), args, total, geom, k.name, grain=1)
+    geom = _GEOMETRY(g0, g1, g2, l0, l1, l2, n0, n1, n2, max(offset, 1), S)
+    geom[11] = ctypes.addressof(geom) + 96          # the error record: geom[12], geom[13]
+    run_range(linked.launcher(k.name), args, n0 * n1 * n2, geom, k.name, grain=1)
+    err = geom[12:14]
+    groups = (n0, n1, n2)
     if err[0]:
         code = err[0] - 1
         a, b = code >> 16, code & 0xFFFF

@@ -147,7 +147,9 @@ def test_reductions_in_a_graph(prog, q):
 def test_reduction_misuse_is_errc_invalid(prog, q):
     x = shared(q, [1.0], np.float32)
     wrong_type = sycl.malloc_shared(1, np.float64, q)
-    for bad in (sycl.reduction(wrong_type, sycl.plus), sycl.reduction(x, sycl.maximum), x):
+    empty = sycl.malloc_shared(0, np.float32, q)         # no element to hold the result
+    for bad in (sycl.reduction(wrong_type, sycl.plus), sycl.reduction(x, sycl.maximum), x,
+                sycl.reduction(empty, sycl.plus, initialize_to_identity=True)):
         with pytest.raises(sycl.exception) as e:
             q.parallel_for(prog.kernel("total"), sycl.range(1), x, bad)
         assert e.value.code() == sycl.errc.invalid

@@ -369,7 +369,7 @@ def values(n, ty, seed):
     return rng.integers(-3, 4, n).astype(NP[ty])
 
 
-@pytest.mark.parametrize("L", [1, 5, 8, 13, 64])
+@pytest.mark.parametrize("L", [1, 5, 8, 13, 64, 131, 256])   # 131, 256: the wide sweep of a reduce
 @pytest.mark.parametrize("o,t", CASES)
 def test_group_and_sub_group_reduce_and_scans(collectives, o, t, L):
     q = sycl.queue()
