@@ -10,13 +10,18 @@
 ;   spin_hint_declaration  the declaration of the CPU's spin-wait hint intrinsic
 ;   spin_hint              a call of that intrinsic
 ;   spin_limit             spin-wait hints before a worker sleeps
+;   max_parts              most participants of a launch (workers and the caller)
+;   blocks_per_part        blocks each participant's share is cut into
 
 ; a launch: launcher, argument slots, end of the work-item range, geometry
 ; (native.py's PlanEntry has this layout)
 %entry = type { ptr, ptr, i64, ptr }
-; a worker's slot: ticket, begin, its launch, status, -, fault address, finished,
+; a worker's slot: ticket, claim, its launch, status, -, fault address, finished,
 ; padding to 128 bytes (one slot per cache line pair: no false sharing)
 %slot = type { i64, i64, %entry, i32, i32, i64, i64, [56 x i8] }
+; a participant's share of a launch: the next index to claim, the end of the
+; share, padding to 128 bytes
+%part = type { i64, i64, [112 x i8] }
 %action = type { ptr, [128 x i8], i32, i32, ptr }
 
 @key = internal global i32 0
@@ -26,6 +31,10 @@
 @started = internal global i64 0
 @nworkers = internal global i64 0
 @slots = internal global [${max_threads} x %slot] zeroinitializer, align 128
+@parts = internal global [${max_parts} x %part] zeroinitializer, align 128
+@job_parts = internal global i64 0
+@job_block = internal global i64 0
+@halt = internal global i64 0
 @old_actions = internal global [32 x %action] zeroinitializer
 @ours = internal global %action { ptr @on_fault, [128 x i8] zeroinitializer, i32 134217732, i32 0, ptr null }
 @default = internal global %action zeroinitializer
@@ -43,6 +52,7 @@ declare i32 @sigemptyset(ptr)
 declare i32 @sigaddset(ptr, i32)
 declare i32 @pthread_sigmask(i32, ptr, ptr)
 declare i64 @llvm.umin.i64(i64, i64)
+declare i64 @llvm.umax.i64(i64, i64)
 ${spin_hint_declaration}
 
 ; --- fault guard ---------------------------------------------------------------
@@ -200,34 +210,107 @@ no:
   ret i1 false
 }
 
-; Run the launch %e (an %entry) over [%begin, its end) under the guard: the one
+; Run the launch %e (an %entry) over [%begin, %end) under the guard: the one
 ; place that reads a launch, for the workers' slots and for a plan's entries.
-define internal i32 @run_entry(ptr %e, i64 %begin, ptr %faddr) {
+define internal i32 @run_block(ptr %e, i64 %begin, i64 %end, ptr %faddr) {
 entry:
   %fn = load ptr, ptr %e
   %ap = getelementptr %entry, ptr %e, i32 0, i32 1
   %args = load ptr, ptr %ap
-  %ep = getelementptr %entry, ptr %e, i32 0, i32 2
-  %end = load i64, ptr %ep
   %gp = getelementptr %entry, ptr %e, i32 0, i32 3
   %geom = load ptr, ptr %gp
   %s = call i32 @guarded(ptr %fn, ptr %args, i64 %begin, i64 %end, ptr %geom, ptr %faddr)
   ret i32 %s
 }
 
+define internal i32 @run_entry(ptr %e, i64 %begin, ptr %faddr) {
+entry:
+  %ep = getelementptr %entry, ptr %e, i32 0, i32 2
+  %end = load i64, ptr %ep
+  %s = call i32 @run_block(ptr %e, i64 %begin, i64 %end, ptr %faddr)
+  ret i32 %s
+}
+
+; --- sharing a launch ------------------------------------------------------------
+; Each participant (a worker or the caller) has a share of the range in @parts,
+; cut into blocks of @job_block.  It claims the blocks of its own share first
+; (the same piece of memory as in the launch before: its caches), then those
+; left in the others' shares, so a participant that starts late or runs slowly
+; (a core taken by another process) holds nobody up.  Claims are one atomic
+; add on the share's next index.  A fault sets @halt: nobody claims more.
+
+; Run the blocks left in share %q; 0 or the signal of a fault.
+define internal i32 @drain(ptr %e, i64 %q, ptr %faddr) {
+entry:
+  %part = getelementptr [${max_parts} x %part], ptr @parts, i64 0, i64 %q
+  %endp = getelementptr %part, ptr %part, i32 0, i32 1
+  %end = load i64, ptr %endp
+  %blk = load i64, ptr @job_block
+  br label %next
+next:
+  %h = load atomic i64, ptr @halt monotonic, align 8
+  %halted = icmp ne i64 %h, 0
+  br i1 %halted, label %done, label %look
+look:
+  ; read before adding: a share with nothing left costs no write to its line
+  %cur = load atomic i64, ptr %part monotonic, align 8
+  %some = icmp ult i64 %cur, %end
+  br i1 %some, label %claim, label %done
+claim:
+  %b = atomicrmw add ptr %part, i64 %blk seq_cst
+  %left = icmp ult i64 %b, %end
+  br i1 %left, label %run, label %done
+run:
+  %b1 = add i64 %b, %blk
+  %e1 = call i64 @llvm.umin.i64(i64 %b1, i64 %end)
+  %s = call i32 @run_block(ptr %e, i64 %b, i64 %e1, ptr %faddr)
+  %bad = icmp ne i32 %s, 0
+  br i1 %bad, label %fault, label %next
+fault:
+  store atomic i64 1, ptr @halt seq_cst, align 8
+  ret i32 %s
+done:
+  ret i32 0
+}
+
+; Participant %p: its own share, then the others' in turn; 0 or the signal of a fault.
+define internal i32 @participate(ptr %e, i64 %p, ptr %faddr) {
+entry:
+  %k = load i64, ptr @job_parts
+  br label %loop
+loop:
+  %j = phi i64 [ 0, %entry ], [ %j1, %cont ]
+  %pj = add i64 %p, %j
+  %q = urem i64 %pj, %k
+  %s = call i32 @drain(ptr %e, i64 %q, ptr %faddr)
+  %bad = icmp ne i32 %s, 0
+  br i1 %bad, label %out, label %cont
+cont:
+  %j1 = add i64 %j, 1
+  %more = icmp ult i64 %j1, %k
+  br i1 %more, label %loop, label %out
+out:
+  %r = phi i32 [ %s, %loop ], [ 0, %cont ]
+  ret i32 %r
+}
+
 ; --- worker threads ----------------------------------------------------------------
-; Slot i (%slot): the ticket is bumped by the dispatcher for each job; finished
-; becomes the ticket when the job is done.
+; Slot i (%slot): the ticket is bumped by the dispatcher for each job.  The
+; job is claimed once, by the worker or - if the worker has not come by the
+; time the caller has finished every block - by the caller, which then does not
+; wait for it: the claim goes from ticket - 1 to ticket with a compare-and-swap.
+; finished becomes the ticket when a worker's job is done.
 
 define internal ptr @worker(ptr %arg) {
 entry:
   %idx = ptrtoint ptr %arg to i64
   %slot = getelementptr [${max_threads} x %slot], ptr @slots, i64 0, i64 %idx
+  %claimp = getelementptr %slot, ptr %slot, i32 0, i32 1
   br label %wait
 wait:
-  %seen = phi i64 [ 0, %entry ], [ %t, %run ], [ %seen, %woke ]
+  %seen = phi i64 [ 0, %entry ], [ %t, %run ], [ %t, %take ], [ %seen, %woke ]
   %new = call i1 @spin(ptr %slot, i64 %seen, i1 false)
-  br i1 %new, label %run, label %sleep
+  br i1 %new, label %take, label %sleep
 sleep:
   %a = atomicrmw add ptr @sleepers, i32 1 seq_cst
   %g = load atomic i32, ptr @gen seq_cst, align 4
@@ -240,13 +323,16 @@ futex:
 woke:
   %d = atomicrmw sub ptr @sleepers, i32 1 seq_cst
   br label %wait
-run:
+take:
   %t = load atomic i64, ptr %slot seq_cst, align 8
-  %bp = getelementptr %slot, ptr %slot, i32 0, i32 1
-  %b = load i64, ptr %bp
+  %prev = sub i64 %t, 1
+  %c = cmpxchg ptr %claimp, i64 %prev, i64 %t seq_cst seq_cst
+  %mine = extractvalue { i64, i1 } %c, 1
+  br i1 %mine, label %run, label %wait
+run:
   %launch = getelementptr %slot, ptr %slot, i32 0, i32 2
   %fa = getelementptr %slot, ptr %slot, i32 0, i32 5
-  %s = call i32 @run_entry(ptr %launch, i64 %b, ptr %fa)
+  %s = call i32 @participate(ptr %launch, i64 %idx, ptr %fa)
   %sp = getelementptr %slot, ptr %slot, i32 0, i32 3
   store i32 %s, ptr %sp
   %fin = getelementptr %slot, ptr %slot, i32 0, i32 6
@@ -282,6 +368,7 @@ done:
 
 define i32 @msycl_run(ptr %fn, ptr %args, i64 %total, ptr %geom, i64 %chunks, ptr %faddr) {
 entry:
+  %me = alloca %entry
   call void @ensure_handlers()
   %par = icmp ugt i64 %chunks, 1
   br i1 %par, label %lock, label %alone
@@ -303,25 +390,39 @@ unlock_alone:
   store atomic i32 0, ptr @busy seq_cst, align 4
   br label %alone
 split:
+  ; shares of ceil(total / k) indices, each cut into ${blocks_per_part} blocks
   %k = add i64 %w, 1
   %t1 = add i64 %total, %w
   %step = udiv i64 %t1, %k
-  br label %post
+  %bl0 = add i64 %step, ${blocks_per_part_minus_1}
+  %bl1 = udiv i64 %bl0, ${blocks_per_part}
+  %blk = call i64 @llvm.umax.i64(i64 %bl1, i64 1)
+  store i64 %k, ptr @job_parts
+  store i64 %blk, ptr @job_block
+  store atomic i64 0, ptr @halt seq_cst, align 8
+  br label %share
+share:
+  %p = phi i64 [ 0, %split ], [ %p1, %share ]
+  %part = getelementptr [${max_parts} x %part], ptr @parts, i64 0, i64 %p
+  %pb0 = mul i64 %p, %step
+  %pb = call i64 @llvm.umin.i64(i64 %pb0, i64 %total)
+  %pe0 = add i64 %pb0, %step
+  %pe = call i64 @llvm.umin.i64(i64 %pe0, i64 %total)
+  store i64 %pb, ptr %part
+  %pep = getelementptr %part, ptr %part, i32 0, i32 1
+  store i64 %pe, ptr %pep
+  %p1 = add i64 %p, 1
+  %allp = icmp ult i64 %p1, %k
+  br i1 %allp, label %share, label %post
 post:
-  %i = phi i64 [ 0, %split ], [ %i1, %post ]
+  %i = phi i64 [ 0, %share ], [ %i1, %post ]
   %slot = getelementptr [${max_threads} x %slot], ptr @slots, i64 0, i64 %i
-  %b0 = mul i64 %i, %step
-  %b = call i64 @llvm.umin.i64(i64 %b0, i64 %total)
-  %e0 = add i64 %b0, %step
-  %e = call i64 @llvm.umin.i64(i64 %e0, i64 %total)
-  %bp = getelementptr %slot, ptr %slot, i32 0, i32 1
-  store i64 %b, ptr %bp
   %fnp = getelementptr %slot, ptr %slot, i32 0, i32 2, i32 0
   store ptr %fn, ptr %fnp
   %argp = getelementptr %slot, ptr %slot, i32 0, i32 2, i32 1
   store ptr %args, ptr %argp
   %ep = getelementptr %slot, ptr %slot, i32 0, i32 2, i32 2
-  store i64 %e, ptr %ep
+  store i64 %total, ptr %ep
   %gp = getelementptr %slot, ptr %slot, i32 0, i32 2, i32 3
   store ptr %geom, ptr %gp
   %t = load i64, ptr %slot
@@ -339,28 +440,46 @@ futex:
   %wk = call i64 (i64, ...) @syscall(i64 ${futex_syscall}, ptr @gen, i32 129, i32 2147483647)
   br label %own
 own:
-  %ob0 = mul i64 %w, %step
-  %ob = call i64 @llvm.umin.i64(i64 %ob0, i64 %total)
-  %os = call i32 @guarded(ptr %fn, ptr %args, i64 %ob, i64 %total, ptr %geom, ptr %faddr)
+  ; the caller is participant w
+  store ptr %fn, ptr %me
+  %mea = getelementptr %entry, ptr %me, i32 0, i32 1
+  store ptr %args, ptr %mea
+  %mee = getelementptr %entry, ptr %me, i32 0, i32 2
+  store i64 %total, ptr %mee
+  %meg = getelementptr %entry, ptr %me, i32 0, i32 3
+  store ptr %geom, ptr %meg
+  %os = call i32 @participate(ptr %me, i64 %w, ptr %faddr)
   br label %join
 join:
+  ; every block is claimed: a worker that has not claimed its job yet is not
+  ; waited for (its job is claimed here), one that has is
   %j = phi i64 [ 0, %own ], [ %j1, %joined ]
   %st = phi i32 [ %os, %own ], [ %st2, %joined ]
   %js = getelementptr [${max_threads} x %slot], ptr @slots, i64 0, i64 %j
   %jt = load i64, ptr %js
+  %jprev = sub i64 %jt, 1
+  %jclaimp = getelementptr %slot, ptr %js, i32 0, i32 1
+  %jc = cmpxchg ptr %jclaimp, i64 %jprev, i64 %jt seq_cst seq_cst
+  %unclaimed = extractvalue { i64, i1 } %jc, 1
   %finp = getelementptr %slot, ptr %js, i32 0, i32 6
-  br label %check
+  br i1 %unclaimed, label %skipped, label %check
+skipped:
+  br label %joined
 check:
   %fin = call i1 @spin(ptr %finp, i64 %jt, i1 true)
-  br i1 %fin, label %joined, label %yield
+  br i1 %fin, label %ran, label %yield
 yield:
   %y = call i32 @sched_yield()
   br label %check
-joined:
+ran:
   %wsp = getelementptr %slot, ptr %js, i32 0, i32 3
-  %ws = load i32, ptr %wsp
+  %ws0 = load i32, ptr %wsp
   %wap = getelementptr %slot, ptr %js, i32 0, i32 5
-  %wa = load i64, ptr %wap
+  %wa0 = load i64, ptr %wap
+  br label %joined
+joined:
+  %ws = phi i32 [ 0, %skipped ], [ %ws0, %ran ]
+  %wa = phi i64 [ 0, %skipped ], [ %wa0, %ran ]
   %clean = icmp eq i32 %st, 0
   %hit = icmp ne i32 %ws, 0
   %take = and i1 %clean, %hit

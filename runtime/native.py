@@ -6,9 +6,15 @@ not take the process with it.  This module's LLVM IR is JIT-compiled once per
 process and gives:
 
 ``msycl_run(launch, args, total, geometry, chunks, fault)``
-    runs ``launch`` over ``[0, total)`` in up to ``chunks`` pieces: one on the
-    calling thread, the rest on persistent worker threads (one per further
-    core).  Workers spin briefly after a job, then sleep on a futex, so
+    runs ``launch`` over ``[0, total)`` shared by up to ``chunks``
+    participants: the calling thread and persistent worker threads (one per
+    further core).  Each participant has a share of the range, cut into
+    blocks; it runs the blocks of its own share (the same memory as at the
+    launch before, still in its caches), then claims those left in the
+    others' shares, so a participant that starts late or runs slowly - its
+    core taken by another process, as on a busy or virtual machine - holds
+    nobody up: one that has not started when every block is done is not
+    waited for.  Workers spin briefly after a job, then sleep on a futex, so
     back-to-back launches hand off in about a microsecond while an idle
     runtime uses no CPU.  Concurrent callers do not queue behind each other:
     whoever finds the workers busy runs its whole range itself.
@@ -51,6 +57,7 @@ _ARCH = {"x86_64": (202, "declare void @llvm.x86.sse2.pause()", "call void @llvm
 MAX_THREADS = 64
 _SPIN = 20000            # spin-wait hints before a worker sleeps (~0.2-1 ms)
 _SLOT_BYTES = 128        # a worker's slot (%slot in native.ll)
+_BLOCKS = 8              # blocks each participant's share of a launch is cut into (%part in native.ll)
 #: the signals a kernel's guard catches: number -> (name, what it means, whether it has a faulting address)
 SIGNALS = {4: ("SIGILL", "illegal instruction (a trap or unreachable code)", False),
            7: ("SIGBUS", "bus error (misaligned or truncated memory)", True),
@@ -71,7 +78,8 @@ def native_ir(futex: int, hint_decl: str, hint: str) -> str:
     """The IR of the native support for one architecture: ``native.ll`` (package
     data) with its names filled in."""
     template = string.Template(resources.files(__package__).joinpath("native.ll").read_text(encoding="utf-8"))
-    return template.substitute(max_threads=MAX_THREADS, slots_bytes=MAX_THREADS * _SLOT_BYTES, futex_syscall=futex,
+    return template.substitute(max_threads=MAX_THREADS, slots_bytes=MAX_THREADS * _SLOT_BYTES, max_parts=MAX_THREADS + 1,
+                               blocks_per_part=_BLOCKS, blocks_per_part_minus_1=_BLOCKS - 1, futex_syscall=futex,
                                spin_hint_declaration=hint_decl, spin_hint=hint, spin_limit=_SPIN)
 
 

@@ -74,6 +74,7 @@ class program:  # noqa: N801
         self._views: dict = {}
         self._cache: dict[tuple, LinkedProgram] = {}
         self._resolved: dict[tuple, tuple] = {}     # (kernel, device, context) -> what linked_for found
+        self._kernels: dict[str, kernel] = {}
         self._lock = threading.Lock()
         self._host = None
         self.builds = 0                 # programs linked and JIT-compiled (for tests and benchmarks)
@@ -203,10 +204,15 @@ class program:  # noqa: N801
         return view
 
     def kernel(self, name: str) -> "kernel":
+        """The kernel ``name`` (the same object each time: it remembers what its launches looked up)."""
+        found = self._kernels.get(name)
+        if found is not None:
+            return found
         if name not in self.signatures:
             known = ", ".join(sorted(self.signatures)) or "none"
             raise exception(errc.invalid, f"no kernel named '{name}' in {self.name} (kernels: {known})")
-        return kernel(self, name, self.signatures[name])
+        found = self._kernels[name] = kernel(self, name, self.signatures[name])
+        return found
 
     __getitem__ = kernel
 

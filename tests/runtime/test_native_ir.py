@@ -23,6 +23,7 @@ def test_every_architecture_fills_in_to_valid_ir(arch):
     text = native.native_ir(*native._ARCH[arch])
     assert "${" not in text and "$" not in text.replace("$$", "")
     assert f"[{native.MAX_THREADS} x %slot]" in text
+    assert f"[{native.MAX_THREADS + 1} x %part]" in text       # the workers' shares and the caller's
     assert f"i64 {native.MAX_THREADS * 128}, i1 false" in text       # the slots' bytes
     assert native._ARCH[arch][2] in text and f"@syscall(i64 {native._ARCH[arch][0]}," in text
     ref = parse_and_link([text], new_context())
@@ -36,4 +37,5 @@ def test_slot_and_entry_layouts_match_what_python_assumes():
     ref = parse_and_link([native.native_ir(*native._ARCH["x86_64"])], new_context())
     data = shared_machine().target_data
     assert data.get_abi_size(ref.get_struct_type("slot")) == native._SLOT_BYTES     # one slot per 128 bytes
+    assert data.get_abi_size(ref.get_struct_type("part")) == 128                      # one share per 128 bytes
     assert data.get_abi_size(ref.get_struct_type("entry")) == ctypes.sizeof(native.PlanEntry)
