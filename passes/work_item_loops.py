@@ -1039,7 +1039,9 @@ _LOOP_KINDS = {"loop": ['!{!"llvm.loop.unroll.disable"}'], "peel": ['!{!"llvm.lo
 _FUSED_COMBINE = re.compile(r"%wg\.fa\d+\.n\.")
 #: a work-item's local id read from the item (dimension in group 2), and a comparison with 0
 _LOCAL_ID = re.compile(r"^\s*(%[-\w.$]+) = extractvalue %\S+ %\S+, 1, (\d+)\s*$")
-_IS_ZERO = re.compile(r"= icmp (?:eq|ne) i64 (%[-\w.$]+), 0\s*$")
+_EQUALITY = re.compile(r"= icmp (?:eq|ne) i64 (%[-\w.$]+|0), (%[-\w.$]+|0)\s*$")
+#: a value that is 0 written as an instruction (the front end widens an int 0 to compare it with a long)
+_ZERO = re.compile(r"^\s*(%[-\w.$]+) = (?:(?:sext|zext|trunc) i\d+ 0 to i64|add i64 0, 0)\s*$")
 
 
 def _singles_out_first(lines: list[str], dim: int, sfx: str) -> bool:
@@ -1047,7 +1049,9 @@ def _singles_out_first(lines: list[str], dim: int, sfx: str) -> bool:
     dimension ``dim`` with 0 (``if (it.get_local_id(0) == 0)``)."""
     ids = {f"%wg.l{dim}{sfx}"}
     ids.update(m.group(1) for m in map(_LOCAL_ID.match, lines) if m is not None and int(m.group(2)) == dim)
-    return any(m is not None and m.group(1) in ids for m in map(_IS_ZERO.search, lines))
+    zeros = {"0"} | {m.group(1) for m in map(_ZERO.match, lines) if m is not None}
+    return any(m is not None and ((m.group(1) in ids and m.group(2) in zeros) or (m.group(2) in ids and m.group(1) in zeros))
+               for m in map(_EQUALITY.search, lines))
 
 
 def _number_loop_metadata(text: str) -> str:

@@ -15,6 +15,9 @@
 ;
 ; @row_sum_256 and @row_sum_64: with a required work-group size the choice is
 ; made at compile time, so there is one copy, wide or not.
+;
+; @row_sum_front_end: the front end's spelling of the test, the int 0 widened
+; to long by an instruction and compared first: the same peeled sweep.
 target datalayout = "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-n8:16:32:64"
 target triple = "spir64-unknown-unknown"
 %"class.sycl::_V1::nd_item.1" = type { [1 x i64], [1 x i64], [1 x i64], [1 x i64], [1 x i64] }
@@ -76,12 +79,17 @@ declare i32 @_Z17__spirv_GroupIAddiij(i32, i32, i32)
 ; CHECK: br i1 %wg.lc0.r0, label %wg.r0.h0, label %wg.after, !llvm.loop ![[WHOLE64:[0-9]+]]
 ; CHECK-NOT: wg.r0w
 
+; CHECK: define i64 @__minisycl_wg.row_sum_front_end(
+; CHECK: %.10.r1 = icmp eq i64 %.9.r1, %lid.r1
+; CHECK: br i1 %wg.lc0.r1, label %wg.r1.h0, label %wg.after, !llvm.loop ![[PEEL2:[0-9]+]]
+
 ; CHECK-DAG: ![[NOUNROLL:[0-9]+]] = !{!"llvm.loop.unroll.disable"}
 ; CHECK-DAG: ![[NOVEC:[0-9]+]] = !{!"llvm.loop.vectorize.enable", i1 false}
 ; CHECK-DAG: ![[IC4:[0-9]+]] = !{!"llvm.loop.interleave.count", i32 4}
 ; CHECK-DAG: ![[WHOLE]] = distinct !{![[WHOLE]], ![[NOUNROLL]]}
 ; CHECK-DAG: ![[WIDE]] = distinct !{![[WIDE]], ![[NOUNROLL]], ![[IC4]]}
 ; CHECK-DAG: ![[PEEL]] = distinct !{![[PEEL]], ![[NOVEC]]}
+; CHECK-DAG: ![[PEEL2]] = distinct !{![[PEEL2]], ![[NOVEC]]}
 ; CHECK-DAG: ![[WIDE256]] = distinct !{![[WIDE256]], ![[NOUNROLL]], ![[IC4]]}
 ; CHECK-DAG: ![[WHOLE64]] = distinct !{![[WHOLE64]], ![[NOUNROLL]]}
 define spir_kernel void @row_sum(%"class.sycl::_V1::nd_item.1" %it, ptr %x, ptr %out) "minisycl-kernel-signature"="nd_item<1>,float*,float*" {
@@ -122,6 +130,25 @@ entry:
   %s = call float @_Z17__spirv_GroupFAddiif(i32 2, i32 0, float %v)
   %po = getelementptr float, ptr %out, i64 %gid
   store float %s, ptr %po
+  ret void
+}
+
+define spir_kernel void @row_sum_front_end(%"class.sycl::_V1::nd_item.1" %it, ptr %x, ptr %out) "minisycl-kernel-signature"="nd_item<1>,float*,float*" {
+entry:
+  %gid = extractvalue %"class.sycl::_V1::nd_item.1" %it, 0, 0
+  %px = getelementptr float, ptr %x, i64 %gid
+  %v = load float, ptr %px
+  %s = call float @_Z17__spirv_GroupFAddiif(i32 2, i32 0, float %v)
+  %.9 = sext i32 0 to i64
+  %lid = extractvalue %"class.sycl::_V1::nd_item.1" %it, 1, 0
+  %.10 = icmp eq i64 %.9, %lid
+  br i1 %.10, label %put, label %done
+put:
+  %grp = extractvalue %"class.sycl::_V1::nd_item.1" %it, 2, 0
+  %po = getelementptr float, ptr %out, i64 %grp
+  store float %s, ptr %po
+  br label %done
+done:
   ret void
 }
 
