@@ -236,6 +236,8 @@ class kernel:  # noqa: N801
         self.params = params[1:] if self.item else params
         self.dims = int(self.item[self.item.index("<") + 1:-1]) if self.item else 0
         self._required: dict[str, list[int] | None] = {}      # device name -> required_work_group_size
+        #: (device name, context id) -> what a CPU queue's launch needs (``queue._target``)
+        self.targets: dict[tuple, tuple] = {}
 
     def required_work_group_size(self, dev: Device) -> list[int] | None:
         """``reqd_work_group_size`` of the kernel in the image ``dev`` runs, or None."""

@@ -65,14 +65,28 @@ class queue:  # noqa: N801
         return self.context
 
     def _launch(self, k: Kernel, slots, total: int, geometry) -> None:
-        linked, _ = k.program.linked_for(k.name, self.device, self.context)
-        if k.item is not None and k.item.startswith("nd_item"):     # reqd_work_group_size (work_groups.py)
+        target = k.targets.get((self.device.name, self.context.id))
+        if target is None:
+            target = self._target(k)
+        _, launcher, group, required = target
+        if required is not None:                    # reqd_work_group_size (work_groups.py)
             work_groups.check_local_size(k, geometry, self.device)
-        if k.name in linked.groups:                 # a work-group per call (work_groups.py)
-            work_groups.launch(linked, linked.groups[k.name], k, slots, geometry, self.device)
+        if group is not None:                       # a work-group per call (work_groups.py)
+            work_groups.launch(launcher, group, k, slots, geometry, self.device)
         else:
-            run_range(linked.launcher(k.name), slots, total, geometry, k.name)
+            run_range(launcher, slots, total, geometry, k.name)
         assertions.check(k.name)                    # a failed assert in the kernel (assertions.py)
+
+    def _target(self, k: Kernel) -> tuple:
+        """What a launch of ``k`` on this queue's device and context needs, found once
+        (``kernel.targets``): the linked program (kept alive with it), its launcher's
+        address, its work-group facts or None, and its required work-group size or None."""
+        linked, _ = k.program.linked_for(k.name, self.device, self.context)
+        required = k.required_work_group_size(self.device) if k.item is not None and k.item.startswith("nd_item") \
+            else None
+        target = k.targets[(self.device.name, self.context.id)] = (linked, linked.launcher(k.name),
+                                                                   linked.groups.get(k.name), required)
+        return target
 
     def submit(self, cgf, depends_on=None) -> event:
         if not callable(cgf):

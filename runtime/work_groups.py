@@ -172,8 +172,9 @@ def check_local_size(k, geometry, device) -> None:
 _GEOMETRY = ctypes.c_int64 * 14
 
 
-def launch(linked, info: GroupKernel, k, slots, geometry, device) -> None:
-    """Run a lowered kernel: one call of its group function per work-group."""
+def launch(launcher: int, info: GroupKernel, k, slots, geometry, device) -> None:
+    """Run a lowered kernel (``launcher``: the address of its launcher): one call of
+    its group function per work-group."""
     dims = k.dims
     g0, g1, g2, l0, l1, l2 = geometry
     n0, n1, n2 = g0 // l0, (g1 // l1 if dims > 1 else 1), (g2 // l2 if dims > 2 else 1)
@@ -195,7 +196,7 @@ def launch(linked, info: GroupKernel, k, slots, geometry, device) -> None:
     S = info.sub_group_size or (device.sub_group_sizes[0] if device.sub_group_sizes else 1)
     geom = _GEOMETRY(g0, g1, g2, l0, l1, l2, n0, n1, n2, max(offset, 1), S)
     geom[11] = ctypes.addressof(geom) + 96          # the error record: geom[12], geom[13]
-    run_range(linked.launcher(k.name), args, n0 * n1 * n2, geom, k.name, grain=1)
+    run_range(launcher, args, n0 * n1 * n2, geom, k.name, grain=1)
     err = geom[12:14]
     groups = (n0, n1, n2)
     if err[0]:
