@@ -197,12 +197,12 @@ def launch(launcher: int, info: GroupKernel, k, slots, geometry, device) -> None
     geom = _GEOMETRY(g0, g1, g2, l0, l1, l2, n0, n1, n2, max(offset, 1), S)
     geom[11] = ctypes.addressof(geom) + 96          # the error record: geom[12], geom[13]
     run_range(launcher, args, n0 * n1 * n2, geom, k.name, grain=1)
-    err = geom[12:14]
-    groups = (n0, n1, n2)
-    if err[0]:
-        code = err[0] - 1
+    status = geom[12]
+    if status:
+        groups = (n0, n1, n2)
+        code = status - 1
         a, b = code >> 16, code & 0xFFFF
-        grp = err[1]
+        grp = geom[13]
         ids = []
         for d in range(dims - 1, -1, -1):
             ids.append(grp % groups[d])
