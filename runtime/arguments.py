@@ -74,7 +74,9 @@ def pack_slots(params: list[str], args, slots, where) -> None:
     i = 0
     try:
         for i, (ty, value) in enumerate(zip(params, args)):
-            if ty.startswith("local "):                 # work-group memory (work_groups.py)
+            if type(value) is usm_allocation and not value.freed and value.dtype is _EXACT.get(ty):
+                slots[i] = value.ptr                    # the common case, directly (_pointer checks the rest)
+            elif ty.startswith("local "):                 # work-group memory (work_groups.py)
                 slots[i] = pack_local(where(i, ty), ty, value)
             elif ty.startswith("reducer<"):             # a sycl.reduction (reductions.py)
                 slots[i] = pack_reduction(where(i, ty), ty, value)
@@ -162,6 +164,9 @@ def _pointer(ty: str, value) -> int:
         return v
     raise _Refused(lambda where: f"{where} must be a USM allocation, got {type(value).__name__}")
 
+
+#: pointer type -> the NumPy type its memory holds, for the pointers whose memory must hold exactly that
+_EXACT = {f"{name}*": np.dtype(kind) for name, kind in SCALARS.items()}
 
 #: NumPy type -> source type name, for ``element_bytes``
 _NAMES = {np.dtype(v): k for k, v in SCALARS.items()}

@@ -235,6 +235,7 @@ class kernel:  # noqa: N801
         self.item = params[0] if params and params[0].startswith(("id<", "nd_item<")) else None
         self.params = params[1:] if self.item else params
         self.dims = int(self.item[self.item.index("<") + 1:-1]) if self.item else 0
+        self._slots = ctypes.c_uint64 * max(len(self.params), 1)     # the type of its packed arguments
         self._required: dict[str, list[int] | None] = {}      # device name -> required_work_group_size
         #: (device name, context id) -> what a CPU queue's launch needs (``queue._target``)
         self.targets: dict[tuple, tuple] = {}
@@ -256,9 +257,12 @@ class kernel:  # noqa: N801
             raise exception(errc.invalid, f"kernel '{self.name}' takes {len(self.params)} argument"
                                           f"{'s' if len(self.params) != 1 else ''} ({', '.join(self.params)}), "
                                           f"got {len(args)}")
-        slots = (ctypes.c_uint64 * max(len(args), 1))()
-        pack_slots(self.params, args, slots, lambda i, ty: f"argument {i + 1} of kernel '{self.name}' ({ty})")
+        slots = self._slots()
+        pack_slots(self.params, args, slots, self._where)
         return slots
+
+    def _where(self, i: int, ty: str) -> str:
+        return f"argument {i + 1} of kernel '{self.name}' ({ty})"
 
 
 class _HostProgram:

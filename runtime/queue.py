@@ -175,8 +175,12 @@ class queue:  # noqa: N801
     def _direct_launch(self, k, args) -> bool:
         """Whether a shortcut launch may skip the handler and ``submit``: this (CPU)
         queue class, no graph recording, no dynamic values."""
-        return self._handler_class is handler and self._recording_ref is None \
-            and not any(isinstance(a, DynamicValue) for a in args)
+        if self._handler_class is not handler or self._recording_ref is not None:
+            return False
+        for a in args:
+            if isinstance(a, DynamicValue):
+                return False
+        return True
 
     def _launch_now(self, k: Kernel, r, args) -> event:
         """What ``submit`` does for a kernel command group without dependencies,
