@@ -129,7 +129,8 @@ def _fault(kernel: str, sig: int, addr: int, subject: str | None = None) -> exce
 def run_range(launch: int, args, total: int, geometry, kernel: str, workers: int | None = None,
               grain: int = 16384) -> None:
     """Run the launcher at address ``launch`` over ``[0, total)``: on the calling
-    thread when small, else in one piece per core."""
+    thread when small (fewer than ``grain`` indices per core), else shared by the
+    cores in blocks (``msycl_run``)."""
     if total <= 0:
         return
     chunks = max(1, min(workers or WORKERS, total // grain))
