@@ -44,7 +44,9 @@ def test_invalid_access_in_single_task(prog):
 
 @pytest.mark.parametrize("where", [0, N - 1], ids=["first-piece", "last-piece"])
 def test_division_by_zero_in_any_piece_of_a_parallel_for(prog, where):
-    """The first piece runs on a worker thread, the last on the caller."""
+    """The first share is a worker thread's, the last the caller's (unless another
+    thread claims its blocks first); either way the fault is reported once and the
+    other threads stop taking blocks."""
     q = sycl.queue()
     x, y = sycl.malloc_shared(N, np.int32, q), sycl.malloc_shared(N, np.int32, q)
     np.asarray(x)[:] = 12
