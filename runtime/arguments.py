@@ -25,7 +25,7 @@ import struct
 
 import numpy as np
 
-from .errors import errc, exception
+from .errors import Refused as _Refused, errc, exception
 from .memory import allocation_at, usm_allocation
 from .reductions import pack_reduction
 from .work_groups import pack_local
@@ -51,16 +51,6 @@ for _bits in (8, 16, 32, 64):                       # IR integers: either signed
 _KINDS.update({"i1": ("int", 0, 1, 1), "float": ("float", 32), "double": ("float", 64)})
 
 
-class _Refused(Exception):
-    """A value a parameter cannot take; ``say(where)`` is the message, once the
-    caller has named the parameter (named only when needed: packing is on the
-    launch path)."""
-
-    def __init__(self, say):
-        super().__init__()
-        self.say = say
-
-
 def slot(ty: str, value, where: str) -> int:
     """The 8-byte slot of ``value`` for a parameter of type ``ty``; ``where`` names the parameter."""
     try:
@@ -73,17 +63,38 @@ def pack_slots(params: list[str], args, slots, where) -> None:
     """``slots[i]`` for each argument; ``where(i, ty)`` names parameter ``i`` in an error."""
     i = 0
     try:
-        for i, (ty, value) in enumerate(zip(params, args)):
-            if type(value) is usm_allocation and not value.freed and value.dtype is _EXACT.get(ty):
-                slots[i] = value.ptr                    # the common case, directly (_pointer checks the rest)
-            elif ty.startswith("local "):                 # work-group memory (work_groups.py)
-                slots[i] = pack_local(where(i, ty), ty, value)
-            elif ty.startswith("reducer<"):             # a sycl.reduction (reductions.py)
-                slots[i] = pack_reduction(where(i, ty), ty, value)
-            else:
-                slots[i] = _slot(ty, value)
+        for i, (pack, value) in enumerate(zip(packers(tuple(params)), args)):
+            slots[i] = pack(value)
     except _Refused as refused:
         raise exception(errc.invalid, refused.say(where(i, params[i]))) from None
+
+
+_PACKERS: dict[tuple, tuple] = {}
+
+
+def packers(params: tuple) -> tuple:
+    """For each parameter type of ``params``, the function that checks a value and
+    makes its slot (raising ``_Refused``), chosen once per signature: a launch
+    does not look its types up again."""
+    found = _PACKERS.get(params)
+    if found is None:
+        found = _PACKERS[params] = tuple(_packer(ty) for ty in params)
+    return found
+
+
+def _packer(ty: str):
+    if ty.startswith("local "):                     # work-group memory (work_groups.py)
+        return lambda value: pack_local(ty, value)
+    if ty.startswith("reducer<"):                   # a sycl.reduction (reductions.py)
+        return lambda value: pack_reduction(ty, value)
+    exact = _EXACT.get(ty)
+    if exact is not None:
+        def pointer(value):
+            if type(value) is usm_allocation and not value.freed and value.dtype is exact:
+                return value.ptr                    # the common case, directly (_pointer checks the rest)
+            return _pointer(ty, value)
+        return pointer
+    return lambda value: _slot(ty, value)
 
 
 def _slot(ty: str, value) -> int:

@@ -110,8 +110,8 @@ class KernelCommand(Command):
         self.total, self.geometry = launch_geometry(self.kernel, r)
 
     def run(self, q) -> None:
-        # initialize_to_identity (reductions.py); a GPU queue does it on its stream
-        getattr(q, "prepare_reductions", prepare_reductions)(self.args)
+        if self.kernel.reduces:     # initialize_to_identity (reductions.py); a GPU queue does it on its stream
+            getattr(q, "prepare_reductions", prepare_reductions)(self.args)
         q._launch(self.kernel, self.slots, self.total, self.geometry)
 
     def describe(self) -> str:

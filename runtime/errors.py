@@ -40,3 +40,13 @@ class exception(Exception):  # noqa: N801 - SYCL's name
 
     def __str__(self):
         return super().__str__()
+
+
+class Refused(Exception):
+    """A value a parameter cannot take; ``say(where)`` is the message once the
+    caller has named the parameter (named only when needed: packing arguments is
+    on the launch path).  The caller raises ``exception(errc.invalid, ...)``."""
+
+    def __init__(self, say):
+        super().__init__()
+        self.say = say

@@ -236,6 +236,7 @@ class kernel:  # noqa: N801
         self.params = params[1:] if self.item else params
         self.dims = int(self.item[self.item.index("<") + 1:-1]) if self.item else 0
         self._slots = ctypes.c_uint64 * max(len(self.params), 1)     # the type of its packed arguments
+        self.reduces = any(p.startswith("reducer<") for p in self.params)      # takes a sycl.reduction
         self._required: dict[str, list[int] | None] = {}      # device name -> required_work_group_size
         #: (device name, context id) -> what a CPU queue's launch needs (``queue._target``)
         self.targets: dict[tuple, tuple] = {}

@@ -27,7 +27,7 @@ import re
 
 import numpy as np
 
-from .errors import errc, exception
+from .errors import Refused, errc, exception
 from .memory import usm_allocation
 
 __all__ = ["reduction", "plus", "multiplies", "minimum", "maximum", "bit_and", "bit_or", "bit_xor",
@@ -117,20 +117,22 @@ def _reducer(ty: str) -> tuple[str, str] | None:
     return (m.group(1), m.group(2)) if m else None
 
 
-def pack_reduction(where: str, ty: str, value) -> int:
-    """The slot of a ``reducer<T, op>`` argument: the address of the result."""
+def pack_reduction(ty: str, value) -> int:
+    """The slot of a ``reducer<T, op>`` argument: the address of the result;
+    ``Refused`` for a wrong value."""
     elem, op = _reducer(ty)
     if not isinstance(value, reduction):
-        raise exception(errc.invalid, f"{where} must be a sycl.reduction, got {type(value).__name__}")
+        raise Refused(lambda where: f"{where} must be a sycl.reduction, got {type(value).__name__}")
     want = _DTYPES[elem]
     if value.ptr.dtype != want:
-        raise exception(errc.invalid, f"{where}: the reduction's memory holds {value.ptr.dtype}, "
-                                      f"but the reducer combines {elem} ({want})")
+        raise Refused(lambda where: f"{where}: the reduction's memory holds {value.ptr.dtype}, "
+                                    f"but the reducer combines {elem} ({want})")
     if value.op.name != op:
-        raise exception(errc.invalid, f"{where}: the reduction's operator is {value.op!r}, but the reducer's is {op}")
-    value.ptr.check(where)
+        raise Refused(lambda where: f"{where}: the reduction's operator is {value.op!r}, but the reducer's is {op}")
+    if value.ptr.freed:
+        raise Refused(value.ptr.freed_text)
     if value.ptr.count < 1:
-        raise exception(errc.invalid, f"{where}: the reduction's memory holds no element (its result needs one)")
+        raise Refused(lambda where: f"{where}: the reduction's memory holds no element (its result needs one)")
     return value.ptr.ptr
 
 

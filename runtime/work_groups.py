@@ -32,7 +32,7 @@ from ..passes import parse_pipeline
 from ..passes.ir import Module, quote_name
 from ..passes.manager import PassManager
 from ..passes.support.diagnostics import UserError
-from .errors import errc, exception
+from .errors import Refused, errc, exception
 from .native import run_range
 from .reductions import accumulator_lines, flush_lines
 
@@ -68,15 +68,15 @@ class local_memory:  # noqa: N801 - SYCL-style name
         return f"local_memory({self.count}, {self.dtype})"
 
 
-def pack_local(where: str, ty: str, value) -> int:
+def pack_local(ty: str, value) -> int:
     """The slot of a ``local T*`` argument: its size in bytes (``launch`` turns sizes
-    into offsets in the work-group buffer)."""
+    into offsets in the work-group buffer); ``Refused`` for a wrong value."""
     if not isinstance(value, local_memory):
-        raise exception(errc.invalid, f"{where} must be a sycl.local_memory, got {type(value).__name__}")
+        raise Refused(lambda where: f"{where} must be a sycl.local_memory, got {type(value).__name__}")
     elem = ty[len("local "):-1].strip()
     want = C_DTYPES.get(elem)
     if want is not None and np.dtype(want) != value.dtype:
-        raise exception(errc.invalid, f"{where}: local_memory of {value.dtype} given for a local {elem}*")
+        raise Refused(lambda where: f"{where}: local_memory of {value.dtype} given for a local {elem}*")
     return value.nbytes
 
 
