@@ -26,7 +26,7 @@ from .errors import errc, exception
 from .memory import allocation_at, usm_allocation
 from .program import kernel as Kernel
 from .ranges import as_range, nd_range
-from .reductions import prepare as prepare_reductions
+from .reductions import prepare as prepare_reductions, reduction
 
 __all__ = ["DynamicValue", "Command", "KernelCommand", "GraphPointer", "launch_geometry", "check_memory"]
 
@@ -120,11 +120,13 @@ class KernelCommand(Command):
     @property
     def memory(self):
         """Its arguments; an integer address for a pointer as the live allocation
-        holding it, or its ``FreedAddress``."""
+        holding it, or its ``FreedAddress``; a reduction as its result's allocation."""
         out = []
         for ty, a in zip(self.kernel.params, self.args):
             if isinstance(a, DynamicValue) and not isinstance(a, GraphPointer):
                 a = a.resolve()
+            if isinstance(a, reduction):          # a reducer writes its result there
+                a = a.ptr
             if ty.endswith("*") and isinstance(a, (int, np.integer)) and a:
                 a = allocation_at(int(a)) or FreedAddress(int(a))
             out.append(a)

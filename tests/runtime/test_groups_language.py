@@ -142,6 +142,10 @@ def test_reductions_in_a_graph(prog, q):
     q.ext_oneapi_graph(exe2).wait()
     q.ext_oneapi_graph(exe2).wait()
     assert np.asarray(acc)[0] == 1.0 + 2 * xs.sum()
+    sycl.free(acc, q)                       # the result's memory is gone: the replay is refused, not run
+    with pytest.raises(sycl.exception) as e:
+        q.ext_oneapi_graph(exe2)
+    assert e.value.code() == sycl.errc.invalid and "freed" in str(e.value)
 
 
 def test_reduction_misuse_is_errc_invalid(prog, q):
