@@ -177,7 +177,7 @@ class Builtins:
                 body = [f"  %r = call {ty} {f}(i32 %m, {ty} %v, i32 %b, i32 %c)"]
             elif ty in ("i64", "double"):
                 f = self.shfl(kind, "i32")
-                body = [f"  %x = bitcast double %v to i64" if ty == "double" else "  %x = add i64 %v, 0",
+                body = ["  %x = bitcast double %v to i64" if ty == "double" else "  %x = add i64 %v, 0",
                         "  %lo = trunc i64 %x to i32", "  %h = lshr i64 %x, 32", "  %hi = trunc i64 %h to i32",
                         f"  %slo = call i32 {f}(i32 %m, i32 %lo, i32 %b, i32 %c)",
                         f"  %shi = call i32 {f}(i32 %m, i32 %hi, i32 %b, i32 %c)",
@@ -187,7 +187,7 @@ class Builtins:
             else:        # i1, i8, i16, half: widened to 32 bits
                 f = self.shfl(kind, "i32")
                 it = "i16" if ty == "half" else ty
-                body = ([f"  %x = bitcast half %v to i16"] if ty == "half" else [f"  %x = add {ty} %v, 0"]) + [
+                body = (["  %x = bitcast half %v to i16"] if ty == "half" else [f"  %x = add {ty} %v, 0"]) + [
                     f"  %w = zext {it} %x to i32", f"  %s = call i32 {f}(i32 %m, i32 %w, i32 %b, i32 %c)",
                     f"  %t = trunc i32 %s to {it}"] + (
                     ["  %r = bitcast i16 %t to half"] if ty == "half" else [f"  %r = add {it} %t, 0"])
@@ -444,8 +444,8 @@ class Builtins:
             rest = name[len(prefix):]
             if name.startswith(prefix) and rest in ARITH and len(params) == 3 and params[2] == ret and ret in scalar:
                 op = ARITH[rest]
-                wg = [f"  switch i32 %a1, label %wr [ i32 1, label %wi  i32 2, label %we ]"]
-                sg = [f"  switch i32 %a1, label %sr [ i32 1, label %si  i32 2, label %se ]"]
+                wg = ["  switch i32 %a1, label %wr [ i32 1, label %wi  i32 2, label %we ]"]
+                sg = ["  switch i32 %a1, label %sr [ i32 1, label %si  i32 2, label %se ]"]
                 for lab, f in (("wr", self.wg_algorithm(0, op, ret)), ("wi", self.wg_algorithm(1, op, ret)),
                                ("we", self.wg_algorithm(2, op, ret))):
                     wg += [f"{lab}:", f"  %{lab}v = call {ret} {f}({ret} %a2)", f"  ret {ret} %{lab}v"]
