@@ -27,7 +27,7 @@ import numpy as np
 
 from .errors import Refused as _Refused, errc, exception
 from .memory import allocation_at, usm_allocation
-from .reductions import pack_reduction
+from .reductions import reduction_packer
 from .work_groups import pack_local
 
 __all__ = ["slot", "pack_slots", "element_bytes", "SCALARS", "pointer_target"]
@@ -86,7 +86,7 @@ def _packer(ty: str):
     if ty.startswith("local "):                     # work-group memory (work_groups.py)
         return lambda value: pack_local(ty, value)
     if ty.startswith("reducer<"):                   # a sycl.reduction (reductions.py)
-        return lambda value: pack_reduction(ty, value)
+        return reduction_packer(ty)
     exact = _EXACT.get(ty)
     if exact is not None:
         def pointer(value):

@@ -19,6 +19,7 @@ was freed, before anything runs (``check_memory``).
 from __future__ import annotations
 
 import ctypes
+import struct
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from .program import kernel as Kernel
 from .ranges import as_range, nd_range
 from .reductions import prepare as prepare_reductions, reduction
 
-__all__ = ["DynamicValue", "Command", "KernelCommand", "GraphPointer", "launch_geometry", "check_memory"]
+__all__ = ["DynamicValue", "Command", "KernelCommand", "GraphPointer", "check_kernel", "launch_geometry", "check_memory"]
 
 
 class DynamicValue:
@@ -61,14 +62,26 @@ class Command:
         return self.uses
 
 
+def check_kernel(k) -> None:
+    """``errc::invalid`` unless ``k`` is a kernel."""
+    if not isinstance(k, Kernel):
+        raise exception(errc.invalid, f"expected a kernel (program.kernel(name)), got {type(k).__name__}")
+
+
 def launch_geometry(k: Kernel, r):
     """(work-item count, geometry array) of a launch of ``k`` over ``r``, checked."""
     if r is None:
         if k.item is not None:
             raise exception(errc.invalid, f"kernel '{k.name}' takes {k.item}: launch it with parallel_for")
         return 1, _GEOMETRY()
-    if type(r) is int and r >= 0 and k.item == "id<1>":        # the common case, directly
-        return r, _GEOMETRY(r, 0, 0, 1, 1, 1)
+    geometry = _GEOMETRY()              # (filled by pack_into: a ctypes array built from values costs ~4x more)
+    if type(r) is int and r >= 0 and k.item == "id<1>":        # the common cases, directly
+        _SIX.pack_into(geometry, 0, r, 0, 0, 1, 1, 1)
+        return r, geometry
+    if type(r) is nd_range and k.item == "nd_item<1>" and len(r.local_range.dims) == 1:
+        g, l = r.global_range.dims[0], r.local_range.dims[0]
+        _SIX.pack_into(geometry, 0, g, 0, 0, l, 1, 1)
+        return g, geometry
     r = as_range(r)
     if k.item is None:
         raise exception(errc.invalid, f"kernel '{k.name}' takes no work-item index: launch it with single_task")
@@ -80,11 +93,12 @@ def launch_geometry(k: Kernel, r):
     n = len(glob.dims)
     if n != k.dims:
         raise exception(errc.nd_range, f"kernel '{k.name}' takes {k.item} but the range has {n} dimensions")
-    geometry = _GEOMETRY(*glob.dims, *_PAD[n], *(r.local_range.dims if is_nd else (1,) * n), *_ONES[n])
+    _SIX.pack_into(geometry, 0, *glob.dims, *_PAD[n], *(r.local_range.dims if is_nd else (1,) * n), *_ONES[n])
     return glob.size(), geometry
 
 
 _GEOMETRY = ctypes.c_int64 * 6
+_SIX = struct.Struct("6q")
 #: padding of a range of n dimensions to 3: global extents 0, local extents 1
 _PAD, _ONES = {n: (0,) * (3 - n) for n in (1, 2, 3)}, {n: (1,) * (3 - n) for n in (1, 2, 3)}
 
@@ -94,8 +108,7 @@ class KernelCommand(Command):
     resolved when the arguments are packed)."""
 
     def __init__(self, k: Kernel, r, args):
-        if not isinstance(k, Kernel):
-            raise exception(errc.invalid, f"expected a kernel (program.kernel(name)), got {type(k).__name__}")
+        check_kernel(k)
         super().__init__("kernel", label=k.name)
         self.kernel, self.range, self.args = k, r, list(args)
         self.total, self.geometry = launch_geometry(k, r)

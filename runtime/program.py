@@ -233,7 +233,7 @@ class kernel:  # noqa: N801
         self.program, self.name = prog, name
         params = split_signature(signature)
         self.item = params[0] if params and params[0].startswith(("id<", "nd_item<")) else None
-        self.params = params[1:] if self.item else params
+        self.params = tuple(params[1:] if self.item else params)
         self.dims = int(self.item[self.item.index("<") + 1:-1]) if self.item else 0
         self._slots = ctypes.c_uint64 * max(len(self.params), 1)     # the type of its packed arguments
         self.reduces = any(p.startswith("reducer<") for p in self.params)      # takes a sycl.reduction

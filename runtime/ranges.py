@@ -44,6 +44,10 @@ class range:  # noqa: N801,A001 - SYCL's name
 
 class nd_range:  # noqa: N801
     def __init__(self, global_range, local_range):
+        if type(global_range) is int and type(local_range) is int and 0 < local_range \
+                and 0 <= global_range <= _MAX_ITEMS and global_range % local_range == 0:   # the common case
+            self.global_range, self.local_range = range(global_range), range(local_range)
+            return
         self.global_range = global_range if isinstance(global_range, range) else range(global_range)
         self.local_range = local_range if isinstance(local_range, range) else range(local_range)
         glob, local = self.global_range.dims, self.local_range.dims

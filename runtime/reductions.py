@@ -31,7 +31,7 @@ from .errors import Refused, errc, exception
 from .memory import usm_allocation
 
 __all__ = ["reduction", "plus", "multiplies", "minimum", "maximum", "bit_and", "bit_or", "bit_xor",
-           "logical_and", "logical_or", "reducer_params", "split_signature", "pack_reduction", "prepare", "has_reductions",
+           "logical_and", "logical_or", "reducer_params", "split_signature", "pack_reduction", "reduction_packer", "prepare", "has_reductions",
            "accumulator_lines", "flush_lines", "combine_functions"]
 
 #: kernel-language element type -> (NumPy dtype, LLVM type)
@@ -136,6 +136,22 @@ def pack_reduction(ty: str, value) -> int:
     return value.ptr.ptr
 
 
+def reduction_packer(ty: str):
+    """``pack_reduction`` for parameters of type ``ty``, with the common case (a
+    reduction of the right element type and operator over live memory) checked
+    directly."""
+    elem, op = _reducer(ty)
+    want = _DTYPES[elem]
+
+    def pack(value) -> int:
+        if type(value) is reduction:
+            ptr = value.ptr
+            if ptr.dtype is want and value.op.name == op and not ptr.freed and ptr.count >= 1:
+                return ptr.ptr
+        return pack_reduction(ty, value)
+    return pack
+
+
 def has_reductions(args) -> bool:
     return any(isinstance(a, reduction) for a in args)
 
@@ -144,16 +160,20 @@ def prepare(args) -> None:
     """Before a launch: ``initialize_to_identity`` reductions start from the identity."""
     for a in args:
         if isinstance(a, reduction) and a.initialize_to_identity:
-            a.ptr.check("a reduction")
-            identity = _identity_bytes(a.op.name, a.ptr.dtype)
-            if a.ptr.nbytes < len(identity):
+            ptr = a.ptr
+            if ptr.freed:
+                raise exception(errc.invalid, ptr.freed_text("a reduction"))
+            if ptr.count < 1:
                 raise exception(errc.invalid, "a reduction's memory holds no element (its result needs one)")
-            ctypes.memmove(a.ptr.ptr, identity, len(identity))
+            key = (a.op.name, ptr.dtype)
+            identity = _IDENTITY.get(key)
+            if identity is None:
+                identity = _IDENTITY[key] = np.array(a.op.identity(ptr.dtype), dtype=ptr.dtype).tobytes()
+            ctypes.memmove(ptr.ptr, identity, len(identity))
 
 
-@functools.lru_cache(maxsize=256)
-def _identity_bytes(op: str, dtype: np.dtype) -> bytes:
-    return np.array(OPERATORS[op].identity(dtype), dtype=dtype).tobytes()
+#: (operator name, dtype) -> its identity's bytes
+_IDENTITY: dict[tuple, bytes] = {}
 
 
 # -- the launchers' IR ----------------------------------------------------------------------------

@@ -24,6 +24,7 @@ device does not list is refused earlier, when the image is chosen
 from __future__ import annotations
 
 import ctypes
+import struct
 from dataclasses import dataclass
 
 import numpy as np
@@ -170,13 +171,14 @@ def check_local_size(k, geometry, device) -> None:
 
 #: a group launch's geometry (see the module docstring) and, after it, its error record
 _GEOMETRY = ctypes.c_int64 * 14
+_SIX, _TWELVE = struct.Struct("6q"), struct.Struct("12q")
 
 
 def launch(launcher: int, info: GroupKernel, k, slots, geometry, device) -> None:
     """Run a lowered kernel (``launcher``: the address of its launcher): one call of
     its group function per work-group."""
     dims = k.dims
-    g0, g1, g2, l0, l1, l2 = geometry
+    g0, g1, g2, l0, l1, l2 = _SIX.unpack_from(geometry)
     n0, n1, n2 = g0 // l0, (g1 // l1 if dims > 1 else 1), (g2 // l2 if dims > 2 else 1)
     # work-group memory: static first, then each local T* argument at a 64-byte boundary
     offset = info.static_local
@@ -194,8 +196,9 @@ def launch(launcher: int, info: GroupKernel, k, slots, geometry, device) -> None
                                       f"({info.static_local} static, {offset - info.static_local} from local_memory "
                                       f"arguments) but device {device.name} has {limit} (device.local_mem_size)")
     S = info.sub_group_size or (device.sub_group_sizes[0] if device.sub_group_sizes else 1)
-    geom = _GEOMETRY(g0, g1, g2, l0, l1, l2, n0, n1, n2, max(offset, 1), S)
-    geom[11] = ctypes.addressof(geom) + 96          # the error record: geom[12], geom[13]
+    geom = _GEOMETRY()                              # (pack_into: ~4x cheaper than _GEOMETRY(values))
+    _TWELVE.pack_into(geom, 0, g0, g1, g2, l0, l1, l2, n0, n1, n2, max(offset, 1), S,
+                      ctypes.addressof(geom) + 96)  # the error record: geom[12], geom[13]
     run_range(launcher, args, n0 * n1 * n2, geom, k.name, grain=1)
     status = geom[12]
     if status:
