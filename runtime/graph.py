@@ -39,7 +39,6 @@ from .device import context as Context, default_context, default_device
 from .errors import errc, exception
 from .events import event
 from .handler import handler
-from .memory import usm_allocation
 from .memory_pool import memory_pool
 from .native import PlanEntry, run_plan
 from . import assertions
