@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 from ..passes import parse_pipeline
 from ..passes.ir import (IRError, build_item, Module, module_text, new_context, parse_and_link, read_untrusted_bitcode, run_sroa,
                          split_operands, split_type)

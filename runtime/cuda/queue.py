@@ -590,7 +590,7 @@ class cuda_queue(queue):  # noqa: N801
             plan = self._plan(k)
             plan.last = None
             slots = plan.slots
-            pack_slots(k.params, args, slots, lambda i, ty: f"argument {i + 1} of kernel '{k.name}' ({ty})")
+            pack_slots(k.params, args, slots, k._where)
             self._check_pointers(k, plan, slots)
             self._seq += 1
             seq = self._seq

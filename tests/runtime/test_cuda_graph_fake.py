@@ -155,15 +155,22 @@ def test_unfreed_graph_memory_keeps_its_block_across_replays(gpu):
         assert list(np.asarray(out)) == [i] * n              # zeroed at finalize only: it accumulates
 
 
-def test_kernel_node_update_and_dynamic_parameter(gpu):
-    fake, dev, prog = gpu
+def _updatable_inc(dev, prog, n):
+    """An updatable graph of one ``inc`` node over ``n`` elements, its pointer a
+    dynamic parameter set to ``p1``: (queue, p1, p2, the parameter, the node, the
+    executable graph)."""
     q = sycl.queue(dev, in_order=True)
-    n = 4
     p1, p2 = shared(q, n), shared(q, n)
     g = sycl.command_graph(q)
     dp = sycl.dynamic_parameter(g, p1)
     node = g.add(lambda h: h.parallel_for(prog.kernel("inc"), n, dp))
-    ex = g.finalize(updatable=True)
+    return q, p1, p2, dp, node, g.finalize(updatable=True)
+
+
+def test_kernel_node_update_and_dynamic_parameter(gpu):
+    fake, dev, prog = gpu
+    n = 4
+    q, p1, p2, dp, node, ex = _updatable_inc(dev, prog, n)
     q.ext_oneapi_graph(ex).wait()
     dp.update(p2)
     ex.update(node)
@@ -179,13 +186,8 @@ def test_kernel_node_update_and_dynamic_parameter(gpu):
 
 def test_refused_node_update_leaves_the_graph_unchanged(gpu):
     fake, dev, prog = gpu
-    q = sycl.queue(dev, in_order=True)
     n = 4
-    p1, p2 = shared(q, n), shared(q, n)
-    g = sycl.command_graph(q)
-    dp = sycl.dynamic_parameter(g, p1)
-    node = g.add(lambda h: h.parallel_for(prog.kernel("inc"), n, dp))
-    ex = g.finalize(updatable=True)
+    q, p1, p2, dp, node, ex = _updatable_inc(dev, prog, n)
     dp.update(p2)
     fake.refuse["cuGraphExecKernelNodeSetParams_v2"] = 1
     with pytest.raises(sycl.exception) as info:
