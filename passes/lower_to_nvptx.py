@@ -25,21 +25,13 @@ llvmlite's NVPTX target.  What it does, in order:
      range return at once (the runtime rounds the grid up to whole blocks);
    * ``nd_item<N>``: a work-group is a thread block: local id ``tid``, group
      ``ctaid``, local range ``ntid``, global id ``ctaid*ntid+tid``, global range ``r``.
-5. **Math.**  ``exp log log2 log10 sin cos tan pow`` (and ``exp2`` on double),
-   which NVPTX cannot select, become calls: with ``libdevice`` to CUDA's
-   libdevice (``__nv_sinf``, ``__nv_sin`` ...; the runtime links it, correctly
-   rounded to libdevice's documented ulp bounds), otherwise to this pass's own
-   single-precision implementations on the PTX approximate instructions:
-   ``sin``/``cos``/``tan`` reduce the argument by 2*pi with a two-part constant
-   and call ``sin.approx``/``cos.approx`` (absolute error about 2^-20 for |x| up
-   to ~1e5, worse beyond); ``exp`` is ``ex2.approx(x*log2 e)`` (relative error
-   about 2 ulp plus |x|*2^-24); ``log``/``log2``/``log10`` use ``lg2.approx``
-   (absolute error about 2^-22); ``pow(x,y)`` is ``ex2(y*lg2|x|)`` with the sign
-   of odd integer powers of negative x, NaN for other negative x, 1 for y = 0.
-   Double and half arguments go through these in single precision (so double
-   results have single-precision accuracy without libdevice: use libdevice
-   for double math).  Other math intrinsics (sqrt, fabs, floor, ceil, trunc,
-   round, min/max, exp2 on float and half, fma) NVPTX selects itself.
+5. **Math.**  The math NVPTX cannot select (``exp``, ``log``, ``sin``, ``tanh``,
+   ``atan2``, ``cbrt``, ``hypot`` ...: the table ``nvptx_math.MATH``) becomes
+   calls: with ``libdevice`` to CUDA's libdevice (``__nv_sinf``, ``__nv_sin``
+   ...; the runtime links it), otherwise to single-precision implementations
+   of our own (``nvptx_math.py`` says how each is computed and how accurate it
+   is).  Other math intrinsics (sqrt, fabs, floor, ceil, trunc, round,
+   min/max, exp2 on float and half, fma) NVPTX selects itself.
 6. **The assert hook.**  ``__minisycl_assert_fail(message)`` (a failed
    ``assert``; the stub in a device vtable slot of a host-only virtual method,
    ``host_only_virtuals.py``) is defined here: it keeps the first message's
@@ -68,7 +60,6 @@ names.  Tests: ``tests/lit/passes/lower-to-nvptx/``, ``tests/passes/test_lower_t
 from __future__ import annotations
 
 import re
-import struct
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -76,6 +67,7 @@ from .ir.items import build_item
 from .ir import Module, quote_name, split_operands, split_type
 from .ir.sycl_names import ASSERT_FAIL, ASSERT_MESSAGE
 from .manager import PassResult
+from .nvptx_math import OWN_DECLS, lower_math
 from .nvptx_groups import DYNAMIC_SHARED, LANG_TYPES, Builtins, reducer_op
 from .work_group_builtins import identity
 from .support.diagnostics import UserError
@@ -97,8 +89,6 @@ _SELECTABLE = ("llvm.nvvm.", "llvm.sqrt.", "llvm.fabs.", "llvm.floor.", "llvm.ce
                "llvm.uadd.with.overflow.", "llvm.ssub.with.overflow.", "llvm.usub.with.overflow.",
                "llvm.smul.with.overflow.", "llvm.umul.with.overflow.", "llvm.exp2.f32", "llvm.exp2.f16",
                "llvm.invariant.", "llvm.experimental.noalias.scope.decl", "llvm.stacksave", "llvm.stackrestore")
-_MATH = ("exp", "log", "log2", "log10", "sin", "cos", "tan", "pow")
-_FLOAT = {"f32": "float", "f64": "double", "f16": "half"}
 
 
 class NVPTXLoweringError(UserError):
@@ -107,94 +97,6 @@ class NVPTXLoweringError(UserError):
 
 def body_name(kernel: str) -> str:
     return f"__minisycl_body.{kernel}"
-
-
-def _f(value: float) -> str:
-    """A float constant as LLVM spells a single-precision value (exactly)."""
-    d = struct.unpack("<f", struct.pack("<f", value))[0]
-    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", d))[0]
-
-
-_TWO_PI_HI = struct.unpack("<f", struct.pack("<f", 6.283185307179586))[0]
-_TWO_PI_LO = 6.283185307179586 - _TWO_PI_HI
-
-#: this pass's own single-precision implementations (see the module docstring, step 5)
-_OWN_F32 = {
-    "reduce": f"""define internal float @__minisycl_nv.reduce(float %x) alwaysinline {{
-  %k = fmul float %x, {_f(0.15915494309189535)}
-  %kr = call float @llvm.rint.f32(float %k)
-  %nk = fneg float %kr
-  %r1 = call float @llvm.fma.f32(float %nk, float {_f(_TWO_PI_HI)}, float %x)
-  %r = call float @llvm.fma.f32(float %nk, float {_f(_TWO_PI_LO)}, float %r1)
-  ret float %r
-}}""",
-    "sin": """define internal float @__minisycl_nv.sin(float %x) alwaysinline {
-  %r = call float @__minisycl_nv.reduce(float %x)
-  %s = call float @llvm.nvvm.sin.approx.f(float %r)
-  ret float %s
-}""",
-    "cos": """define internal float @__minisycl_nv.cos(float %x) alwaysinline {
-  %r = call float @__minisycl_nv.reduce(float %x)
-  %c = call float @llvm.nvvm.cos.approx.f(float %r)
-  ret float %c
-}""",
-    "tan": """define internal float @__minisycl_nv.tan(float %x) alwaysinline {
-  %r = call float @__minisycl_nv.reduce(float %x)
-  %s = call float @llvm.nvvm.sin.approx.f(float %r)
-  %c = call float @llvm.nvvm.cos.approx.f(float %r)
-  %t = fdiv float %s, %c
-  ret float %t
-}""",
-    "exp": f"""define internal float @__minisycl_nv.exp(float %x) alwaysinline {{
-  %y = fmul float %x, {_f(1.4426950408889634)}
-  %e = call float @llvm.exp2.f32(float %y)
-  ret float %e
-}}""",
-    "log2": """define internal float @__minisycl_nv.log2(float %x) alwaysinline {
-  %l = call float @llvm.nvvm.lg2.approx.f(float %x)
-  ret float %l
-}""",
-    "log": f"""define internal float @__minisycl_nv.log(float %x) alwaysinline {{
-  %l = call float @llvm.nvvm.lg2.approx.f(float %x)
-  %r = fmul float %l, {_f(0.6931471805599453)}
-  ret float %r
-}}""",
-    "log10": f"""define internal float @__minisycl_nv.log10(float %x) alwaysinline {{
-  %l = call float @llvm.nvvm.lg2.approx.f(float %x)
-  %r = fmul float %l, {_f(0.30102999566398120)}
-  ret float %r
-}}""",
-    "pow": f"""define internal float @__minisycl_nv.pow(float %x, float %y) alwaysinline {{
-  %ax = call float @llvm.fabs.f32(float %x)
-  %l = call float @llvm.nvvm.lg2.approx.f(float %ax)
-  %yl = fmul float %y, %l
-  %m = call float @llvm.exp2.f32(float %yl)
-  %yint = call float @llvm.trunc.f32(float %y)
-  %isint = fcmp oeq float %yint, %y
-  %half = fmul float %y, {_f(0.5)}
-  %hint = call float @llvm.trunc.f32(float %half)
-  %even = fcmp oeq float %hint, %half
-  %neg = fcmp olt float %x, {_f(0.0)}
-  %negm = fneg float %m
-  %odd = select i1 %even, float %m, float %negm
-  %signed = select i1 %isint, float %odd, float {_f(float("nan"))}
-  %r1 = select i1 %neg, float %signed, float %m
-  %y0 = fcmp oeq float %y, {_f(0.0)}
-  %r = select i1 %y0, float {_f(1.0)}, float %r1
-  ret float %r
-}}""",
-}
-_OWN_NEEDS = {"sin": ["reduce"], "cos": ["reduce"], "tan": ["reduce"]}
-_OWN_DECLS = {
-    "llvm.rint.f32": "declare float @llvm.rint.f32(float)",
-    "llvm.fma.f32": "declare float @llvm.fma.f32(float, float, float)",
-    "llvm.nvvm.sin.approx.f": "declare float @llvm.nvvm.sin.approx.f(float)",
-    "llvm.nvvm.cos.approx.f": "declare float @llvm.nvvm.cos.approx.f(float)",
-    "llvm.nvvm.lg2.approx.f": "declare float @llvm.nvvm.lg2.approx.f(float)",
-    "llvm.exp2.f32": "declare float @llvm.exp2.f32(float)",
-    "llvm.fabs.f32": "declare float @llvm.fabs.f32(float)",
-    "llvm.trunc.f32": "declare float @llvm.trunc.f32(float)",
-}
 
 
 @dataclass
@@ -336,57 +238,6 @@ def _map_spaces(text: str) -> str:
     return _NOOP_CAST.sub(cast, text)
 
 
-def _math(text: str, libdevice: bool) -> tuple[str, list[str]]:
-    """Step 5: calls of the math intrinsics NVPTX cannot select replaced; the
-    definitions and declarations to add."""
-    extra: list[str] = []
-    own_needed: set[str] = set()
-    pattern = re.compile(r"@llvm\.(%s)\.(f32|f64|f16)\b" % "|".join(_MATH + ("exp2",)))
-    found = sorted(set(pattern.findall(text)))
-    for fn, suffix in found:
-        if fn == "exp2" and suffix != "f64":
-            continue
-        ty = _FLOAT[suffix]
-        nargs = 2 if fn == "pow" else 1
-        new = f"__minisycl_math.{fn}.{suffix}"
-        text = re.sub(r"(?m)^declare [^\n]*@llvm\.%s\.%s\([^\n]*\n" % (fn, suffix), "", text)
-        text = re.sub(r"@llvm\.%s\.%s\b" % (fn, suffix), "@" + new, text)
-        params = ", ".join(f"{ty} %x{i}" for i in range(nargs))
-        body = [f"define internal {ty} @{new}({params}) alwaysinline {{"]
-        if libdevice and suffix != "f16":
-            callee = f"__nv_{fn}f" if suffix == "f32" else f"__nv_{fn}"
-            decl = f"declare {ty} @{callee}({', '.join([ty] * nargs)})"
-            if decl not in extra:
-                extra.append(decl)
-            body += [f"  %r = call {ty} @{callee}({params})", f"  ret {ty} %r", "}"]
-        else:
-            if libdevice:
-                callee = f"__nv_{fn}f"
-                decl = f"declare float @{callee}({', '.join(['float'] * nargs)})"
-                if decl not in extra:
-                    extra.append(decl)
-            else:
-                callee = f"__minisycl_nv.{'exp2' if fn == 'exp2' else fn}"
-                if fn == "exp2":
-                    callee = "llvm.exp2.f32"
-                else:
-                    own_needed.add(fn)
-            conv = [] if ty == "float" else [f"  %y{i} = fp{'trunc' if ty == 'double' else 'ext'} {ty} %x{i} to float"
-                                              for i in range(nargs)]
-            names = [f"float %x{i}" if ty == "float" else f"float %y{i}" for i in range(nargs)]
-            body += conv + [f"  %r = call float @{callee}({', '.join(names)})"]
-            if ty == "float":
-                body += ["  ret float %r", "}"]
-            else:
-                body += [f"  %rr = fp{'ext' if ty == 'double' else 'trunc'} float %r to {ty}", f"  ret {ty} %rr", "}"]
-        extra.append("\n".join(body))
-    for fn in sorted(own_needed):
-        for dep in _OWN_NEEDS.get(fn, []) + [fn]:
-            if _OWN_F32[dep] not in extra:
-                extra.insert(0, _OWN_F32[dep])
-    return text, extra
-
-
 def lower_to_nvptx(module: Module, libdevice: bool = False) -> None:
     """Steps 1-7 on ``module`` (in place)."""
     _define_assert_hook(module)
@@ -414,7 +265,7 @@ def lower_to_nvptx(module: Module, libdevice: bool = False) -> None:
     text = text.replace(" spir_func ", " ").replace(" spir_kernel ", " ")
     text = _map_spaces(text)
     text = _SHARED_ALIGN.sub(lambda m: m.group(1) + str(max(int(m.group(2)), 16)), text)
-    text, extra = _math(text, libdevice)
+    text, extra = lower_math(text, libdevice)
     for e in extra:
         for name in re.findall(r"@(llvm\.[\w.]+)\(", e):
             needed.add(name)
@@ -424,8 +275,8 @@ def lower_to_nvptx(module: Module, libdevice: bool = False) -> None:
             groups.sreg(name[len("llvm.nvvm.read.ptx.sreg."):])
     decls = []
     for name in sorted(needed - declared):
-        if name in _OWN_DECLS and name not in groups.decls:
-            decls.append(_OWN_DECLS[name])
+        if name in OWN_DECLS and name not in groups.decls:
+            decls.append(OWN_DECLS[name])
     new = Module.parse(text + "\n" + "\n".join(extra + decls) + "\n" + groups.text(declared | set(
         re.findall(r"^declare [^@\n]*@([-\w.$]+)\(", "\n".join(decls), re.M))), module.name)
     _check_calls(new, libdevice)
