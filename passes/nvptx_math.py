@@ -17,21 +17,24 @@ definitions to add:
   ``__nv_<fn>`` (double): libdevice's documented accuracy.
 * **Without it**, the wrapper calls this module's own single-precision
   implementation ``__minisycl_nv.<fn>`` (``OWN_F32``); double and half
-  arguments go through float.  ``sin``/``cos``/``tan``/``log*``/``pow`` use the
-  PTX approximate instructions (``sin.approx``, ``lg2.approx``); ``exp`` is
-  ``ex2.approx`` of the argument reduced by ``ln 2`` (Cody and Waite) times
-  ``2^n``.  The others are written on those and on what NVPTX
-  selects, with the algorithms named in each definition's comment:
-  ``atan`` is Cephes' ``atanf`` (three argument ranges, a degree-9 odd
-  polynomial), ``atan2``/``asin``/``acos`` reduce to it, ``sinh``/``tanh`` use
-  a Taylor polynomial below 1 (``tanh``: 0.5) and ``exp`` above, ``cbrt`` is ``exp2(log2|x|/3)``
-  refined by one Newton step, ``hypot`` scales by the larger magnitude.
+  arguments go through float.  They are written on what NVPTX selects (fma,
+  sqrt, ``ex2.approx`` for ``exp2``, bit operations), after Cephes' single-
+  precision library, with the algorithm in each definition's comment:
+  ``sin``/``cos``/``tan`` reduce by pi/2 in three parts (accurate for |x| below
+  about 1e5), ``log``/``log2``/``log10`` split the bits into exponent and
+  mantissa, ``exp`` reduces by ln 2 (Cody and Waite), ``atan`` is ``atanf``
+  (three ranges, an odd polynomial) and ``atan2``/``asin``/``acos`` reduce to
+  it, ``sinh``/``tanh`` use a Taylor polynomial below 1 (``tanh``: 0.5) and
+  ``exp`` above, ``cbrt`` is ``exp2(log2|x|/3)`` and one Newton step,
+  ``hypot`` scales by the larger magnitude, and ``pow`` is ``exp(y ln|x|)``
+  in double (the GPU's fp64 units), rounded once.
   ``tests/runtime/test_math_builtins.py`` runs these definitions on the CPU
-  (with exact ``exp``/``log2`` in place of the approximate instructions) and
-  checks each against NumPy within the ulp bounds stated there.
+  and checks each against NumPy within the ulp bounds stated there (on a GPU
+  without libdevice, the whole table runs within OpenCL's bounds too).
 """
 from __future__ import annotations
 
+import math
 import re
 import struct
 
@@ -57,6 +60,21 @@ def f32_const(value: float) -> str:
 _f = f32_const
 
 
+def _d(value: float) -> str:
+    """A double constant as LLVM spells it (exactly)."""
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
+
+
+def _series(var: str, coefficients: list[float]) -> str:
+    """Horner's rule in double over ``%var``: ``%q1 .. %qN`` (N = len - 1), the
+    coefficients from the highest power down."""
+    lines, acc = [], _d(coefficients[0])
+    for i, c in enumerate(coefficients[1:], 1):
+        lines.append(f"  %q{i} = call double @llvm.fma.f64(double {acc}, double %{var}, double {_d(c)})")
+        acc = f"%q{i}"
+    return "\n".join(lines)
+
+
 def _two_part(value: float) -> tuple[float, float]:
     """``value`` as a float and the double remainder: a constant of about 48 bits for fma chains."""
     hi = struct.unpack("<f", struct.pack("<f", value))[0]
@@ -71,31 +89,94 @@ _INF = _f(float("inf"))
 
 #: this module's own single-precision implementations (see the docstring)
 OWN_F32 = {
-    "reduce": f"""define internal float @__minisycl_nv.reduce(float %x) alwaysinline {{
-  %k = fmul float %x, {_f(0.15915494309189535)}
-  %kr = call float @llvm.rint.f32(float %k)
-  %nk = fneg float %kr
-  %r1 = call float @llvm.fma.f32(float %nk, float {_f(_TWO_PI_HI)}, float %x)
-  %r = call float @llvm.fma.f32(float %nk, float {_f(_TWO_PI_LO)}, float %r1)
-  ret float %r
+    # x - k pi/2 with k = rint(2x/pi), pi/2 in three parts (Cephes' DP1-3, fma),
+    # and k mod 4 (a float: no poison for NaN or huge x); accurate for |x| < 1e5
+    "reduce": f"""define internal {{ float, float }} @__minisycl_nv.reduce(float %x) alwaysinline {{
+  %t = fmul float %x, {_f(0.6366197723675814)}
+  %k = call float @llvm.rint.f32(float %t)
+  %nk = fneg float %k
+  %r1 = call float @llvm.fma.f32(float %nk, float {_f(1.5703125)}, float %x)
+  %r2 = call float @llvm.fma.f32(float %nk, float {_f(4.837512969970703125e-4)}, float %r1)
+  %r = call float @llvm.fma.f32(float %nk, float {_f(7.54978995489188216e-8)}, float %r2)
+  %k4 = fmul float %k, {_f(0.25)}
+  %f4 = call float @llvm.floor.f32(float %k4)
+  %q = call float @llvm.fma.f32(float %f4, float {_f(-4.0)}, float %k)
+  %v0 = insertvalue {{ float, float }} poison, float %r, 0
+  %v = insertvalue {{ float, float }} %v0, float %q, 1
+  ret {{ float, float }} %v
 }}""",
-    "sin": """define internal float @__minisycl_nv.sin(float %x) alwaysinline {
-  %r = call float @__minisycl_nv.reduce(float %x)
-  %s = call float @llvm.nvvm.sin.approx.f(float %r)
+    # Cephes sinf's polynomial on [-pi/4, pi/4]
+    "sin_poly": f"""define internal float @__minisycl_nv.sin_poly(float %r) alwaysinline {{
+  %z = fmul float %r, %r
+  %p1 = call float @llvm.fma.f32(float %z, float {_f(-1.9515295891e-4)}, float {_f(8.3321608736e-3)})
+  %p2 = call float @llvm.fma.f32(float %p1, float %z, float {_f(-1.6666654611e-1)})
+  %pz = fmul float %p2, %z
+  %s = call float @llvm.fma.f32(float %pz, float %r, float %r)
   ret float %s
-}""",
-    "cos": """define internal float @__minisycl_nv.cos(float %x) alwaysinline {
-  %r = call float @__minisycl_nv.reduce(float %x)
-  %c = call float @llvm.nvvm.cos.approx.f(float %r)
+}}""",
+    # Cephes cosf's polynomial on [-pi/4, pi/4]
+    "cos_poly": f"""define internal float @__minisycl_nv.cos_poly(float %r) alwaysinline {{
+  %z = fmul float %r, %r
+  %p1 = call float @llvm.fma.f32(float %z, float {_f(2.443315711809948e-5)}, float {_f(-1.388731625493765e-3)})
+  %p2 = call float @llvm.fma.f32(float %p1, float %z, float {_f(4.166664568298827e-2)})
+  %zz = fmul float %z, %z
+  %h = call float @llvm.fma.f32(float %z, float {_f(-0.5)}, float {_f(1.0)})
+  %c = call float @llvm.fma.f32(float %p2, float %zz, float %h)
   ret float %c
-}""",
-    "tan": """define internal float @__minisycl_nv.tan(float %x) alwaysinline {
-  %r = call float @__minisycl_nv.reduce(float %x)
-  %s = call float @llvm.nvvm.sin.approx.f(float %r)
-  %c = call float @llvm.nvvm.cos.approx.f(float %r)
-  %t = fdiv float %s, %c
-  ret float %t
-}""",
+}}""",
+    # quadrant q: sin, cos, -sin, -cos of the reduced argument
+    "sin": f"""define internal float @__minisycl_nv.sin(float %x) alwaysinline {{
+  %rq = call {{ float, float }} @__minisycl_nv.reduce(float %x)
+  %r = extractvalue {{ float, float }} %rq, 0
+  %q = extractvalue {{ float, float }} %rq, 1
+  %s = call float @__minisycl_nv.sin_poly(float %r)
+  %c = call float @__minisycl_nv.cos_poly(float %r)
+  %q1 = fcmp oeq float %q, {_f(1.0)}
+  %q3 = fcmp oeq float %q, {_f(3.0)}
+  %odd = or i1 %q1, %q3
+  %v = select i1 %odd, float %c, float %s
+  %neg = fcmp oge float %q, {_f(2.0)}
+  %nv = fneg float %v
+  %res = select i1 %neg, float %nv, float %v
+  ret float %res
+}}""",
+    # quadrant q: cos, -sin, -cos, sin of the reduced argument
+    "cos": f"""define internal float @__minisycl_nv.cos(float %x) alwaysinline {{
+  %rq = call {{ float, float }} @__minisycl_nv.reduce(float %x)
+  %r = extractvalue {{ float, float }} %rq, 0
+  %q = extractvalue {{ float, float }} %rq, 1
+  %s = call float @__minisycl_nv.sin_poly(float %r)
+  %c = call float @__minisycl_nv.cos_poly(float %r)
+  %q1 = fcmp oeq float %q, {_f(1.0)}
+  %q2 = fcmp oeq float %q, {_f(2.0)}
+  %q3 = fcmp oeq float %q, {_f(3.0)}
+  %odd = or i1 %q1, %q3
+  %v = select i1 %odd, float %s, float %c
+  %neg = or i1 %q1, %q2
+  %nv = fneg float %v
+  %res = select i1 %neg, float %nv, float %v
+  ret float %res
+}}""",
+    # Cephes tanf's polynomial; -1/t in odd quadrants
+    "tan": f"""define internal float @__minisycl_nv.tan(float %x) alwaysinline {{
+  %rq = call {{ float, float }} @__minisycl_nv.reduce(float %x)
+  %r = extractvalue {{ float, float }} %rq, 0
+  %q = extractvalue {{ float, float }} %rq, 1
+  %z = fmul float %r, %r
+  %p1 = call float @llvm.fma.f32(float %z, float {_f(9.38540185543e-3)}, float {_f(3.11992232697e-3)})
+  %p2 = call float @llvm.fma.f32(float %p1, float %z, float {_f(2.44301354525e-2)})
+  %p3 = call float @llvm.fma.f32(float %p2, float %z, float {_f(5.34112807005e-2)})
+  %p4 = call float @llvm.fma.f32(float %p3, float %z, float {_f(1.33387994085e-1)})
+  %p5 = call float @llvm.fma.f32(float %p4, float %z, float {_f(3.33331568548e-1)})
+  %pz = fmul float %p5, %z
+  %t = call float @llvm.fma.f32(float %pz, float %r, float %r)
+  %q1 = fcmp oeq float %q, {_f(1.0)}
+  %q3 = fcmp oeq float %q, {_f(3.0)}
+  %odd = or i1 %q1, %q3
+  %inv = fdiv float {_f(-1.0)}, %t
+  %res = select i1 %odd, float %inv, float %t
+  ret float %res
+}}""",
     # Cody-Waite: n = rint(x log2 e), r = x - n ln 2 in two parts (fma), then
     # ex2.approx(r log2 e) * 2^n, 2^n built from bits in two halves (n clamped
     # to [-252, 254]: overflow and underflow come out as inf and 0)
@@ -126,25 +207,148 @@ OWN_F32 = {
   %v2 = select i1 %under, float {_f(0.0)}, float %v1
   ret float %v2
 }}""",
-    "log2": """define internal float @__minisycl_nv.log2(float %x) alwaysinline {
-  %l = call float @llvm.nvvm.lg2.approx.f(float %x)
-  ret float %l
-}""",
+    # frexp of x > 0 by its bits (subnormals scaled by 2^23 first): x = 2^e (1 + f)
+    # with 1 + f in [sqrt(1/2), sqrt(2)); y = Cephes logf's polynomial of f minus f^2/2
+    "log_reduce": f"""define internal {{ float, float, float }} @__minisycl_nv.log_reduce(float %x) alwaysinline {{
+  %small = fcmp olt float %x, {_f(1.1754943508222875e-38)}
+  %xs = fmul float %x, {_f(8388608.0)}
+  %xx = select i1 %small, float %xs, float %x
+  %adj = select i1 %small, float {_f(-23.0)}, float {_f(0.0)}
+  %bits = bitcast float %xx to i32
+  %ex = lshr i32 %bits, 23
+  %exm = and i32 %ex, 255
+  %eb = sub i32 %exm, 126
+  %mb = and i32 %bits, 8388607
+  %mbits = or i32 %mb, 1056964608
+  %m = bitcast i32 %mbits to float
+  %ef0 = sitofp i32 %eb to float
+  %ef = fadd float %ef0, %adj
+  %lt = fcmp olt float %m, {_f(0.7071067811865476)}
+  %m2 = fadd float %m, %m
+  %f1 = fsub float %m2, {_f(1.0)}
+  %f2 = fsub float %m, {_f(1.0)}
+  %f = select i1 %lt, float %f1, float %f2
+  %e1 = fsub float %ef, {_f(1.0)}
+  %e = select i1 %lt, float %e1, float %ef
+  %z = fmul float %f, %f
+  %p1 = call float @llvm.fma.f32(float {_f(7.0376836292e-2)}, float %f, float {_f(-1.1514610310e-1)})
+  %p2 = call float @llvm.fma.f32(float %p1, float %f, float {_f(1.1676998740e-1)})
+  %p3 = call float @llvm.fma.f32(float %p2, float %f, float {_f(-1.2420140846e-1)})
+  %p4 = call float @llvm.fma.f32(float %p3, float %f, float {_f(1.4249322787e-1)})
+  %p5 = call float @llvm.fma.f32(float %p4, float %f, float {_f(-1.6668057665e-1)})
+  %p6 = call float @llvm.fma.f32(float %p5, float %f, float {_f(2.0000714765e-1)})
+  %p7 = call float @llvm.fma.f32(float %p6, float %f, float {_f(-2.4999993993e-1)})
+  %p8 = call float @llvm.fma.f32(float %p7, float %f, float {_f(3.3333331174e-1)})
+  %pf = fmul float %p8, %f
+  %y0 = fmul float %pf, %z
+  %y = call float @llvm.fma.f32(float %z, float {_f(-0.5)}, float %y0)
+  %v0 = insertvalue {{ float, float, float }} poison, float %f, 0
+  %v1 = insertvalue {{ float, float, float }} %v0, float %e, 1
+  %v = insertvalue {{ float, float, float }} %v1, float %y, 2
+  ret {{ float, float, float }} %v
+}}""",
+    # the special values of every logarithm: NaN below 0, -inf at 0, inf at inf, NaN at NaN
+    "log_special": f"""define internal float @__minisycl_nv.log_special(float %x, float %r) alwaysinline {{
+  %inf = fcmp oeq float %x, {_INF}
+  %r1 = select i1 %inf, float {_INF}, float %r
+  %zero = fcmp oeq float %x, {_f(0.0)}
+  %r2 = select i1 %zero, float {_f(float("-inf"))}, float %r1
+  %neg = fcmp olt float %x, {_f(0.0)}
+  %r3 = select i1 %neg, float {_f(float("nan"))}, float %r2
+  %nan = fcmp uno float %x, %x
+  %r4 = select i1 %nan, float %x, float %r3
+  ret float %r4
+}}""",
+    # Cephes log2f: (f + y) log2 e + e, log2 e = 1 + LOG2EA
+    "log2": f"""define internal float @__minisycl_nv.log2(float %x) alwaysinline {{
+  %p = call {{ float, float, float }} @__minisycl_nv.log_reduce(float %x)
+  %f = extractvalue {{ float, float, float }} %p, 0
+  %e = extractvalue {{ float, float, float }} %p, 1
+  %y = extractvalue {{ float, float, float }} %p, 2
+  %z1 = fmul float %y, {_f(0.44269504088896340736)}
+  %z2 = call float @llvm.fma.f32(float %f, float {_f(0.44269504088896340736)}, float %z1)
+  %z3 = fadd float %z2, %y
+  %z4 = fadd float %z3, %f
+  %z5 = fadd float %z4, %e
+  %r = call float @__minisycl_nv.log_special(float %x, float %z5)
+  ret float %r
+}}""",
+    # Cephes logf: f + y + e ln 2, ln 2 in two parts
     "log": f"""define internal float @__minisycl_nv.log(float %x) alwaysinline {{
-  %l = call float @llvm.nvvm.lg2.approx.f(float %x)
-  %r = fmul float %l, {_f(0.6931471805599453)}
+  %p = call {{ float, float, float }} @__minisycl_nv.log_reduce(float %x)
+  %f = extractvalue {{ float, float, float }} %p, 0
+  %e = extractvalue {{ float, float, float }} %p, 1
+  %y = extractvalue {{ float, float, float }} %p, 2
+  %a = call float @llvm.fma.f32(float %e, float {_f(-2.12194440e-4)}, float %y)
+  %b = fadd float %f, %a
+  %l = call float @llvm.fma.f32(float %e, float {_f(0.693359375)}, float %b)
+  %r = call float @__minisycl_nv.log_special(float %x, float %l)
   ret float %r
 }}""",
+    # Cephes log10f: (f + y) log10 e + e log10 2, both constants in two parts
     "log10": f"""define internal float @__minisycl_nv.log10(float %x) alwaysinline {{
-  %l = call float @llvm.nvvm.lg2.approx.f(float %x)
-  %r = fmul float %l, {_f(0.30102999566398120)}
+  %p = call {{ float, float, float }} @__minisycl_nv.log_reduce(float %x)
+  %f = extractvalue {{ float, float, float }} %p, 0
+  %e = extractvalue {{ float, float, float }} %p, 1
+  %y = extractvalue {{ float, float, float }} %p, 2
+  %z1 = fmul float %y, {_f(7.00731903251827651129e-4)}
+  %z2 = call float @llvm.fma.f32(float %f, float {_f(7.00731903251827651129e-4)}, float %z1)
+  %z3 = call float @llvm.fma.f32(float %e, float {_f(2.48745663981195213739e-4)}, float %z2)
+  %z4 = call float @llvm.fma.f32(float %y, float {_f(4.3359375e-1)}, float %z3)
+  %z5 = call float @llvm.fma.f32(float %f, float {_f(4.3359375e-1)}, float %z4)
+  %z6 = call float @llvm.fma.f32(float %e, float {_f(3.0078125e-1)}, float %z5)
+  %r = call float @__minisycl_nv.log_special(float %x, float %z6)
   ret float %r
 }}""",
+    # ln|x| in double for pow: x's frexp (exact), ln m = 2 atanh((m-1)/(m+1)) to s^17
+    "ln_d": f"""define internal double @__minisycl_nv.ln_d(float %x) alwaysinline {{
+  %p = call {{ float, float, float }} @__minisycl_nv.log_reduce(float %x)
+  %f = extractvalue {{ float, float, float }} %p, 0
+  %e = extractvalue {{ float, float, float }} %p, 1
+  %fd = fpext float %f to double
+  %ed = fpext float %e to double
+  %den = fadd double %fd, 2.0
+  %s = fdiv double %fd, %den
+  %s2 = fmul double %s, %s
+{_series("s2", [1 / k for k in range(17, 0, -2)])}
+  %s2x = fmul double %s, 2.0
+  %lm = fmul double %s2x, %q8
+  %l = call double @llvm.fma.f64(double %ed, double {_d(0.6931471805599453)}, double %lm)
+  %inf = fcmp oeq float %x, {_INF}
+  %l1 = select i1 %inf, double 0x7FF0000000000000, double %l
+  %zero = fcmp oeq float %x, {_f(0.0)}
+  %l2 = select i1 %zero, double 0xFFF0000000000000, double %l1
+  %nan = fcmp uno float %x, %x
+  %l3 = select i1 %nan, double 0x7FF8000000000000, double %l2
+  ret double %l3
+}}""",
+    # exp in double for pow: t - k ln 2 (two parts), Taylor to r^13, times 2^k
+    # from bits (k clamped to [-300, 300]: the float result is 0 or inf beyond)
+    "exp_d": f"""define internal double @__minisycl_nv.exp_d(double %t) alwaysinline {{
+  %u = fmul double %t, {_d(1.4426950408889634)}
+  %k = call double @llvm.rint.f64(double %u)
+  %nk = fneg double %k
+  %r1 = call double @llvm.fma.f64(double %nk, double {_d(0.6931471805599453)}, double %t)
+  %r = call double @llvm.fma.f64(double %nk, double {_d(2.3190468138462996e-17)}, double %r1)
+{_series("r", [1 / math.factorial(k) for k in range(13, -1, -1)])}
+  %lo = call double @llvm.maxnum.f64(double %k, double -300.0)
+  %kc = call double @llvm.minnum.f64(double %lo, double 300.0)
+  %ki = fptosi double %kc to i64
+  %eb = add i64 %ki, 1023
+  %bits = shl i64 %eb, 52
+  %scale = bitcast i64 %bits to double
+  %v = fmul double %q13, %scale
+  ret double %v
+}}""",
+    # exp(y ln|x|) in double, rounded once to float; the sign of odd integer
+    # powers of negative x, NaN for other negative x, 1 for y = 0
     "pow": f"""define internal float @__minisycl_nv.pow(float %x, float %y) alwaysinline {{
   %ax = call float @llvm.fabs.f32(float %x)
-  %l = call float @llvm.nvvm.lg2.approx.f(float %ax)
-  %yl = fmul float %y, %l
-  %m = call float @llvm.exp2.f32(float %yl)
+  %l = call double @__minisycl_nv.ln_d(float %ax)
+  %yd = fpext float %y to double
+  %t = fmul double %yd, %l
+  %md = call double @__minisycl_nv.exp_d(double %t)
+  %m = fptrunc double %md to float
   %yint = call float @llvm.trunc.f32(float %y)
   %isint = fcmp oeq float %yint, %y
   %half = fmul float %y, {_f(0.5)}
@@ -334,7 +538,9 @@ OWN_F32 = {
 }}""",
 }
 #: the own implementations each one calls
-OWN_NEEDS = {"sin": ["reduce"], "cos": ["reduce"], "tan": ["reduce"], "atan2": ["atan"], "asin": ["atan", "atan2"],
+OWN_NEEDS = {"sin": ["reduce", "sin_poly", "cos_poly"], "cos": ["reduce", "sin_poly", "cos_poly"], "tan": ["reduce"],
+             "log_reduce": [], "log": ["log_reduce", "log_special"], "log2": ["log_reduce", "log_special"],
+             "log10": ["log_reduce", "log_special"], "ln_d": ["log_reduce"], "pow": ["ln_d", "exp_d"], "atan2": ["atan"], "asin": ["atan", "atan2"],
              "acos": ["atan", "atan2"], "sinh": ["sinh_small", "exp_half_twice"], "cosh": ["exp_half_twice"],
              "exp_half_twice": ["exp"],
              "tanh": ["sinh_small", "exp"], "cbrt": ["log2"]}
@@ -342,15 +548,17 @@ OWN_NEEDS = {"sin": ["reduce"], "cos": ["reduce"], "tan": ["reduce"], "atan2": [
 OWN_DECLS = {
     "llvm.rint.f32": "declare float @llvm.rint.f32(float)",
     "llvm.fma.f32": "declare float @llvm.fma.f32(float, float, float)",
-    "llvm.nvvm.sin.approx.f": "declare float @llvm.nvvm.sin.approx.f(float)",
-    "llvm.nvvm.cos.approx.f": "declare float @llvm.nvvm.cos.approx.f(float)",
-    "llvm.nvvm.lg2.approx.f": "declare float @llvm.nvvm.lg2.approx.f(float)",
     "llvm.exp2.f32": "declare float @llvm.exp2.f32(float)",
     "llvm.fabs.f32": "declare float @llvm.fabs.f32(float)",
     "llvm.trunc.f32": "declare float @llvm.trunc.f32(float)",
     "llvm.sqrt.f32": "declare float @llvm.sqrt.f32(float)",
     "llvm.copysign.f32": "declare float @llvm.copysign.f32(float, float)",
     "llvm.maxnum.f32": "declare float @llvm.maxnum.f32(float, float)",
+    "llvm.floor.f32": "declare float @llvm.floor.f32(float)",
+    "llvm.rint.f64": "declare double @llvm.rint.f64(double)",
+    "llvm.fma.f64": "declare double @llvm.fma.f64(double, double, double)",
+    "llvm.maxnum.f64": "declare double @llvm.maxnum.f64(double, double)",
+    "llvm.minnum.f64": "declare double @llvm.minnum.f64(double, double)",
     "llvm.minnum.f32": "declare float @llvm.minnum.f32(float, float)",
 }
 

@@ -1,8 +1,8 @@
 ; RUN: minisycl opt -passes=lower-to-nvptx %s -o - | filecheck %s --check-prefix=OWN
 ; RUN: minisycl opt -passes=lower-to-nvptx{libdevice=true} %s -o - | filecheck %s --check-prefix=LIB
 ; Math NVPTX cannot select: through libdevice when the runtime links it, else
-; through this pass's single-precision implementations on the PTX approximate
-; instructions; what NVPTX selects itself (sqrt, exp2 on float) stays.
+; through our own single-precision implementations (passes/nvptx_math.py);
+; what NVPTX selects itself (sqrt, exp2 on float) stays.
 
 target triple = "spir64-unknown-unknown"
 
@@ -30,8 +30,10 @@ declare double @llvm.log.f64(double)
 declare half @llvm.cos.f16(half)
 
 ; OWN-DAG: define internal float @__minisycl_nv.sin(float %x)
-; OWN-DAG: call float @llvm.nvvm.sin.approx.f(float %r)
+; OWN-DAG: call float @__minisycl_nv.sin_poly(float %r)
 ; OWN-DAG: define internal float @__minisycl_nv.pow(float %x, float %y)
+; pow in double, rounded once:
+; OWN-DAG: call double @__minisycl_nv.exp_d(double %t)
 ; Double through single precision without libdevice:
 ; OWN-DAG: define internal double @__minisycl_math.log.f64(double %x0)
 ; OWN-DAG: %y0 = fptrunc double %x0 to float
