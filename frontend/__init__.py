@@ -1,6 +1,6 @@
 """The kernel-language front end: ``*.ksl`` source → verified LLVM IR.
 
-Stages, each a plain function (``../shared/design/architecture.md``):
+Stages, each a plain function (``docs/architecture.md``):
 
     parse(text, file, diags)      -> ast.Unit                 (parser.py, Lark LALR tables)
     check(unit, diags)            -> symbols.Program          (checker/)

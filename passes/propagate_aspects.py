@@ -1,8 +1,8 @@
 """propagate-aspects: which optional device features (aspects) each function uses.
 
 Upstream's ``SYCLPropagateAspectsUsage`` semantics
-(``../shared/reference/postlink-formats.md`` §3.5), extended for virtual
-functions as ``../shared/specs/virtual_functions_design.md`` asks.
+(``docs/formats.md``, "IR conventions between the stages"), extended for
+virtual functions as DPC++'s virtual-functions design (intel/llvm, sycl/doc/design/VirtualFunctions.md) asks.
 
 Algorithm:
   1. Aspect numbers come from ``!sycl_aspects`` (name → number); without it,

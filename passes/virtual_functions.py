@@ -1,7 +1,7 @@
 """analyze-virtual-functions: virtual calls and object construction in kernels.
 
 Upstream's ``SYCLVirtualFunctionsAnalysis``, with the design's separation of
-"calls" and "creates" (``../shared/reference/postlink-formats.md`` §3.1, §8).
+"calls" and "creates" (``docs/formats.md``, "IR conventions between the stages" and "Post-link decisions").
 Option ``mode``: ``design`` (the default, below) or ``upstream`` (at the end).
 
 Algorithm (design mode):

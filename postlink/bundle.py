@@ -130,7 +130,7 @@ class Bundle:
 
 # -- the header's schema ---------------------------------------------------------------------
 
-#: a device global's size is a uint32 in ``[SYCL/device globals]`` (postlink-formats.md), so no larger here
+#: a device global's size is a uint32 in ``[SYCL/device globals]`` (docs/formats.md), so no larger here
 MAX_DEVICE_GLOBAL_BYTES = 0xFFFFFFFF
 _MAX_TEXT = 1 << 16              # a name, a signature, a target: far below this
 _MAX_ITEMS = 1 << 20             # images, entry points, kernels, device globals

@@ -1,6 +1,6 @@
 """The runtime: load bundles, pick devices, link images and run kernels on the LLVM JIT.
 
-The API mirrors SYCL's names in snake_case (``architecture.md``, "Runtime model")::
+The API mirrors SYCL's names in snake_case (``docs/architecture.md``)::
 
     from minisycl import runtime as sycl
     prog = sycl.load_bundle("app.bundle")

@@ -1,7 +1,7 @@
 """A loaded bundle: kernels, image selection, virtual-function linking, host functions.
 
-Per kernel launch on a device (the seeds' algorithm, ``virtual_functions_design.md``
-"Changes to the runtime"; ``../shared/reference/runtime-behaviour.md`` §1):
+Per kernel launch on a device (the seeds' algorithm of DPC++'s virtual-functions design,
+intel/llvm sycl/doc/design/VirtualFunctions.md, "Changes to the runtime"):
 
 1. Choose the image: the AOT image built for this device's target if there is
    one, otherwise the JIT image holding the kernel.

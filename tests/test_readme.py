@@ -60,7 +60,8 @@ def folder(tmp_path_factory):
 
 
 def _run(argv, cwd):
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env = dict(os.environ)                     # the children's environment: ours, with this Python first
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env, timeout=300)
 
 
