@@ -92,3 +92,18 @@ def test_readme_block_runs_as_pasted(index, folder):
         ran += 1
     if not ran:
         pytest.skip("; ".join(sorted({why for line in lines for p, why in NOT_RUN if p.search(line)})))
+
+
+def test_gitignore_covers_what_the_readme_writes(folder):
+    """Run after the blocks above (same folder): every file they left beside the
+    examples would be ignored by git in the repository root, so following the
+    README leaves ``git status`` clean."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    produced = sorted(p.name for p in folder.iterdir() if p.is_file())
+    if not produced:
+        pytest.skip("the README blocks did not run in this session (run the whole file)")
+    r = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=ROOT, input="\n".join(produced),
+                       capture_output=True, text=True)
+    ignored = set(r.stdout.split())
+    assert [name for name in produced if name not in ignored] == []
