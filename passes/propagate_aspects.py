@@ -46,7 +46,7 @@ Tests: ``tests/lit/passes/propagate-aspects/``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ..device_configs.aspects import Aspect
@@ -454,9 +454,10 @@ class PropagateAspects:
     ``fixed-targets=a,b``: upstream's ``-sycl-propagate-aspects-usage-fixed-targets``)."""
 
     name: ClassVar[str] = "propagate-aspects"
-    exclude_aspects: str = ""
-    validate: bool = True
-    fixed_targets: str = ""
+    exclude_aspects: str = field(default="", metadata={"help": "aspects (comma-separated) not propagated"})
+    validate: bool = field(default=True, metadata={"help": "warn where used aspects are not in device_has"})
+    fixed_targets: str = field(default="", metadata={"help": "aspects recorded as !sycl_fixed_targets (upstream's "
+                                                             "-sycl-propagate-aspects-usage-fixed-targets)"})
 
     def run(self, module: Module, am) -> PassResult:
         exclude = {a.strip() for a in self.exclude_aspects.split(",") if a.strip()}

@@ -187,7 +187,8 @@ class AnalyzeVirtualFunctions:
     """The pass (option ``mode=design|upstream``)."""
 
     name: ClassVar[str] = "analyze-virtual-functions"
-    mode: str = field(default="design", metadata={"choices": MODES})
+    mode: str = field(default="design", metadata={"choices": MODES, "help": "design: calls and creates apart; "
+                                                                               "upstream: creates folded into calls"})
 
     def __post_init__(self):
         if self.mode not in MODES:
