@@ -7,13 +7,13 @@
 (d) 100 tiny kernels eagerly, and as a command graph replayed (per node; a CUDA graph: 0.99 us);
     the graph is one CUDA graph built node by node (``cuda/graph.py``): the node kinds are printed;
 (e) first launch (lowering, PTX, driver JIT) and cached launch (PTX from the disk cache);
-(f) the tiled matrix product of language.md (16x16 tiles in work-group memory, one output
+(f) the tiled matrix product of docs/language.md (16x16 tiles in work-group memory, one output
     per work-item) and the same idea with 128x128 tiles, 8x8 outputs per work-item, at
     n = 4096 in TFLOP/s (target >= 10 TFLOP/s fp32), beside cuBLAS (CuPy's matmul).
 
 CUDA's figures come from CuPy (NVRTC-compiled kernels of the same code) timed in
-this run when ``cupy`` imports; otherwise the figures measured on the lent H100
-(``cuda-backend.md``) are printed, labelled "reference".  Kernel times are the
+this run when ``cupy`` imports; otherwise the figures CUDA gave on the lent H100
+(``REFERENCE``; bench/README.md, "NVIDIA GPUs") are printed, labelled "reference".  Kernel times are the
 best of several runs timed with wall clock around ``wait()`` (minisycl) and
 ``synchronize()`` (CuPy).
 
@@ -98,7 +98,7 @@ extern "C" __global__ void matmul(int n, const float* A, const float* B, float* 
   int j = blockIdx.x * blockDim.x + threadIdx.x, i = blockIdx.y * blockDim.y + threadIdx.y;
   if (i < n && j < n) { float s = 0.0f; for (int k = 0; k < n; k++) s += A[i * n + k] * B[k * n + j]; C[i * n + j] = s; } }
 extern "C" __global__ void nop(int* p) { }
-extern "C" __global__ void tiled(const float* a, const float* b, float* c, int n) {  // language.md's, in CUDA
+extern "C" __global__ void tiled(const float* a, const float* b, float* c, int n) {  // docs/language.md's, in CUDA
   __shared__ float ta[16][16], tb[16][16];
   int lr = threadIdx.y, lc = threadIdx.x, r = blockIdx.y * 16 + lr, col = blockIdx.x * 16 + lc;
   float acc = 0.0f;
@@ -274,7 +274,7 @@ def main(argv=None):
         ap.error("--tiled must be a multiple of 128")
     ours = minisycl_figures(gpu, args.n, args.matmul, args.tiled)
     cuda = cupy_figures(args.n, args.matmul, args.tiled)
-    label = "CUDA (CuPy, this run)" if cuda else "CUDA (reference, cuda-backend.md)"
+    label = "CUDA (CuPy, this run)" if cuda else "CUDA (reference, bench/README.md)"
     cuda = cuda or REFERENCE
     n, m = args.n, args.matmul
     bw = lambda s: 12 * n / s / 1e12  # noqa: E731
@@ -304,12 +304,12 @@ def main(argv=None):
           f"driver JIT): {ours['cached_s'] * 1e3:.1f} ms; warm launch: {ours['warm_s'] * 1e6:.0f} us")
     t = args.tiled
     tf = lambda s: 2 * t ** 3 / s / 1e12  # noqa: E731
-    for key, what in (("tiled", "language.md's, 16x16 tiles"), ("tiled8", "128x128 tiles, 8x8 per work-item")):
+    for key, what in (("tiled", "docs/language.md's, 16x16 tiles"), ("tiled8", "128x128 tiles, 8x8 per work-item")):
         print(f"tiled matmul n={t} ({what}): {ours[key + '_s'] * 1e3:.2f} ms = {tf(ours[key + '_s']):.1f} TFLOP/s"
               f"{'' if ours[key + '_ok'] else ' (WRONG RESULT)'}; cuBLAS: {cuda['cublas_tflops']:.1f} TFLOP/s "
               f"({tf(ours[key + '_s']) / cuda['cublas_tflops']:.2f}x); target >= 10 TFLOP/s")
     if "tiled_cuda_tflops" in cuda:
-        print(f"tiled matmul n={t}, language.md's kernel written in CUDA (NVRTC): {cuda['tiled_cuda_tflops']:.1f} "
+        print(f"tiled matmul n={t}, docs/language.md's kernel written in CUDA (NVRTC): {cuda['tiled_cuda_tflops']:.1f} "
               f"TFLOP/s; ours/CUDA {tf(ours['tiled_s']) / cuda['tiled_cuda_tflops']:.2f}")
     return 0
 

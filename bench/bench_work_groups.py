@@ -1,6 +1,6 @@
 """Work-group kernels on the CPU (issue 19 point 7), each figure side by side in one run.
 
-(a) the tiled matrix product of language.md (examples/tiled_matmul.ksl, through
+(a) the tiled matrix product of docs/language.md (examples/tiled_matmul.ksl, through
     the front end: n=512, 16x16 groups, two barriers per tile) against the naive
     one of the same file and against gcc on the same tiled C loop nest (OpenMP over
     the output tiles, all cores) - targets >= 3x naive, >= 0.8x gcc.  Both sides
@@ -10,7 +10,7 @@
 (b) a sum of 2^24 floats, written in the kernel language (``SUMS``), three ways:
     ``sycl.reduction`` (a ``reducer<float, plus>`` kernel over a range);
     reduce_over_group in groups of 256 whose sums a reducer combines in the same
-    launch (the DPC++ book's pattern); and language.md's ``row_sums``, whose
+    launch (the DPC++ book's pattern); and docs/language.md's ``row_sums``, whose
     65,536 partial sums NumPy adds (float32) - against gcc -O3 OpenMP
     ``parallel for simd reduction(+:s)`` on all cores, target >= 0.9x (``simd``:
     gcc may reorder the sum within a thread too, as a group reduce may; without
@@ -63,7 +63,7 @@ IT = '%"class.sycl::_V1::nd_item.1"'
 
 #: (b)'s kernels, in the kernel language: sycl.reduction over a range; reduce_over_group
 #: with the groups' sums combined by a reducer in the same launch (the pattern of the
-#: DPC++ book, "Data Parallel C++", chapter on reductions); language.md's row_sums,
+#: DPC++ book, "Data Parallel C++", chapter on reductions); docs/language.md's row_sums,
 #: whose partial sums the host adds
 SUMS = """
 kernel total(id<1> i, float* x, reducer<float, plus> sum) { sum += x[i]; }

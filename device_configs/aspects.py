@@ -5,7 +5,7 @@ aspect propagation, post-link property sets, device-config validation and the
 runtime's device matcher.  Numbers follow ``sycl/include/sycl/info/aspects.def``
 (and the newer generated list above 60); inputs that carry their own
 ``!sycl_aspects`` metadata are read with their numbers instead (see
-``../shared/reference/postlink-formats.md`` §3.6 and §8).
+``docs/formats.md``, "IR conventions between the stages").
 """
 from __future__ import annotations
 

@@ -12,11 +12,12 @@ prog = sycl.build_program([os.path.join(HERE, "shapes.ksl")])
 n = 6
 for name in [sys.argv[1]] if len(sys.argv) > 1 else [sycl.default_device().name, "intel_gpu_tgllp"]:
     q = sycl.queue(name)
-    shapes = sycl.malloc_shared(n * 16, np.uint8, q)        # room for n objects (vptr + float)
+    shapes = sycl.malloc_shared(n, prog.dtype("Shape"), q)   # n objects: the class's layout from the bundle
     out = sycl.malloc_shared(n, np.float32, q)
     q.parallel_for(prog.kernel("make_shapes"), n, shapes)
     q.parallel_for(prog.kernel("areas"), n, shapes, out).wait()
     print(f"{name}: areas = {[round(float(a), 3) for a in np.asarray(out)]}")
+    print(f"{name}: sides = {np.asarray(shapes)['side'].tolist()} (sizeof(Shape) = {prog.sizeof('Shape')})")
     precise = sycl.malloc_shared(1, np.float64, q)
     try:
         q.single_task(prog.kernel("precise"), shapes, precise).wait()

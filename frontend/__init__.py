@@ -1,6 +1,6 @@
 """The kernel-language front end: ``*.ksl`` source → verified LLVM IR.
 
-Stages, each a plain function (``../shared/design/architecture.md``):
+Stages, each a plain function (``docs/architecture.md``):
 
     parse(text, file, diags)      -> ast.Unit                 (parser.py, Lark LALR tables)
     check(unit, diags)            -> symbols.Program          (checker/)
@@ -39,7 +39,7 @@ from ..passes.support.gc_pause import gc_paused
 from .emitter import emit
 from ..passes.ir import InternalCompilerError, Module, link, verify_generated
 from ..passes.support.diagnostics import CompileError, Diagnostic, DiagnosticSink, NestingTooDeep, SourceLoc
-from .data_layout import sizeof
+from .data_layout import class_layouts, sizeof
 from .parser import parse
 from .checker import Checker
 from .symbols import Program
@@ -77,6 +77,8 @@ class CompileResult:
     warnings: list[Diagnostic]
     sources: dict[str, str]
     timings: dict[str, float] = field(default_factory=dict)
+    #: every class's layout (``data_layout.class_layouts``): what a bundle carries for ``prog.sizeof``
+    layouts: dict[str, dict] = field(default_factory=dict)
 
     @property
     def ir(self) -> str:
@@ -134,7 +136,7 @@ def _compile(text: str, filename: str) -> CompileResult:
     timings["rules"] = t4 - t3
     ref = verify(text, filename)
     timings["verify"] = time.perf_counter() - t4
-    return CompileResult(ref, diags.warnings(), diags.sources, timings)
+    return CompileResult(ref, diags.warnings(), diags.sources, timings, class_layouts(prog.classes))
 
 
 def compile_files(paths: list[str]) -> CompileResult:
@@ -156,6 +158,9 @@ def compile_files(paths: list[str]) -> CompileResult:
         return results[0]
     linked = link([str(r.module) for r in results], paths, name="linked")
     warnings = [w for r in results for w in r.warnings]
+    layouts = {}
     for r in results:
         sources.update(r.sources)
-    return CompileResult(linked, warnings, sources)
+        for name, layout in r.layouts.items():
+            layouts.setdefault(name, layout)     # a class defined in several files: one definition rule
+    return CompileResult(linked, warnings, sources, layouts=layouts)

@@ -64,3 +64,40 @@ def flat_fields(cls: types.ClassType) -> list[tuple[str, types.Type]]:
     out = list(flat_fields(cls.base)) if cls.base is not None else []
     out.extend(cls.fields)
     return out
+
+
+def type_descriptor(ty: types.Type):
+    """A field's type for the bundle's class layouts (``docs/formats.md``, "Bundles"):
+    a scalar's name (``int``, ``float``...), ``"ptr"``, ``["array", T, count]`` or
+    ``["class", name]``; an ``id``/``range``/``nd_item`` is an array of ``long``."""
+    if ty.is_bool:
+        return "bool"
+    if ty.is_int or ty.is_float:
+        return ty.name
+    if ty.is_ptr or ty.is_reducer:
+        return "ptr"
+    if ty.is_array:
+        return ["array", type_descriptor(ty.elem), ty.count]
+    if ty.is_item:
+        return ["array", "long", sizeof(ty) // 8]
+    if ty.is_class:
+        return ["class", ty.name]
+    raise ValueError(f"no layout for a field of type {ty}")
+
+
+def class_layouts(classes) -> dict[str, dict]:
+    """Every class's layout as the bundle carries it: ``{size, align, base, fields}``,
+    ``base`` ``[name, offset]`` or ``None``, ``fields`` ``[name, offset, type]`` of the
+    class's own fields in declaration order (the vtable pointer, when there is one, is
+    the first 8 bytes and no field)."""
+    out = {}
+    for cls in classes:
+        offsets, size, align = struct_layout(cls)
+        base, fields = None, []
+        for (kind, payload), offset in zip(cls.llvm_members(), offsets):
+            if kind == "base":
+                base = [payload.name, offset]
+            elif kind == "field":
+                fields.append([payload[0], offset, type_descriptor(payload[1])])
+        out[cls.name] = {"size": size, "align": align, "base": base, "fields": fields}
+    return out

@@ -1,4 +1,4 @@
-"""The work-group and sub-group built-ins of the kernel language (``language.md``,
+"""The work-group and sub-group built-ins of the kernel language (``docs/language.md``,
 "Work-groups, sub-groups and reductions"): one table the checker (which
 functions exist, their arguments, which operator fits which type) and the
 emitter (which SPIR-V built-in each becomes) both take their facts from.

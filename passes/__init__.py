@@ -13,7 +13,7 @@ import importlib
 
 from .support.diagnostics import UserError
 
-__all__ = ["PASSES", "get_pass", "parse_pipeline", "print_pipeline", "PipelineError"]
+__all__ = ["PASSES", "get_pass", "parse_pipeline", "print_pipeline", "describe_passes", "PipelineError"]
 
 #: pass name -> "module:Class" (imported only when used, like xDSL's get_all_passes)
 PASSES = {
@@ -107,3 +107,30 @@ def print_pipeline(passes) -> str:
                     opts.append(f"{f.name.replace('_', '-')}={shown}")
         out.append(p.name + ("{" + ";".join(opts) + "}" if opts else ""))
     return ",".join(out)
+
+
+def describe_passes() -> list[tuple[str, str, list[str]]]:
+    """``(name, summary, options)`` of every registered pass, for ``minisycl opt
+    --help``: the summary is the first line of the pass module's docstring (which
+    starts ``<name>: ``), each option ``name=<type>`` with its default, its
+    choices and the ``help`` of its dataclass field, so the help cannot fall
+    behind the registry or the options the pipeline parser accepts."""
+    import sys
+    out = []
+    for name in PASSES:
+        cls = get_pass(name)
+        doc = (sys.modules[cls.__module__].__doc__ or cls.__doc__ or "").strip().splitlines()
+        summary = doc[0].strip() if doc else ""
+        if summary.startswith(name + ":"):
+            summary = summary[len(name) + 1:].strip()
+        options = []
+        for f in dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ():
+            kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+            default = str(f.default).lower() if isinstance(f.default, bool) else repr(f.default)
+            choices = f.metadata.get("choices")
+            text = f"{f.name.replace('_', '-')}=<{'|'.join(choices) if choices else kind}> (default {default})"
+            if f.metadata.get("help"):
+                text += f": {f.metadata['help']}"
+            options.append(text)
+        out.append((name, summary, options))
+    return out

@@ -1,6 +1,6 @@
 """check-device-code: the device-code rules, on a single-source module, without editing it.
 
-The rules of ``language.md``'s "Rules the compiler diagnoses" that need the
+The rules of ``docs/language.md``'s "Rules the compiler diagnoses" that need the
 device call graph, as the front end runs them on each file it compiles
 (``frontend.compile_source``) and as ``minisycl opt -passes=check-device-code``
 runs them on any module.  Each rule lives with the pass that owns its facts;

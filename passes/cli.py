@@ -41,7 +41,22 @@ def link_cmd(inputs, output, emit_bc):
     run_guarded(body)
 
 
-@click.command("opt")
+class _OptCommand(click.Command):
+    """``opt``'s help ends with every registered pass and its options
+    (``passes.describe_passes``: read from the registry, imported only for ``--help``)."""
+
+    def format_epilog(self, ctx, formatter):
+        from . import describe_passes
+        with formatter.section("Passes (registry in passes/__init__.py)"):
+            rows = []
+            for name, summary, options in describe_passes():
+                rows.append((name, summary))
+                rows.extend(("", f"  {option}") for option in options)
+            formatter.write_dl(rows, col_max=28)
+        super().format_epilog(ctx, formatter)
+
+
+@click.command("opt", cls=_OptCommand)
 @click.argument("input", default="-")
 @click.option("-passes", "--passes", "pipeline", required=True, metavar="PIPELINE",
               help="Comma-separated passes, e.g. split-if-device,propagate-aspects{exclude-aspects=fp64}.")
@@ -62,7 +77,9 @@ def opt_cmd(input, pipeline, output, host_output, emit_bc, text_output, print_af
             print_after, print_before, verify_each, time_passes, print_pipeline, ptx_cpu):
     """Run a pipeline of IR passes over INPUT (.ll or .bc; '-' for stdin).
 
-    Passes: split-if-device, propagate-aspects, analyze-virtual-functions, lower-work-groups.
+    A pipeline is written as LLVM's opt writes one: pass names separated by
+    commas, options in braces, separated by semicolons
+    (propagate-aspects{exclude-aspects=fp64;validate=false}).
     """
     def body():
         from .support import knobs

@@ -1,7 +1,7 @@
 """Virtual methods without ``indirectly_callable``: host code, a stub in device vtables.
 
-The design (``../shared/specs/virtual_functions_design.md``, "Changes to the
-compiler front-end") says a virtual method that is not ``indirectly_callable``
+The design (DPC++'s virtual-functions design, intel/llvm
+sycl/doc/design/VirtualFunctions.md, "Changes to the compiler front-end") says a virtual method that is not ``indirectly_callable``
 is not device code and must not be emitted into device code.  The front end
 marks such a method (declared ``virtual`` or ``override``, no
 ``indirectly_callable``) with ``"minisycl-host-only"="virtual"``; the other

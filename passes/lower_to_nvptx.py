@@ -330,7 +330,7 @@ class LowerToNVPTX:
     CUDA's libdevice, which the caller links; see the module docstring)."""
 
     name: ClassVar[str] = "lower-to-nvptx"
-    libdevice: bool = False
+    libdevice: bool = field(default=False, metadata={"help": "math through CUDA's libdevice (the caller links it)"})
 
     def run(self, module: Module, am) -> PassResult:
         lower_to_nvptx(module, self.libdevice)

@@ -1,8 +1,8 @@
 """propagate-aspects: which optional device features (aspects) each function uses.
 
 Upstream's ``SYCLPropagateAspectsUsage`` semantics
-(``../shared/reference/postlink-formats.md`` §3.5), extended for virtual
-functions as ``../shared/specs/virtual_functions_design.md`` asks.
+(``docs/formats.md``, "IR conventions between the stages"), extended for
+virtual functions as DPC++'s virtual-functions design (intel/llvm, sycl/doc/design/VirtualFunctions.md) asks.
 
 Algorithm:
   1. Aspect numbers come from ``!sycl_aspects`` (name → number); without it,
@@ -46,7 +46,7 @@ Tests: ``tests/lit/passes/propagate-aspects/``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ..device_configs.aspects import Aspect
@@ -454,9 +454,10 @@ class PropagateAspects:
     ``fixed-targets=a,b``: upstream's ``-sycl-propagate-aspects-usage-fixed-targets``)."""
 
     name: ClassVar[str] = "propagate-aspects"
-    exclude_aspects: str = ""
-    validate: bool = True
-    fixed_targets: str = ""
+    exclude_aspects: str = field(default="", metadata={"help": "aspects (comma-separated) not propagated"})
+    validate: bool = field(default=True, metadata={"help": "warn where used aspects are not in device_has"})
+    fixed_targets: str = field(default="", metadata={"help": "aspects recorded as !sycl_fixed_targets (upstream's "
+                                                             "-sycl-propagate-aspects-usage-fixed-targets)"})
 
     def run(self, module: Module, am) -> PassResult:
         exclude = {a.strip() for a in self.exclude_aspects.split(",") if a.strip()}

@@ -1,7 +1,7 @@
 """split-if-device: split a single-source module into its device and host halves.
 
 The IR pass of the single-pass ``if_device`` design
-(``../shared/specs/if_device_design.md``).
+(DPC++'s ``if_device`` design, intel/llvm sycl/doc/design/DeviceIf.md).
 
 Algorithm:
   1. Device roots: kernels (``spir_kernel``), ``"indirectly-callable"``

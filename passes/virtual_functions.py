@@ -1,7 +1,7 @@
 """analyze-virtual-functions: virtual calls and object construction in kernels.
 
 Upstream's ``SYCLVirtualFunctionsAnalysis``, with the design's separation of
-"calls" and "creates" (``../shared/reference/postlink-formats.md`` §3.1, §8).
+"calls" and "creates" (``docs/formats.md``, "IR conventions between the stages" and "Post-link decisions").
 Option ``mode``: ``design`` (the default, below) or ``upstream`` (at the end).
 
 Algorithm (design mode):
@@ -187,7 +187,8 @@ class AnalyzeVirtualFunctions:
     """The pass (option ``mode=design|upstream``)."""
 
     name: ClassVar[str] = "analyze-virtual-functions"
-    mode: str = field(default="design", metadata={"choices": MODES})
+    mode: str = field(default="design", metadata={"choices": MODES, "help": "design: calls and creates apart; "
+                                                                               "upstream: creates folded into calls"})
 
     def __post_init__(self):
         if self.mode not in MODES:

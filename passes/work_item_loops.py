@@ -9,7 +9,7 @@ work-group, with no thread, stack or Python per work-item (the technique of
 AdaptiveCpp's continuation-based synchronisation, CBS; PoCL's work-item
 loops are the same idea with the regions found statically).
 
-The IR contract (DPC++'s spelling; ``/tmp/h11-contract.md`` has the same table)
+The IR contract (DPC++'s spelling)
 ------------------------------------------------------------------------------
 
 ====================================  ==============================================================
@@ -149,7 +149,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from .ir.items import build_item
@@ -1132,7 +1132,8 @@ def lowered_kernels(module: Module, kernels: list[str]) -> dict[str, LoweredKern
 class LowerWorkGroups:
     """See the module docstring.  Records what it lowered in ``PassContext.work_groups``."""
     name: ClassVar[str] = "lower-work-groups"
-    sub_group_size: int = 0
+    sub_group_size: int = field(default=0, metadata={"help": "sub-group size of kernels without "
+                                                             "reqd_sub_group_size (0: read at run time)"})
 
     def run(self, module: Module, am) -> PassResult:
         done = lower_work_groups(module, self.sub_group_size)

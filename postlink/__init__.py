@@ -4,7 +4,7 @@
     write_tables(images, [TableSpec(...), ...], ...)  -> rows per table (this file)
 
 File names, table and ``.prop`` format follow upstream
-(``../shared/reference/postlink-formats.md`` §1): ``<dir>/<stem>_<N>`` with
+(``docs/formats.md``, "File table"): ``<dir>/<stem>_<N>`` with
 ``.bc``/``.ll`` and ``.sym``, ``<dir>/<stem>[_<target>]_<N>.prop``.
 """
 from __future__ import annotations

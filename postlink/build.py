@@ -50,6 +50,8 @@ class BuildRun:
     progress: Callable[[int, int], None] | None = None
     jobs: int | None = None
     warnings: list = field(default_factory=list)
+    #: class name -> layout, from the front end (``frontend.data_layout.class_layouts``)
+    layouts: dict = field(default_factory=dict)
 
 
 def compile_sources(run: BuildRun, sources: list[str]) -> list[Module]:
@@ -60,6 +62,8 @@ def compile_sources(run: BuildRun, sources: list[str]) -> list[Module]:
             continue
         result = compile_files([path])
         run.warnings.extend(result.warnings)
+        for name, layout in result.layouts.items():
+            run.layouts.setdefault(name, layout)
         modules.append(parse_text(result.ir, path)[0])
     return modules
 
@@ -110,6 +114,7 @@ def make_bundle(run: BuildRun, device: Module, host: Module, images: list[Bundle
         if fn.is_kernel and not fn.is_declaration and name not in bundle.kernels:
             bundle.kernels[name] = ""
     bundle.device_globals = globals_table
+    bundle.layouts = dict(run.layouts)
     bundle.images = [replace(im, native=native[im.name]) if im.name in native else im for im in images]
     return bundle
 

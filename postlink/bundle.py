@@ -58,6 +58,7 @@ class Bundle:
     device_globals: dict[str, dict] = field(default_factory=dict)   # unique id -> facts
     split: str = "none"
     targets: list[str] = field(default_factory=list)
+    layouts: dict[str, dict] = field(default_factory=dict)   # class -> {size, align, base, fields}
 
     def to_bytes(self) -> bytes:
         blobs: list[bytes] = []
@@ -76,7 +77,7 @@ class Bundle:
                   for im in self.images]
         header = json.dumps({"images": images, "host": put(self.host), "kernels": self.kernels,
                              "device_globals": self.device_globals, "split": self.split,
-                             "targets": self.targets}, sort_keys=True, separators=(",", ":")).encode()
+                             "targets": self.targets, "layouts": self.layouts}, sort_keys=True, separators=(",", ":")).encode()
         body = _HEAD.pack(MAGIC, FORMAT_VERSION, len(header)) + header + b"".join(blobs)
         return body + hashlib.sha256(body).digest()
 
@@ -116,7 +117,7 @@ class Bundle:
         for im in images:
             check_properties(im.properties, f"{source}: image '{im.name}'")
         return cls(images, get(header["host"]) or b"", dict(header["kernels"]), dict(header["device_globals"]),
-                   header["split"], list(header["targets"]))
+                   header["split"], list(header["targets"]), dict(header.get("layouts") or {}))
 
     @classmethod
     def read(cls, path: str) -> "Bundle":
@@ -130,7 +131,7 @@ class Bundle:
 
 # -- the header's schema ---------------------------------------------------------------------
 
-#: a device global's size is a uint32 in ``[SYCL/device globals]`` (postlink-formats.md), so no larger here
+#: a device global's size is a uint32 in ``[SYCL/device globals]`` (docs/formats.md), so no larger here
 MAX_DEVICE_GLOBAL_BYTES = 0xFFFFFFFF
 _MAX_TEXT = 1 << 16              # a name, a signature, a target: far below this
 _MAX_ITEMS = 1 << 20             # images, entry points, kernels, device globals
@@ -139,7 +140,7 @@ _PARAM = re.compile(r"[A-Za-z_]\w*( [A-Za-z_]\w*)*(\[\d{1,10}\])*\**", re.ASCII)
 _ITEM = re.compile(r"(id|nd_item)<[123]>")                                       # the work-item, first
 _BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")     # raw bitcode, and the bitcode wrapper
 _IMAGE_KEYS = {"name", "entry_points", "properties", "target", "dummy", "ir", "native"}
-_HEADER_KEYS = {"images", "host", "kernels", "device_globals", "split", "targets"}
+_HEADER_KEYS = {"images", "host", "kernels", "device_globals", "split", "targets", "layouts"}
 _GLOBAL_KEYS = {"name", "size", "element_size", "device_image_scope", "host_access", "init_mode",
                 "implement_in_csr", "init", "properties", "relocations"}
 
@@ -221,7 +222,7 @@ def check_header(header, blob_size: int, source: str = "<bundle>", blobs: memory
     ``MAX_DEVICE_GLOBAL_BYTES``), strings of bounded length.  Raises
     ``BundleError`` naming the first field that breaks it."""
     c = _Checker(source, blob_size)
-    top = c.mapping(header, "header", _HEADER_KEYS)
+    top = c.mapping(header, "header", _HEADER_KEYS, optional={"layouts"})
     images = c.array(top["images"], "images")
     for i, im in enumerate(images):
         where = f"images[{i}]"
@@ -275,6 +276,60 @@ def check_header(header, blob_size: int, source: str = "<bundle>", blobs: memory
         c.fail("split", f"expected one of {', '.join(_SPLIT_MODES)}")
     for i, target in enumerate(c.array(top["targets"], "targets")):
         c.text(target, f"targets[{i}]", empty=False)
+    _check_layouts(c, top.get("layouts") or {})
+
+
+#: the scalar field types of a class layout (``frontend.data_layout.type_descriptor``)
+LAYOUT_SCALARS = ("bool", "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "half", "float",
+                  "double", "ptr")
+_LAYOUT_KEYS = {"size", "align", "base", "fields"}
+_MAX_CLASS_BYTES = 1 << 40
+_MAX_TYPE_DEPTH = 32
+
+
+def _check_layouts(c: _Checker, layouts) -> None:
+    """``layouts``: class name -> ``{size, align, base: [name, offset] | null,
+    fields: [[name, offset, type], ...]}``; a type is a scalar's name,
+    ``["array", type, count]`` or ``["class", name]``."""
+    for name, layout in c.mapping(layouts, "layouts").items():
+        c.text(name, "layouts", empty=False, limit=1024)
+        where = f"layouts.{name[:64]}"
+        c.mapping(layout, where, _LAYOUT_KEYS)
+        size = c.integer(layout["size"], where + ".size", 1, _MAX_CLASS_BYTES)
+        c.integer(layout["align"], where + ".align", 1, 4096)
+        if layout["base"] is not None:
+            base = c.array(layout["base"], where + ".base")
+            if len(base) != 2:
+                c.fail(where + ".base", "expected [name, offset]")
+            c.text(base[0], where + ".base[0]", empty=False, limit=1024)
+            c.integer(base[1], where + ".base[1]", 0, size)
+        for j, f in enumerate(c.array(layout["fields"], where + ".fields")):
+            at = f"{where}.fields[{j}]"
+            if not isinstance(f, list) or len(f) != 3:
+                c.fail(at, "expected [name, offset, type]")
+            c.text(f[0], at + "[0]", empty=False, limit=1024)
+            c.integer(f[1], at + "[1]", 0, size)
+            _check_field_type(c, f[2], at + "[2]", 0)
+
+
+def _check_field_type(c: _Checker, ty, where: str, depth: int) -> None:
+    if depth > _MAX_TYPE_DEPTH:
+        c.fail(where, f"types nested more than {_MAX_TYPE_DEPTH} deep")
+    if isinstance(ty, str):
+        if ty not in LAYOUT_SCALARS:
+            c.fail(where, f"expected one of {', '.join(LAYOUT_SCALARS)}, an array or a class")
+        return
+    if not isinstance(ty, list) or not ty or ty[0] not in ("array", "class"):
+        c.fail(where, "expected a scalar type's name, [\"array\", type, count] or [\"class\", name]")
+    if ty[0] == "class":
+        if len(ty) != 2:
+            c.fail(where, "expected [\"class\", name]")
+        c.text(ty[1], where + "[1]", empty=False, limit=1024)
+        return
+    if len(ty) != 3:
+        c.fail(where, "expected [\"array\", type, count]")
+    c.integer(ty[2], where + "[2]", 0, _MAX_CLASS_BYTES)
+    _check_field_type(c, ty[1], where + "[1]", depth + 1)
 
 
 #: property sets the runtime reads from an image, and what each key's value must be

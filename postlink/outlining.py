@@ -1,5 +1,5 @@
 """Virtual-function outlining in the JIT flow (the design's virtual-function
-images, ``../shared/reference/postlink-formats.md`` §3.1).
+images, ``docs/formats.md``, "Post-link decisions").
 
 Algorithm:
   1. Kernels are annotated first with the sets they create objects of

@@ -136,7 +136,7 @@ KERNEL_NAMES = "SYCL/kernel names"
 IMPORTED_SYMBOLS = "SYCL/imported symbols"
 PROGRAM_METADATA = "SYCL/program metadata"
 
-#: the order ``computeModuleProperties`` adds its sets in (postlink-formats §2.1;
+#: the order ``computeModuleProperties`` adds its sets in (docs/formats.md, "The sets minisycl writes";
 #: ``SYCL/kernel names`` sits between exported and imported symbols in the
 #: newest code); a ``.prop`` file lists its sets in this order
 SET_ORDER = (DEVICELIB_REQ_MASK, DEVICE_REQUIREMENTS, "SYCL/specialization constants",
@@ -233,7 +233,7 @@ def kernel_param_opt(module: Module) -> dict[str, bytes]:
     removed.  ``!sycl_kernel_omit_args`` gives the bits where a pass left it; we
     remove no arguments, so a kernel without it has every bit clear.  The payload
     is ceil(n/8) bytes, bit i at ``1 << i % 8`` of byte i / 8; the size prefix
-    counts the arguments (postlink-formats §1.4).  No arguments, no entry."""
+    counts the arguments (docs/formats.md, "Byte arrays").  No arguments, no entry."""
     out = {}
     for name, fn in module.functions.items():
         omit = fn.metadata.get("sycl_kernel_omit_args")

@@ -1,5 +1,5 @@
 """Property sets and their ``.prop`` files, byte-compatible with LLVM's
-``PropertySetIO`` (``../shared/reference/postlink-formats.md`` §1.3-1.4).
+``PropertySetIO`` (``docs/formats.md``, "Property sets").
 
 A file is ``[Set name]`` lines, each followed by ``key=type|value`` lines; sets
 and keys keep insertion order and the first value of a key wins.  Type 1 is a

@@ -1,5 +1,5 @@
 """Device code split (``sycl-post-link.cpp``'s image loop over upstream's
-``ModuleSplitter``; ``../shared/reference/postlink-formats.md`` §3-4):
+``ModuleSplitter``; ``docs/formats.md``, "Post-link decisions"):
 ``split_module`` composes the stages, each a module of its own with its
 algorithm in its docstring.
 

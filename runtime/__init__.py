@@ -1,15 +1,16 @@
 """The runtime: load bundles, pick devices, link images and run kernels on the LLVM JIT.
 
-The API mirrors SYCL's names in snake_case (``architecture.md``, "Runtime model")::
+The API mirrors SYCL's names in snake_case (``docs/architecture.md``)::
 
     from minisycl import runtime as sycl
     prog = sycl.load_bundle("app.bundle")
-    q = sycl.queue()                              # MINISYCL_DEVICE or the host CPU
+    q = sycl.queue()                              # MINISYCL_DEVICE (a name, "gpu", "cuda:0"...) or the host CPU
     x = sycl.malloc_shared(1024, numpy.float32, q)
-    q.parallel_for(prog.kernel("saxpy"), sycl.range(1024), 2.0, x, y).wait()
+    q.parallel_for(prog.kernel("clamp_all"), sycl.range(1024), x).wait()
+    q.device.get_info(sycl.info.device.max_work_group_size)
 """
 from .cuda import device as _cuda     # noqa: F401 - registers the NVIDIA GPUs as devices
-from .device import HOST_CPU, aspect, context, default_context, default_device, device, get_devices
+from .device import HOST_CPU, aspect, context, default_context, default_device, device, get_devices, info
 from .device_global import device_global
 from .errors import errc, exception
 from .features import SYCL_EXT_ONEAPI_DEVICE_GLOBAL, SYCL_EXT_ONEAPI_GRAPH
@@ -26,7 +27,7 @@ from .work_groups import local_memory
 from .reductions import (bit_and, bit_or, bit_xor, logical_and, logical_or, maximum, minimum, multiplies, plus,
                          reduction)
 
-__all__ = ["aspect", "device", "context", "default_context", "get_devices", "default_device", "HOST_CPU", "errc", "exception", "free",
+__all__ = ["aspect", "info", "device", "context", "default_context", "get_devices", "default_device", "HOST_CPU", "errc", "exception", "free",
            "malloc_device", "malloc_host", "malloc_shared", "usm_allocation", "kernel", "load_bundle", "program",
            "build_program", "device_global", "command_graph", "executable_command_graph", "node", "node_type",
            "dynamic_parameter", "dynamic_command_group", "async_malloc", "async_malloc_from_pool", "async_free",

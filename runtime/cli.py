@@ -8,12 +8,13 @@ import sys
 import click
 
 from ..passes.support.cli import run_guarded
-from .device import config_problems, default_device, get_devices
+from .device import config_problems, default_device, get_devices, info
 from .errors import exception
 
 
 @click.command("devices")
-@click.option("-v", "--verbose", is_flag=True, help="Also list each device's aspects and sub-group sizes.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Also list each device's aspects and its info::device values (device.get_info).")
 def devices_cmd(verbose):
     """List the devices the runtime offers (MINISYCL_DEVICE picks the default).
     A broken device-config file is reported as a warning and skipped."""
@@ -32,8 +33,13 @@ def devices_cmd(verbose):
                        + (f" [{d.describe()}]" if hasattr(d, "describe") else ""))
             if verbose:
                 click.echo(f"      aspects: {', '.join(sorted(a.name for a in d.aspects)) or '(none)'}")
-                click.echo(f"      sub-group sizes: {', '.join(map(str, d.sub_group_sizes)) or '(none)'}")
+                for param in info.DEVICE:
+                    click.echo(f"      {param}: {_shown(d.get_info(param))}")
     run_guarded(body)
+
+
+def _shown(value) -> str:
+    return ", ".join(map(str, value)) or "(none)" if isinstance(value, list) else str(value)
 
 
 def _user_traceback(err: BaseException, script: str) -> str:

@@ -14,6 +14,7 @@ A config file that is broken is skipped (``config_problems`` says why, and
 from __future__ import annotations
 
 import functools
+import os
 
 from ..passes.support import knobs
 from ..device_configs.aspects import Aspect
@@ -21,7 +22,7 @@ from ..device_configs.targets import ConfigError, TargetInfo, load_all
 from .errors import errc, exception
 
 __all__ = ["device", "context", "get_devices", "default_device", "default_context", "aspect", "HOST_CPU",
-           "RUNTIME_ASPECTS", "config_problems"]
+           "RUNTIME_ASPECTS", "config_problems", "select_devices", "DEVICE_TYPES", "BACKENDS", "info", "CPU_MAX_WORK_GROUP_SIZE"]
 
 aspect = Aspect            # sycl::aspect is the compiler's aspect table, the same object
 HOST_CPU = "minisycl_cpu"
@@ -39,6 +40,56 @@ RUNTIME_ASPECTS = frozenset({
 })
 
 
+#: the largest work-group a CPU device runs: a kernel with barriers or group functions
+#: keeps its values that live across them in per-work-item arrays on the stack of the
+#: thread running the group (``passes/work_item_loops.py``), so a group is bounded; 8192
+#: is also what DPC++'s CPU device reports.  ``work_groups.launch`` refuses more
+#: (``errc::nd_range``), as SYCL asks of a local range above ``max_work_group_size``.
+CPU_MAX_WORK_GROUP_SIZE = 8192
+
+
+class info:  # noqa: N801 - SYCL's name: ``sycl::info``
+    """SYCL's information descriptors, as names: ``dev.get_info(sycl.info.device.name)``
+    (or the plain string ``"name"``)."""
+
+    class device:  # noqa: N801 - ``sycl::info::device``
+        name = "name"
+        vendor = "vendor"
+        driver_version = "driver_version"
+        device_type = "device_type"
+        max_work_group_size = "max_work_group_size"
+        max_compute_units = "max_compute_units"
+        global_mem_size = "global_mem_size"
+        local_mem_size = "local_mem_size"
+        sub_group_sizes = "sub_group_sizes"
+
+    #: every ``info.device`` name, in the order ``minisycl devices -v`` prints them
+    DEVICE = ("name", "vendor", "driver_version", "device_type", "max_work_group_size", "max_compute_units",
+              "global_mem_size", "local_mem_size", "sub_group_sizes")
+
+
+@functools.lru_cache(maxsize=None)
+def _host_cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), else LLVM's name for the host CPU."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "Processor") and value.strip():
+                    return value.strip()
+    except OSError:
+        pass
+    import llvmlite.binding as llvm
+    return llvm.get_host_cpu_name()
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
 def _device_type(config: TargetInfo) -> Aspect:
     """``gpu`` for the GPU targets (by their list, else their DPC++ name), ``cpu`` otherwise."""
     if "gpu" in config.aspects or ("cpu" not in config.aspects and config.name.startswith(_GPU_PREFIXES)):
@@ -47,6 +98,9 @@ def _device_type(config: TargetInfo) -> Aspect:
 
 
 class device:  # noqa: N801 - SYCL's name
+    #: the backend as ``ONEAPI_DEVICE_SELECTOR`` names it: config devices run JIT code on this CPU
+    backend = "native_cpu"
+
     def __init__(self, config: TargetInfo, withheld=()):
         """``withheld``: runtime aspects this device does not report, as a backend
         without them would not (DPC++'s OpenCL backend reports no graph support)."""
@@ -75,6 +129,52 @@ class device:  # noqa: N801 - SYCL's name
     @property
     def aspects(self) -> frozenset:
         return self._aspects
+
+    def get_info(self, param: str):
+        """``device::get_info<info::device::param>()``: ``param`` is a name of
+        ``info.device`` (``name``, ``vendor``, ``driver_version``, ``device_type``,
+        ``max_work_group_size``, ``max_compute_units``, ``global_mem_size``,
+        ``local_mem_size``, ``sub_group_sizes``); another is ``errc::invalid``."""
+        if not isinstance(param, str) or param not in info.DEVICE:
+            raise exception(errc.invalid, f"get_info: {param!r} is not an info.device descriptor "
+                                          f"(one of {', '.join(info.DEVICE)})")
+        return getattr(self, "_info_" + param)()
+
+    # what a device on this CPU reports; cuda/device.py overrides what the GPU knows
+    def _info_name(self) -> str:
+        return _host_cpu_name() if self.name == HOST_CPU else self.name
+
+    def _info_vendor(self) -> str:
+        return self.vendor
+
+    def _info_driver_version(self) -> str:
+        import llvmlite.binding as llvm
+        from importlib import metadata
+        try:
+            ours = metadata.version("minisycl")
+        except metadata.PackageNotFoundError:
+            ours = "unknown"
+        return f"minisycl {ours}, LLVM {'.'.join(map(str, llvm.llvm_version_info))} JIT"
+
+    def _info_device_type(self) -> str:
+        return next(name for name, a in DEVICE_TYPES.items() if a in self._aspects) \
+            if any(a in self._aspects for a in DEVICE_TYPES.values()) else "custom"
+
+    def _info_max_work_group_size(self) -> int:
+        return CPU_MAX_WORK_GROUP_SIZE
+
+    def _info_max_compute_units(self) -> int:
+        from .native import WORKERS          # the threads a launch is spread over
+        return WORKERS
+
+    def _info_global_mem_size(self) -> int:
+        return _physical_memory()
+
+    def _info_local_mem_size(self) -> int:
+        return self.local_mem_size
+
+    def _info_sub_group_sizes(self) -> list[int]:
+        return list(self.sub_group_sizes)
 
     def has(self, a: Aspect | str) -> bool:
         if isinstance(a, str):
@@ -133,10 +233,82 @@ def config_problems() -> tuple[ConfigError, ...]:
     return _scan()[1]
 
 
+#: SYCL's device types (``info::device_type``) by the aspect that marks them; ``fpga``
+#: as ``ONEAPI_DEVICE_SELECTOR`` spells the accelerator type
+DEVICE_TYPES = {"cpu": Aspect.cpu, "gpu": Aspect.gpu, "accelerator": Aspect.accelerator, "fpga": Aspect.accelerator}
+#: backends as ``ONEAPI_DEVICE_SELECTOR`` names them: this runtime's devices are ``native_cpu``
+#: (code JIT-compiled for this CPU, whatever device a config describes) or ``cuda``; the
+#: others are known names that match no device here
+BACKENDS = ("native_cpu", "cuda", "level_zero", "opencl", "hip")
+
+
+def _typed_order(devices) -> list[device]:
+    """Devices in the order a type or backend picks them: real hardware first (an
+    NVIDIA GPU before a GPU config run on this CPU), then the rest as listed."""
+    return sorted(devices, key=lambda d: d.backend == "native_cpu")
+
+
+def _of_type(devices, word: str, spec: str) -> list[device]:
+    if word == "*":
+        return list(devices)
+    kind = DEVICE_TYPES.get(word)
+    if kind is None:
+        raise exception(errc.invalid, f"device selector '{spec}': '{word}' is not a device type "
+                                      f"({', '.join(DEVICE_TYPES)}) or '*'")
+    return [d for d in devices if d.has(kind)]
+
+
+def _index(word: str, spec: str) -> int | None:
+    if not word.isdigit():
+        return None
+    if len(word) > 9:
+        raise exception(errc.invalid, f"device selector '{spec}': device index {word} is too large")
+    return int(word)
+
+
+def select_devices(spec: str, devices=None) -> list[device]:
+    """The devices a selector string names, best first (``MINISYCL_DEVICE``,
+    ``sycl.queue("gpu")``): a device name (``minisycl devices``); a SYCL device
+    type with an optional index among the devices of that type (``cpu``, ``gpu``,
+    ``gpu:1``, ``accelerator``); or one term of ``ONEAPI_DEVICE_SELECTOR``,
+    ``backend:device`` with backend ``native_cpu``, ``cuda``, ... or ``*`` and device
+    ``*``, a type or an index among the backend's devices (``cuda:0``, ``*:gpu``,
+    ``native_cpu:cpu``).  A malformed selector is ``errc::invalid``; one that
+    matches nothing gives ``[]``."""
+    devices = list(get_devices() if devices is None else devices)
+    text = spec.strip()
+    if not text:
+        raise exception(errc.invalid, "empty device selector: name a device, a type (cpu, gpu, gpu:1) or "
+                                      "backend:device (cuda:0, *:gpu)")
+    named = [d for d in devices if d.name == text]
+    if named:
+        return named
+    head, colon, tail = text.lower().partition(":")
+    if not colon:
+        return _typed_order(_of_type(devices, head, spec)) if head in DEVICE_TYPES else []
+    if not head or not tail or ":" in tail:
+        raise exception(errc.invalid, f"device selector '{spec}': expected 'type:index' or 'backend:device'")
+    if head in DEVICE_TYPES:
+        index = _index(tail, spec)
+        if index is None:
+            raise exception(errc.invalid, f"device selector '{spec}': after a device type comes an index")
+        typed = _typed_order(_of_type(devices, head, spec))
+        return typed[index:index + 1]
+    if head != "*" and head not in BACKENDS:
+        raise exception(errc.invalid, f"device selector '{spec}': '{head}' is not a backend "
+                                      f"({', '.join(BACKENDS)}, *) or a device type ({', '.join(DEVICE_TYPES)})")
+    ours = _typed_order(d for d in devices if head == "*" or d.backend == head)
+    index = _index(tail, spec)
+    if index is not None:
+        return ours[index:index + 1]
+    return _of_type(ours, tail, spec)
+
+
 def default_device(selector=None) -> device:
-    """``selector``: a device, a device name, or a callable scoring devices (SYCL's
-    device selectors: the highest non-negative score wins).  Otherwise
-    ``MINISYCL_DEVICE``, otherwise the host CPU."""
+    """``selector``: a device, a selector string (``select_devices``: a name, a
+    type such as ``gpu`` or ``gpu:1``, ``cuda:0``, ``*:gpu``), or a callable
+    scoring devices (SYCL's device selectors: the highest non-negative score
+    wins).  Otherwise ``MINISYCL_DEVICE``, otherwise the host CPU."""
     devices = get_devices()
     if isinstance(selector, device):
         return selector
@@ -147,17 +319,23 @@ def default_device(selector=None) -> device:
             raise exception(errc.runtime, "No device of requested type available.")
         return max(scored, key=lambda s: (s[0], -s[1]))[2]
     from_env = selector is None and knobs.default_device() is not None
-    name = selector or knobs.default_device() or HOST_CPU
-    for d in devices:
-        if d.name == name:
-            return d
+    name = selector if selector is not None else (knobs.default_device() or HOST_CPU)
+    if isinstance(name, str):
+        found = select_devices(name, devices)
+        if found:
+            return found[0]
     known = ", ".join(d.name for d in devices) or "none"
     broken = [str(p) for p in config_problems() if f"{name}.yaml:" in str(p)]
     why = f" (its config is broken: {broken[0]})" if broken else ""
+    selector_like = isinstance(name, str) and (":" in name or name.strip().lower() in DEVICE_TYPES)
+    what = "selects no device" if selector_like else "is not a device"
     if from_env:
         # DPC++ with a device selector that matches nothing: errc::runtime
         raise exception(errc.runtime, f"No device of requested type available: MINISYCL_DEVICE names "
-                                      f"'{name}', which is not a device{why}; devices: {known}")
+                                      f"'{name}', which {what}{why}; devices: {known}")
+    if selector_like:
+        raise exception(errc.runtime, f"No device of requested type available: '{name}' selects no device; "
+                                      f"devices: {known}")
     raise exception(errc.runtime, f"no device named '{name}'{why}; devices: {known}")
 
 

@@ -14,7 +14,7 @@ replaying them costs no Python per node.  Large kernels still spread over
 the cores, and host tasks and copies run in between in plan order.  Submissions
 of one executable graph are serialised.
 
-Errors are the spec's, with DPC++'s messages (``runtime-behaviour.md`` §3), as
+Errors are the spec's, with DPC++'s messages, as
 ``exception(errc.invalid)``; what a device cannot do is ``feature_not_supported``.
 Where the English text and its newer Japanese revision differ, the newer one is
 followed for what it adds (memory pools, ``get_required_mem_size`` on the

@@ -1,7 +1,7 @@
 """A loaded bundle: kernels, image selection, virtual-function linking, host functions.
 
-Per kernel launch on a device (the seeds' algorithm, ``virtual_functions_design.md``
-"Changes to the runtime"; ``../shared/reference/runtime-behaviour.md`` §1):
+Per kernel launch on a device (the seeds' algorithm of DPC++'s virtual-functions design,
+intel/llvm sycl/doc/design/VirtualFunctions.md, "Changes to the runtime"):
 
 1. Choose the image: the AOT image built for this device's target if there is
    one, otherwise the JIT image holding the kernel.
@@ -26,6 +26,7 @@ from ..postlink.bundle import Bundle, BundleError, BundleImage
 from ..postlink.propertyset import PropertySets, u32_values, u64_values
 from .device import default_context, device as Device
 from .errors import errc, exception
+from .layouts import ClassLayouts
 from .engine import close_engine, jit_module, keep_context
 from .jit import LinkedProgram, link_and_jit, read_bundle_bitcode
 from .device_global import bind_program, device_global
@@ -68,9 +69,13 @@ class program:  # noqa: N801
         self.images: list[BundleImage] = [im for b in self.bundles for im in b.images]
         self.signatures: dict[str, str] = {}
         self.device_globals: dict[str, dict] = {}
+        layouts: dict[str, dict] = {}
         for b in self.bundles:
             self.signatures.update(b.kernels)
             self.device_globals.update(b.device_globals)
+            for cls, layout in b.layouts.items():
+                layouts.setdefault(cls, layout)
+        self.layouts = ClassLayouts(layouts, name)
         self._views: dict = {}
         self._cache: dict[tuple, LinkedProgram] = {}
         self._resolved: dict[tuple, tuple] = {}     # (kernel, device, context) -> what linked_for found
@@ -215,6 +220,17 @@ class program:  # noqa: N801
         return found
 
     __getitem__ = kernel
+
+    # -- class layouts ---------------------------------------------------------------
+
+    def sizeof(self, name: str) -> int:
+        """``sizeof(name)`` of a class or struct of the program, in bytes."""
+        return self.layouts.sizeof(name)
+
+    def dtype(self, name: str):
+        """A NumPy structured dtype with the fields of class ``name`` at their offsets
+        and its size (``runtime/layouts.py``): ``sycl.malloc_shared(n, prog.dtype("S"), q)``."""
+        return self.layouts.dtype(name)
 
     # -- host side ------------------------------------------------------------------
 

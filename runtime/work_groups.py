@@ -33,6 +33,7 @@ from ..passes import parse_pipeline
 from ..passes.ir import Module, quote_name
 from ..passes.manager import PassManager
 from ..passes.support.diagnostics import UserError
+from .device import CPU_MAX_WORK_GROUP_SIZE
 from .errors import Refused, errc, exception
 from .native import run_range
 from .reductions import accumulator_lines, flush_lines
@@ -179,6 +180,9 @@ def launch(launcher: int, info: GroupKernel, k, slots, geometry, device) -> None
     its group function per work-group."""
     dims = k.dims
     g0, g1, g2, l0, l1, l2 = _SIX.unpack_from(geometry)
+    if l0 * l1 * l2 > CPU_MAX_WORK_GROUP_SIZE:
+        raise exception(errc.nd_range, f"kernel '{k.name}': a work-group of {l0 * l1 * l2} work-items exceeds "
+                                       f"{CPU_MAX_WORK_GROUP_SIZE}, the max_work_group_size of {device.name}")
     n0, n1, n2 = g0 // l0, (g1 // l1 if dims > 1 else 1), (g2 // l2 if dims > 2 else 1)
     # work-group memory: static first, then each local T* argument at a 64-byte boundary
     offset = info.static_local

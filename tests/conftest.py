@@ -25,11 +25,6 @@ def compile_err():
 def _private_jit_cache(tmp_path_factory):
     """The runtime's disk cache of compiled programs goes to a temporary folder,
     never to the user's ~/.cache, during tests."""
-    import os
-    old = os.environ.get("MINISYCL_CACHE_DIR")
-    os.environ["MINISYCL_CACHE_DIR"] = str(tmp_path_factory.mktemp("jit-cache"))
-    yield
-    if old is None:
-        os.environ.pop("MINISYCL_CACHE_DIR", None)
-    else:
-        os.environ["MINISYCL_CACHE_DIR"] = old
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MINISYCL_CACHE_DIR", str(tmp_path_factory.mktemp("jit-cache")))
+        yield

@@ -24,6 +24,7 @@ EXAMPLES = os.path.join(HERE, "..", "examples")
 HARNESS = r'''
 import io, json, os, random, sys, traceback
 from minisycl.passes.support.diagnostics import UserError, CompileError
+from minisycl.passes.support import knobs
 from minisycl.runtime.errors import exception as SyclException
 
 CLEAN, OK, OTHER, MULTILINE = 1, 0, 3, 4
@@ -47,7 +48,7 @@ def run_cases(cases):
     results = {}
     for name, fn in cases:
         sys.stdout.flush(); sys.stderr.flush()
-        log = os.open(os.devnull, os.O_WRONLY) if not os.environ.get("FUZZ_VERBOSE") else 2
+        log = os.open(os.devnull, os.O_WRONLY) if not knobs.fuzz_verbose() else 2
         pid = os.fork()
         if pid == 0:
             os.dup2(log, 1)

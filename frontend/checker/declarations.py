@@ -28,7 +28,7 @@ class Declarations(Part):
         if node.base is not None:
             self.set_base(cls, node.base)
         methods = []
-        access = "public"       # the language's default for class and struct alike (language.md's examples)
+        access = "public"       # the language's default for class and struct alike (docs/language.md, "Declarations")
         for m in node.members:
             if isinstance(m, ast.AccessLabel):
                 access = m.word

@@ -1,4 +1,4 @@
-"""Work-groups, sub-groups and reductions in the checker (``language.md``,
+"""Work-groups, sub-groups and reductions in the checker (``docs/language.md``,
 "Work-groups, sub-groups and reductions"): the group functions of
 ``group_ops`` (barriers, algorithms, broadcasts, votes, shuffles), updates of
 ``reducer<T, op>`` parameters, work-group memory declarations, and ``assert``.

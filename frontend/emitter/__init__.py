@@ -1,6 +1,6 @@
 """LLVM IR emission (as text, ``ir_writer``) from the checked AST: one module, host and device code together.
 
-IR conventions (``../shared/design/architecture.md``, as DPC++ emits them):
+IR conventions (``docs/formats.md``, "IR conventions between the stages", as DPC++ emits them):
 
 * kernels are ``spir_kernel``, other functions ``spir_func``; kernels, SYCL_EXTERNAL
   functions and indirectly-callable methods carry ``"sycl-module-id"``;
@@ -20,7 +20,7 @@ IR conventions (``../shared/design/architecture.md``, as DPC++ emits them):
   ``"sycl-*"`` attributes of the device_global design;
 * each ``if_device``/``if_host`` block becomes a lambda-like function called
   through a ``noinline`` helper marked ``"sycl-call-if-on-device"`` or
-  ``"sycl-call-if-on-host"`` (the single-pass design of ``if_device_design.md``).
+  ``"sycl-call-if-on-host"`` (the single-pass design of DPC++'s ``if_device`` design, intel/llvm sycl/doc/design/DeviceIf.md).
 
 The emitter is one part per concern sharing an ``EmitContext`` (``context.py``):
 ``globals`` (declarations, vtables, device globals, metadata), ``llvm_types``

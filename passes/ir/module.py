@@ -3,7 +3,7 @@
 llvmlite.binding parses, verifies, links and prints LLVM IR but cannot rewrite a
 function; llvmlite.ir builds IR but has no parser.  This module edits a module at
 the level of its top-level entities on LLVM's own canonical printing
-(``../shared/design/architecture.md``, "Working on IR"):
+(``docs/architecture.md``, "Passes"):
 
 1. ``load`` hands the input (``.ll`` text or ``.bc``) to LLVM, which parses and
    verifies it and prints it canonically; a bad input is an ``IRError``.

@@ -1,58 +1,117 @@
 """Every environment variable minisycl reads, in one place (practice 6).
 
-Nothing else in the code base reads ``os.environ``.
+``VARIABLES`` is the one list: each variable with what it does.  The README's
+table of environment variables is checked against it
+(``tests/test_docs.py``), and nothing else in the code base - the tests and
+benches included - reads ``os.environ`` (checked there too: tests may only
+*set* variables for the processes they start).
 """
 from __future__ import annotations
 
 import os
 
+#: name -> what it does (the README's table says the same; the test compares them)
+VARIABLES: dict[str, str] = {
+    "MINISYCL_DEBUG": "`1`: internal errors show Python's traceback instead of a short report",
+    "MINISYCL_DEVICE": "the runtime's default device: a name (`minisycl devices`), a type with an optional "
+                       "index (`cpu`, `gpu`, `gpu:1`, `accelerator`), or `backend:index` / `*:type` as in "
+                       "`ONEAPI_DEVICE_SELECTOR` (`cuda:0`, `opencl:*`, `*:gpu`)",
+    "MINISYCL_CACHE_DIR": "where compiled programs and the analysed grammar are kept between processes "
+                          "(default `$XDG_CACHE_HOME/minisycl`, else `~/.cache/minisycl`; `off` disables it)",
+    "XDG_CACHE_HOME": "the base of the default `MINISYCL_CACHE_DIR`",
+    "MINISYCL_VERIFY_EACH": "`1`: verify the IR with LLVM after every pass (the test suite sets it)",
+    "MINISYCL_VERIFY_THREADS": "`1`: the IR tools hand LLVM all their work on the calling thread "
+                               "(default 2: LLVM verifies on a second thread while Python goes on)",
+    "MINISYCL_DEVICE_CONFIGS": "a folder of device-config YAML files used instead of the packaged "
+                               "`device_configs/` (targets and runtime devices alike)",
+    "MINISYCL_CUDA_LIBDEVICE": "the path of CUDA's `libdevice.10.bc` for GPU math (`off`: never use it); "
+                               "unset, it is looked for under `CUDA_HOME` and the usual install places",
+    "CUDA_HOME": "a CUDA toolkit's folder, where libdevice is looked for",
+    "CUDA_PATH": "the same as `CUDA_HOME` when that is unset",
+    "MINISYCL_REGEN_GOLDEN": "tests: `1` rewrites the front end's golden outputs instead of comparing them",
+    "MINISYCL_DIFF_EXAMPLES": "tests: how many generated modules the differential tests try (default 200 "
+                              "for post-link, 100 for opt)",
+    "MINISYCL_DIFF_SHRINK": "tests: `1` lets the differential tests shrink a failing example",
+    "FUZZ_VERBOSE": "tests: non-empty shows the fuzzed child processes' standard error",
+}
+
+
+def _get(name: str) -> str | None:
+    assert name in VARIABLES, f"{name} is not in knobs.VARIABLES"
+    return os.environ.get(name)
+
+
+def _flag(name: str) -> bool:
+    return (_get(name) or "") not in ("", "0")
+
 
 def debug() -> bool:
     """MINISYCL_DEBUG=1: show Python tracebacks for internal errors instead of a short report."""
-    return os.environ.get("MINISYCL_DEBUG", "") not in ("", "0")
+    return _flag("MINISYCL_DEBUG")
 
 
 def default_device() -> str | None:
-    """MINISYCL_DEVICE: name of the device the runtime picks by default."""
-    return os.environ.get("MINISYCL_DEVICE") or None
+    """MINISYCL_DEVICE: the device the runtime picks by default (a name, a type or a
+    selector: ``runtime.device``)."""
+    return _get("MINISYCL_DEVICE") or None
 
 
 def verify_each() -> bool:
     """MINISYCL_VERIFY_EACH=1: verify the IR with LLVM after every pass (the test suite sets it)."""
-    return os.environ.get("MINISYCL_VERIFY_EACH", "") not in ("", "0")
+    return _flag("MINISYCL_VERIFY_EACH")
 
 
 def cache_dir() -> str | None:
     """MINISYCL_CACHE_DIR: where compiled programs (runtime) and the analysed
     grammar (front end) are kept between processes ("off" disables the disk
     cache); default ~/.cache/minisycl."""
-    value = os.environ.get("MINISYCL_CACHE_DIR")
+    value = _get("MINISYCL_CACHE_DIR")
     if value == "off":
         return None
-    return value or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "minisycl")
+    return value or os.path.join(_get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "minisycl")
 
 
 def verify_threads() -> int:
     """MINISYCL_VERIFY_THREADS: 1 makes the IR tools hand LLVM all their work on
     the calling thread; the default, 2, lets LLVM verify on a second thread
     while Python goes on (``passes.ir``)."""
-    value = os.environ.get("MINISYCL_VERIFY_THREADS", "")
-    return 1 if value.strip() == "1" else 2
+    return 1 if (_get("MINISYCL_VERIFY_THREADS") or "").strip() == "1" else 2
 
 
 def device_configs_dir() -> str | None:
     """MINISYCL_DEVICE_CONFIGS: a folder of device-config YAML files used instead
     of the packaged ``device_configs/`` (targets and runtime devices alike)."""
-    return os.environ.get("MINISYCL_DEVICE_CONFIGS") or None
+    return _get("MINISYCL_DEVICE_CONFIGS") or None
 
 
 def cuda_libdevice() -> str | None:
     """MINISYCL_CUDA_LIBDEVICE: the path of CUDA's ``libdevice.10.bc`` for GPU math
     ("off": never use libdevice); unset, the CUDA device looks under
     ``cuda_home()`` and the usual install places."""
-    return os.environ.get("MINISYCL_CUDA_LIBDEVICE") or None
+    return _get("MINISYCL_CUDA_LIBDEVICE") or None
 
 
 def cuda_home() -> str | None:
     """CUDA_HOME (or CUDA_PATH): a CUDA toolkit's folder, where libdevice is looked for."""
-    return os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or None
+    return _get("CUDA_HOME") or _get("CUDA_PATH") or None
+
+
+def regen_golden() -> bool:
+    """MINISYCL_REGEN_GOLDEN=1 (tests): rewrite golden outputs instead of comparing."""
+    return _flag("MINISYCL_REGEN_GOLDEN")
+
+
+def diff_examples(default: int) -> int:
+    """MINISYCL_DIFF_EXAMPLES (tests): the differential tests' example count."""
+    value = (_get("MINISYCL_DIFF_EXAMPLES") or "").strip()
+    return int(value) if value.isdigit() else default
+
+
+def diff_shrink() -> bool:
+    """MINISYCL_DIFF_SHRINK=1 (tests): let hypothesis shrink a failing differential example."""
+    return _get("MINISYCL_DIFF_SHRINK") == "1"
+
+
+def fuzz_verbose() -> bool:
+    """FUZZ_VERBOSE (tests): show the fuzzed child processes' standard error."""
+    return bool(_get("FUZZ_VERBOSE"))

@@ -96,6 +96,29 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
         a launch above the default 48 KiB opts in, ``queue._shared_memory``)."""
         return self.attrs.get("max_shared_per_block_optin") or self.config.local_mem_size
 
+    # -- info::device queries (device.get_info): what the driver reports for this GPU
+
+    def _info_name(self) -> str:
+        return self.gpu_name                                   # cuDeviceGetName
+
+    def _info_driver_version(self) -> str:
+        """``cuDriverGetVersion``'s number as CUDA writes it: 12080 -> ``12.8``."""
+        v = ctypes.c_int()
+        driver.call("cuDriverGetVersion", ctypes.byref(v))
+        return f"{v.value // 1000}.{v.value % 1000 // 10}"
+
+    def _info_max_work_group_size(self) -> int:
+        return self.attrs["max_threads_per_block"]             # CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+
+    def _info_max_compute_units(self) -> int:
+        return self.attrs["multiprocessors"]                   # CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+
+    def _info_global_mem_size(self) -> int:
+        return self.total_memory                               # cuDeviceTotalMem
+
+    def _info_sub_group_sizes(self) -> list[int]:
+        return [self.attrs["warp_size"]]                       # CU_DEVICE_ATTRIBUTE_WARP_SIZE
+
     def describe(self) -> str:
         """``NVIDIA H100 80GB HBM3, sm_90, 79.1 GiB``: what ``minisycl devices`` prints."""
         return f"{self.gpu_name}, {self.sm}, {self.total_memory / 2 ** 30:.1f} GiB"

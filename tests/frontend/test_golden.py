@@ -15,6 +15,7 @@ import pytest
 
 from minisycl.frontend import CompileError, check, emit, parse
 from minisycl.passes.support.diagnostics import DiagnosticSink
+from minisycl.passes.support import knobs
 
 CORPUS = Path(__file__).parent / "corpus"
 SOURCES = sorted(CORPUS.glob("*.ksl"))
@@ -38,7 +39,7 @@ def front_end_output(path: Path) -> str:
 def test_golden(path):
     expected = path.with_suffix(".golden")
     out = front_end_output(path)
-    if os.environ.get("MINISYCL_REGEN_GOLDEN"):
+    if knobs.regen_golden():
         expected.write_text(out)
     assert out == expected.read_text()
 

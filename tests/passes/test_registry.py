@@ -42,3 +42,21 @@ def test_unknown_pass_lists_known_ones():
 def test_malformed_pipelines(text):
     with pytest.raises(PipelineError):
         parse_pipeline(text)
+
+
+def test_opt_help_lists_every_pass_and_option():
+    """``minisycl opt --help`` is generated from the registry: every pass with its
+    summary, every option with its help (issue 29 point 6)."""
+    from click.testing import CliRunner
+    from minisycl.passes.support.cli import main
+    result = CliRunner().invoke(main, ["opt", "--help"], terminal_width=200)
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    for name in PASSES:
+        assert any(line.split()[:1] == [name] and len(line.split()) > 1 for line in lines), name
+        cls = get_pass(name)
+        for f in dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ():
+            assert f.metadata.get("help"), f"{name}: option {f.name} has no help"
+            option = f.name.replace("_", "-")
+            assert any(line.strip().startswith(f"{option}=") and f.metadata["help"] in line for line in lines), \
+                (name, option)

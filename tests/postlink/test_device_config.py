@@ -64,7 +64,7 @@ def test_malformed_configs(tmp_path, text, where, what):
     assert what in msg
 
 
-# every target of DPC++'s list in postlink-formats.md §5, with its facts
+# every target of DPC++'s list in docs/formats.md, "Device configs", with its facts
 SECTION5 = ["spir64", "spir64_gen", "spir64_fpga", "intel_gpu_pvc_vg", "intel_gpu_dg1", "intel_gpu_acm_g10",
             "intel_gpu_acm_g11", "intel_gpu_acm_g12", "intel_gpu_adl_s", "intel_gpu_adl_p", "intel_gpu_adl_n",
             "intel_gpu_rkl", "intel_gpu_ehl", "intel_gpu_icllp", "intel_gpu_kbl", "intel_gpu_cfl", "intel_gpu_apl",

@@ -64,6 +64,7 @@ import llvm_split  # noqa: E402
 import llvmlite.binding as llvm  # noqa: E402
 
 from minisycl.passes.support.cli import main  # noqa: E402
+from minisycl.passes.support import knobs  # noqa: E402
 from minisycl.passes.ir import parse_text, quote_name, unquote_name  # noqa: E402
 from minisycl.postlink import split_module, write_outputs  # noqa: E402
 
@@ -71,11 +72,11 @@ MODES = ("kernel", "source", "auto")
 #: modules per CI run (about 0.1 s a module for post-link's three splits and
 #: LLVM's reference images, 0.05 s for opt, on the 2-core machine); the same
 #: modules every run (derandomized); ``MINISYCL_DIFF_EXAMPLES=N`` draws N of each
-POST_LINK_EXAMPLES = int(os.environ.get("MINISYCL_DIFF_EXAMPLES", 200))
-OPT_EXAMPLES = int(os.environ.get("MINISYCL_DIFF_EXAMPLES", 100))
+POST_LINK_EXAMPLES = knobs.diff_examples(200)
+OPT_EXAMPLES = knobs.diff_examples(100)
 #: ``MINISYCL_DIFF_SHRINK=1``: on a failure, let hypothesis shrink the module
 #: to a small one (minutes); CI reports the first failing module as drawn
-SHRINK = os.environ.get("MINISYCL_DIFF_SHRINK") == "1"
+SHRINK = knobs.diff_shrink()
 
 
 def reference_image(m: GenModule, ref_input, entries: list[str]):

@@ -1,5 +1,5 @@
 """The byte-array encoding reproduces every verified example of the reference
-(postlink-formats.md §1.4), and .prop files round-trip."""
+(docs/formats.md, "Byte arrays"), and .prop files round-trip."""
 import struct
 
 import pytest

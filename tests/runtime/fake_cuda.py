@@ -69,6 +69,9 @@ class FakeDriver:
     def _cuGetErrorString(self, rc, out):
         _out(out, b"refused by the fake driver")
 
+    def _cuDriverGetVersion(self, out):
+        _out(out, 12080)                # CUDA 12.8, as the driver writes it
+
     def _cuDevicePrimaryCtxRetain(self, out, dev):
         _out(out, next(self._ids))
 

@@ -1,4 +1,4 @@
-"""device_global end to end: the scenarios of runtime-behaviour.md §4.3 (issue 6)."""
+"""device_global end to end: the scenarios of sycl_ext_oneapi_device_global's examples (issue 6)."""
 import numpy as np
 import pytest
 

@@ -1,4 +1,4 @@
-"""sycl_ext_oneapi_graph: the scenarios of runtime-behaviour.md §4.1, explicit and recorded."""
+"""sycl_ext_oneapi_graph: the scenarios of sycl_ext_oneapi_graph's examples, explicit and recorded."""
 import re
 import threading
 

@@ -1,5 +1,5 @@
 """sycl_ext_oneapi_graph, row by row (issue 18, points 1-9): the rules of both
-revisions of the spec (`../shared/specs/`) that the scenarios of test_graph.py
+revisions of the spec (sycl_ext_oneapi_graph and its newer Japanese revision) that the scenarios of test_graph.py
 do not reach.  Every refused operation is checked to leave the graph, the
 queues and the memory as they were."""
 import dataclasses

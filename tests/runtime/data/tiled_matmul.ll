@@ -1,4 +1,4 @@
-; The tiled matrix product of language.md, as DPC++ would emit it (-O1 style):
+; The tiled matrix product of docs/language.md, as DPC++ would emit it (-O1 style):
 ; two static work-group tiles, two barriers inside the loop over tiles.
 target datalayout = "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-n8:16:32:64"
 target triple = "spir64-unknown-unknown"

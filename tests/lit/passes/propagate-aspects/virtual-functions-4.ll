@@ -1,7 +1,7 @@
 ; RUN: minisycl opt -passes=propagate-aspects %s -o - | filecheck %s
 ; A kernel that only constructs an object (stores a vtable that names a
 ; virtual function using fp64) does NOT use fp64: it may run on devices
-; without it (upstream virtual-functions-4.ll; virtual_functions_design.md).
+; without it (upstream virtual-functions-4.ll; DPC++'s virtual-functions design).
 
 target triple = "spir64-unknown-unknown"
 
