@@ -101,13 +101,9 @@ def _run(q, k, dtype, *arrays):
     return host
 
 
-def _devices():
-    return [pytest.param(d, id=d.name) for d in sycl.get_devices()]
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float", "double"])
-@pytest.mark.parametrize("dev", _devices())
-def test_every_math_builtin_within_its_ulp_bound(prog, dev, dtype):
+def test_every_math_builtin_within_its_ulp_bound(prog, test_device, dtype):
+    dev = test_device
     if dtype == np.float64 and not dev.has("fp64"):
         pytest.skip(f"{dev.name} has no fp64: double built-ins are refused there (kernel_not_supported)")
     if dev.is_gpu() and not dev.is_cpu() and dtype == np.float64:
