@@ -97,10 +97,13 @@ def main():
           f"(target < 10 us)")
     print(f"    of which the update (dynamic_parameter.update + update(node)): {med['update'] * 1e6:.1f} us, "
           f"the replay of {NODES} nodes: {med['replay'] * 1e6:.1f} us")
+    def figure(measured, baseline):
+        return {"ratio": measured / baseline, "measured": f"{measured * 1e6:.2f} us",
+                "baseline": f"{baseline * 1e6:.2f} us (eager launch)"}
     ratios = {
-        "graph replay per node / eager launch": t_graph / t_eager,
-        "update one parameter / eager launch": med["update"] / t_eager,
-        "update + replay / eager launch": med["update+replay"] / t_eager,
+        "graph replay per node / eager launch": figure(t_graph, t_eager),
+        "update one parameter / eager launch": figure(med["update"], t_eager),
+        "update + replay of 100 nodes / eager launch": figure(med["update+replay"], t_eager),
     }
     if args.quick:
         print(json.dumps(ratios))
