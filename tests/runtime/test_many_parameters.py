@@ -3,13 +3,18 @@ the parameter count (a kernel of more than ``PACK_ABOVE`` parameters loads them
 from the argument slots itself: ``runtime/packed_args.py``), and such kernels
 compute what the ordinary call computes, whatever the parameters' types, with
 or without a work-item index."""
+import os
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from minisycl import runtime as sycl
 from minisycl.runtime.packed_args import PACK_ABOVE
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 TYPES = [("int", np.int32), ("float", np.float32), ("long", np.int64), ("double", np.float64),
          ("char", np.int8), ("unsigned int", np.uint32), ("short", np.int16)]
@@ -70,26 +75,14 @@ def test_many_parameters_in_a_graph_with_an_update(tmp_path):
     assert np.asarray(out)[0] == 3009
 
 
-def _first_launch(tmp_path, n: int) -> float:
-    name = f"wide{n}"
-    src = f"kernel {name}({', '.join(f'int a{i}' for i in range(n))}, int* out) {{ out[0] = a0 + a{n - 1}; }}\n"
-    prog = _build(tmp_path, src, f"{name}.ksl")
-    q = sycl.queue()
-    out = sycl.malloc_shared(1, np.int32, q)
-    t0 = time.perf_counter()
-    q.single_task(prog.kernel(name), *range(n), out)
-    elapsed = time.perf_counter() - t0
-    assert np.asarray(out)[0] == n - 1
-    sycl.free(out, q)
-    return elapsed
-
-
-def test_first_launch_grows_linearly_with_the_parameter_count(tmp_path):
+def test_first_launch_grows_linearly_with_the_parameter_count():
     """1,000 and 4,000 parameters, less the cost of a kernel of 10: linear growth
     is a ratio near 4, the quadratic growth this replaced was near 16 (4,000
     parameters took ~15 s).  The bound leaves room for a loaded machine."""
-    small = _first_launch(tmp_path, 10)
-    t1, t4 = _first_launch(tmp_path, 1000), _first_launch(tmp_path, 4000)
+    from bench_first_launch import first_launch         # bench/: each call a fresh kernel
+    tag = f"t{os.getpid()}"
+    small = first_launch(10, tag)
+    t1, t4 = first_launch(1000, tag), first_launch(4000, tag)
     ratio = (t4 - small) / max(t1 - small, 0.05)
     assert ratio < 9, f"first launch: 10 params {small:.2f}s, 1,000 {t1:.2f}s, 4,000 {t4:.2f}s (growth x{ratio:.1f})"
 
