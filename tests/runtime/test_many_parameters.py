@@ -112,8 +112,10 @@ def test_split_signature_agrees_with_the_nesting_rule():
     from hypothesis import given, settings, strategies as st
     from minisycl.passes.ir.sycl_names import split_signature
     leaf = st.sampled_from(["int", "float", "int*", "id<1>", "nd_item<2>", "double", "unsigned int"])
-    nested = st.recursive(leaf, lambda inner: st.builds(lambda a, b: f"reducer<{a}, {b}>", inner, inner) |
-                          st.builds(lambda a: f"vec<{a}, 4>", inner), max_leaves=6)
+    def wrap(inner):
+        pairs = st.tuples(inner, inner).map(lambda ab: f"reducer<{ab[0]}, {ab[1]}>")
+        return pairs | inner.map(lambda a: f"vec<{a}, 4>")
+    nested = st.recursive(leaf, wrap, max_leaves=6)
 
     @settings(deadline=None, max_examples=300)
     @given(st.lists(nested, max_size=12), st.sampled_from([", ", ",", " , "]))
