@@ -228,8 +228,11 @@ def main():
             ratios[f"front end / {name}"] = {"ratio": total / t, "measured": f"{total:.2f} s", "baseline": f"{t:.2f} s"}
 
     long_src, split_src = generate_long(args.long), generate_long_split(args.long, 20)
-    long_total, long_timings = best_compile(long_src, "long.ksl", args.repeat)
-    split_total, split_timings = best_compile(split_src, "split.ksl", args.repeat)
+    long_runs, split_runs = [], []
+    for _ in range(max(args.repeat, 3)):            # interleaved: both meet the same machine
+        long_runs.append(best_compile(long_src, "long.ksl", 1))
+        split_runs.append(best_compile(split_src, "split.ksl", 1))
+    (long_total, long_timings), (split_total, split_timings) = min(long_runs), min(split_runs)
     long_lines = long_src.count("\n")
     long_rate, split_rate = token_count(long_src) / long_total, token_count(split_src) / split_total
     print(f"one kernel of {long_lines:,} lines: {long_total:.2f} s = {long_lines / long_total:,.0f} lines/s "
