@@ -63,14 +63,15 @@ def test_thresholds_file_is_the_one_place():
 
 
 def test_a_sleep_in_a_pass_fails_the_guard(tmp_path):
-    """The deliberate slowdown: ``split-if-device`` sleeps 0.5 s per run, injected
-    through a ``sitecustomize`` into the bench's own process (no hook in the code)."""
+    """The deliberate slowdown: ``split-if-device`` sleeps 3 s per run (the quick
+    figure's LLVM baseline is 0.1-0.3 s), injected through a ``sitecustomize``
+    into the bench's own process (no hook in the code)."""
     (tmp_path / "sitecustomize.py").write_text(textwrap.dedent("""
         import time
         from minisycl.passes.split_if_device import SplitIfDevice
         _run = SplitIfDevice.run
         def slow(self, *args, **kwargs):
-            time.sleep(0.5)
+            time.sleep(3.0)
             return _run(self, *args, **kwargs)
         SplitIfDevice.run = slow
     """))
