@@ -5,8 +5,10 @@ executable graph; per-node cost of each.  Targets: replay <= 1 us per node and
 >= 20x cheaper per node than eager submission.  Then updating one dynamic
 parameter and replaying (target < 10 us on the CPU, issue 28), split into what
 the time goes to: the update (``dynamic_parameter.update`` + ``update(node)``)
-and the replay.  Each figure is the median of rounds of the best of a few
-calls, the rounds interleaved.
+and the replay.  Each figure is the median of single timed calls (one eager
+launch, one replay, one update) over all rounds, the rounds interleaved: a
+median shrugs off the load spikes of a shared machine, which a loop's mean
+takes in.
 
     python bench/bench_graph.py [--quick]
 
@@ -20,7 +22,7 @@ import json
 import os
 import statistics
 import sys
-import time
+from time import perf_counter
 
 import numpy as np
 
@@ -31,12 +33,6 @@ from minisycl import runtime as sycl  # noqa: E402
 
 KSL = "kernel step(id<1> i, int* p, int v) { p[i] = p[i] + v; }\n"
 NODES, WIDTH = 100, 4
-
-
-def _per_call(fn, calls: int) -> float:
-    t0 = time.perf_counter()
-    fn(calls)
-    return (time.perf_counter() - t0) / calls
 
 
 def main():
@@ -59,37 +55,39 @@ def main():
         prev = g.add(lambda h: h.parallel_for(k, WIDTH, p, 1), depends_on=[prev])
     ex = g.finalize(updatable=True)
 
-    def eager(n):
-        for _ in range(n):
-            for _ in range(NODES):
-                q.parallel_for(k, WIDTH, p, 1)
+    def launch():
+        q.parallel_for(k, WIDTH, p, 1)
 
-    def replay(n):
-        for _ in range(n):
-            q.ext_oneapi_graph(ex)
+    def replay():
+        q.ext_oneapi_graph(ex)
 
-    def update(n):
-        for i in range(n):
-            dyn.update(i)
-            ex.update(node)
+    def update(i):
+        dyn.update(i)
+        ex.update(node)
 
-    def update_and_replay(n):
-        for i in range(n):
-            dyn.update(i)
-            ex.update(node)
-            q.ext_oneapi_graph(ex)
+    def update_and_replay(i):
+        dyn.update(i)
+        ex.update(node)
+        q.ext_oneapi_graph(ex)
+
+    def samples(fn, out, takes_value):
+        """One timed call per sample."""
+        for i in range(calls):
+            t0 = perf_counter()
+            fn(i) if takes_value else fn()
+            out.append(perf_counter() - t0)
 
     figures = {"eager": [], "replay": [], "update": [], "update+replay": []}
-    for fn in (eager, replay, update, update_and_replay):
-        fn(2)                                   # warm: packers, plans, caches
-    for _ in range(rounds):                     # interleaved rounds; each the best of 3 calls
-        figures["eager"].append(min(_per_call(eager, max(calls // 20, 1)) for _ in range(3)) / NODES)
-        figures["replay"].append(min(_per_call(replay, calls) for _ in range(3)))
-        figures["update"].append(min(_per_call(update, calls) for _ in range(3)))
-        figures["update+replay"].append(min(_per_call(update_and_replay, calls) for _ in range(3)))
+    for fn, takes in ((launch, False), (replay, False), (update, True), (update_and_replay, True)):
+        samples(fn, [], takes)                  # warm: packers, plans, caches
+    for _ in range(rounds):                     # interleaved rounds
+        samples(launch, figures["eager"], False)
+        samples(replay, figures["replay"], False)
+        samples(update, figures["update"], True)
+        samples(update_and_replay, figures["update+replay"], True)
     med = {name: statistics.median(v) for name, v in figures.items()}
-    t_eager, t_graph = med["eager"], med["replay"] / NODES
-    print(f"chain of {NODES} kernels over {WIDTH} work-items each (median of {rounds} rounds):")
+    t_eager, t_graph = med["eager"], med["replay"] / NODES       # eager: one launch
+    print(f"chain of {NODES} kernels over {WIDTH} work-items each ({rounds} interleaved rounds):")
     print(f"  eager submission: {t_eager * 1e6:8.2f} us per node")
     print(f"  graph replay:     {t_graph * 1e6:8.3f} us per node (target <= 1 us); "
           f"{t_eager / t_graph:.0f}x cheaper than eager (target >= 20x)")

@@ -24,14 +24,13 @@ THRESHOLDS: dict[str, tuple[float, str, str]] = {
         "bench_postlink.py"),
     # -- command graphs (bench_graph.py): per eager launch of one kernel in the same run
     "graph replay per node / eager launch": (
-        0.02, "issue 28, h7: 0.0075-0.008 (replay 0.06-0.11 us/node, eager 8-14 us); x2.5 noise; "
-              "issue 7's target is 1/20 = 0.05", "bench_graph.py"),
+        0.02, "issue 28, h7: 0.0075-0.008 (replay 0.065-0.07 us/node, eager 8.4-9 us; medians of single calls); "
+              "x2.5 noise; 64b4c97: 0.012; issue 7's target is 1/20 = 0.05", "bench_graph.py"),
     "update one parameter / eager launch": (
-        3.0, "issue 28, h7: 1.4-1.5 (12-21 us against 8-14 us); x2 noise (the update was 2.05 at 64b4c97)",
-        "bench_graph.py"),
+        2.5, "issue 28, h7: 1.4 (12 us against 8.5 us); +75% noise; 64b4c97: 2.05", "bench_graph.py"),
     "update + replay of 100 nodes / eager launch": (
-        8.0, "issue 28, h7: 3.3 (28-48 us); x2.4 noise; 64b4c97's memory check of every node made it 85-97",
-        "bench_graph.py"),
+        4.5, "issue 28, h7: 2.55-2.65 (22-24 us); +75% noise; 64b4c97 checked every node's memory after an "
+             "update: 32 (274-279 us)", "bench_graph.py"),
     # -- first launch (bench_first_launch.py): growth per growth of the parameter count
     "first launch growth / parameter growth": (
         2.0, "issue 28, h7: 0.85-1.6 (500 -> 2,000 parameters; 1.0 is linear); the quadratic step "

@@ -743,8 +743,9 @@ class executable_command_graph:  # noqa: N801
     def _check_memory(self) -> None:
         """Refuse to run if a command uses freed memory.  Every command is looked at
         after a free (``memory.frees()`` moved); otherwise only those of the nodes
-        updated since the last look: an update of one node costs one node's check,
-        not the whole graph's."""
+        updated since the last look, but for kernel nodes, whose packing checked
+        their memory when they were updated: an update costs no look at the
+        whole graph."""
         frees = memory.frees()
         if self._memory_checked != frees:
             check_memory(self.memory_in_use(), "the executable graph cannot run")
@@ -799,7 +800,10 @@ class executable_command_graph:  # noqa: N801
             rebuild = False
             for n, cmd in commands.items():
                 before, self._commands[n] = self._commands[n], cmd
-                self._unchecked.add(n)       # its memory is looked at by the next run
+                if not isinstance(cmd, KernelCommand):
+                    self._unchecked.add(n)   # its memory is looked at by the next run
+                # (a kernel command's memory was checked by its packing, in _snapshot just now;
+                # a free after it moves memory.frees(), and the next run looks at every node)
                 rebuild = rebuild or not self._replace(n, cmd, before)
             if rebuild:
                 self._build_plan()
