@@ -13,7 +13,7 @@ has at most two arguments.  Linear in the parameter count.
 
 Only kernels whose parameters are plainly named values without ABI attributes
 (``byval``, ``sret``, ...) and that nothing else in the module calls are
-rewritten; any other kernel keeps the ordinary call (``packed_kernel`` returns
+rewritten; any other kernel keeps the ordinary call (``pack_kernel`` returns
 ``False``).
 """
 from __future__ import annotations
