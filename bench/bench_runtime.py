@@ -8,13 +8,18 @@
     own API-overhead benchmark measures 20.8 us).
 (c) First launch (link + JIT), cached launch, and a new process with the disk cache.
 
-    python bench/bench_runtime.py [--n 16777216] [--matmul 512] [--cached 262144]
+    python bench/bench_runtime.py [--n 16777216] [--matmul 512] [--cached 262144] [--quick]
+
+``--quick`` (the CI guard, ``bench/guard.py``): n = 2^20, a 128x128 matmul, no
+new process; the last line is JSON: each kernel's time on one thread over gcc's.
 """
 from __future__ import annotations
 
 import argparse
 import ctypes
+import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -60,7 +65,14 @@ def main():
     ap.add_argument("--matmul", type=int, default=512)
     ap.add_argument("--cached", type=int, default=1 << 18, help="a saxpy size whose arrays fit in the cores' L2 caches")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="small sizes; a last line of JSON ratios (CI guard)")
     args = ap.parse_args()
+    if args.quick:
+        args.n, args.matmul, args.cached, args.repeat = 1 << 20, 128, 1 << 16, 3
+        if shutil.which("gcc") is None:         # the guard reports its figures as skipped
+            print("gcc not found: no baseline")
+            print(json.dumps({}))
+            return
     ksl = source_file(KSL, "k.ksl")
     tmp = os.path.dirname(ksl)
     csrc, lib = os.path.join(tmp, "k.c"), os.path.join(tmp, "k.so")
@@ -125,7 +137,7 @@ def main():
     p = sycl.malloc_shared(1, np.int32, q)
     nop = prog.kernel("nop")
     q.single_task(nop, p)
-    reps = 20000
+    reps = 2000 if args.quick else 20000
     t0 = time.perf_counter()
     for _ in range(reps):
         q.single_task(nop, p).wait()
@@ -141,8 +153,12 @@ q = sycl.queue(); x = sycl.malloc_shared(16, np.float32, q); y = sycl.malloc_sha
 t0 = time.perf_counter(); q.parallel_for(prog.kernel("saxpy"), 16, 2.0, x, y)
 print(time.perf_counter() - t0, prog.linked_for("saxpy", q.device)[0].from_disk)
 """)
-    out = subprocess.run([sys.executable, script], capture_output=True, text=True, env=dict(os.environ)).stdout.split()
-    disk_launch, from_disk = float(out[0]), out[1] == "True"
+    if args.quick:
+        disk_launch, from_disk = float("nan"), False
+    else:
+        out = subprocess.run([sys.executable, script], capture_output=True, text=True,
+                             env=dict(os.environ)).stdout.split()
+        disk_launch, from_disk = float(out[0]), out[1] == "True"
 
     cores = os.cpu_count()
     print(f"(a) kernel throughput (best of {args.repeat}; gcc -O3 -march=native vs minisycl; {cores} cores)")
@@ -159,6 +175,11 @@ print(time.perf_counter() - t0, prog.linked_for("saxpy", q.device)[0].from_disk)
     print(f"(c) first launch (link + JIT + cache write): {first * 1e3:.1f} ms; cached launch: {exec_only * 1e3:.2f} ms "
           f"(saxpy n={n}); new process, disk cache: {disk_launch * 1e3:.1f} ms (from disk: {from_disk}); "
           f"build of the sources: {build_time * 1e3:.0f} ms")
+
+    if args.quick:
+        print(json.dumps({f"{label} 1 thread / gcc -O3": {
+            "ratio": t_one / t_gcc, "measured": f"{t_one * 1e3:.3f} ms", "baseline": f"{t_gcc * 1e3:.3f} ms"}
+            for label, t_gcc, _, t_one, _, _ in rows}))
 
 
 if __name__ == "__main__":

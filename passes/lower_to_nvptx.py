@@ -65,7 +65,7 @@ from typing import ClassVar
 
 from .ir.items import build_item
 from .ir import Module, quote_name, split_operands, split_type
-from .ir.sycl_names import ASSERT_FAIL, ASSERT_MESSAGE
+from .ir.sycl_names import ASSERT_FAIL, ASSERT_MESSAGE, split_signature
 from .manager import PassResult
 from .nvptx_math import OWN_DECLS, lower_math
 from .nvptx_groups import DYNAMIC_SHARED, LANG_TYPES, Builtins, reducer_op
@@ -110,7 +110,6 @@ class _Kernel:
 
 
 _REDUCER = re.compile(r"reducer<\s*(\w+)\s*,\s*(\w+)\s*>")
-_TOP_COMMA = re.compile(r",(?![^<]*>)")
 
 
 def _reducers(module: Module, fn, has_item: bool) -> dict[int, tuple[str, str]]:
@@ -118,7 +117,7 @@ def _reducers(module: Module, fn, has_item: bool) -> dict[int, tuple[str, str]]:
     signature = module.function_attributes(fn).get("minisycl-kernel-signature") or ""
     if "reducer<" not in signature:
         return {}
-    params = [p.strip() for p in _TOP_COMMA.split(signature.strip('"')) if p.strip()]
+    params = split_signature(signature)
     out = {}
     for i, ty in enumerate(params[1:] if has_item else params):
         m = _REDUCER.fullmatch(ty)

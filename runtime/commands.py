@@ -165,8 +165,8 @@ def check_memory(commands, what: str) -> None:
         for m in (cmd.memory if cmd is not None else ()):
             if isinstance(m, DynamicValue) and not isinstance(m, GraphPointer):
                 m = m.resolve()
-            if isinstance(m, (usm_allocation, FreedAddress)):
-                m.check(f"{what}: {name}")
+            if isinstance(m, FreedAddress) or (isinstance(m, usm_allocation) and m.freed):
+                m.check(f"{what}: {name}")      # (the message spelled only for a refusal)
             elif hasattr(m, "memory_in_use"):
                 check_memory(m.memory_in_use(), f"{what}: {name}")
 

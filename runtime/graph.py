@@ -634,6 +634,7 @@ class executable_command_graph:  # noqa: N801
         for cmd in self._commands.values():
             self._check_supported(cmd)
         self._memory_checked = None          # memory.frees() when no command used freed memory
+        self._unchecked: set[node] = set()   # nodes updated since then: only their memory needs a look
         self._build_plan()
         # a device that runs graphs itself (an NVIDIA GPU: one CUDA graph, ``cuda/graph.py``)
         executor = getattr(self.device, "graph_executor", None)
@@ -705,9 +706,20 @@ class executable_command_graph:  # noqa: N801
                           ctypes.cast(cmd.geometry, ctypes.c_void_p))
         return entry, [cmd.slots, cmd.geometry, linked]
 
-    def _replace(self, n: node, cmd) -> bool:
-        """Put ``n``'s new command in place; ``False`` when the plan must be rebuilt."""
+    def _replace(self, n: node, cmd, before=None) -> bool:
+        """Put ``n``'s new command in place; ``False`` when the plan must be rebuilt.
+        A kernel node of the native plan whose kernel and size class stay (``before``:
+        its command until now) only has its entry's slots and geometry repointed."""
         where = self._where.get(n)
+        if (where is not None and where[0] == "native" and isinstance(cmd, KernelCommand) and
+                isinstance(before, KernelCommand) and cmd.kernel is before.kernel and cmd.total < self.SMALL and
+                not has_reductions(cmd.args)):
+            step = self._steps[where[1]]
+            entry = step[1][where[2]]
+            entry.args, entry.total, entry.geom = ctypes.addressof(cmd.slots), cmd.total, \
+                ctypes.addressof(cmd.geometry)
+            step[3][where[2]] = [cmd.slots, cmd.geometry, step[3][where[2]][2]]
+            return True
         if where is None:
             return cmd is None or n.kind in (node_type.empty, node_type.ext_oneapi_barrier)
         if where[0] == "python":
@@ -724,15 +736,27 @@ class executable_command_graph:  # noqa: N801
         step[4][where[2]] = cmd.kernel.name
         return True
 
-    def memory_in_use(self) -> list:
-        """(node, command) pairs for ``commands.check_memory``."""
-        return [(f"node {n.id} ({n.kind.name})", c) for n, c in self._commands.items()]
+    def memory_in_use(self, nodes=None) -> list:
+        """(node, command) pairs for ``commands.check_memory``: of ``nodes``, or of every node."""
+        return [(_NodeName(n), self._commands[n]) for n in (self._commands if nodes is None else nodes)]
+
+    def _check_memory(self) -> None:
+        """Refuse to run if a command uses freed memory.  Every command is looked at
+        after a free (``memory.frees()`` moved); otherwise only those of the nodes
+        updated since the last look, but for kernel nodes, whose packing checked
+        their memory when they were updated: an update costs no look at the
+        whole graph."""
+        frees = memory.frees()
+        if self._memory_checked != frees:
+            check_memory(self.memory_in_use(), "the executable graph cannot run")
+            self._memory_checked = frees
+        elif self._unchecked:
+            check_memory(self.memory_in_use(self._unchecked), "the executable graph cannot run")
+        self._unchecked.clear()             # (kept when refused: the next run refuses again)
 
     def _execute(self, q: queue) -> None:
         with self._lock:                     # one execution of this graph at a time
-            if self._memory_checked != memory.frees():   # nothing freed since the last check: no need
-                check_memory(self.memory_in_use(), "the executable graph cannot run")
-                self._memory_checked = memory.frees()
+            self._check_memory()
             if self._device_graph is not None:         # one CUDA graph launch on the queue's stream
                 self._device_graph.launch(q)
                 return
@@ -752,8 +776,8 @@ class executable_command_graph:  # noqa: N801
         if not self.updatable:
             raise _invalid("update() cannot be called on a executable graph which was not created with "
                            "property::updatable")
-        self._memory_checked = None          # new commands: check their memory at the next run
         if isinstance(target, command_graph):
+            self._memory_checked = None      # new commands everywhere: check them all at the next run
             self._update_whole(target)
             return
         nodes = target if isinstance(target, (list, tuple)) else [target]
@@ -772,11 +796,15 @@ class executable_command_graph:  # noqa: N801
         with self._lock:
             if self._device_graph is not None:        # the driver's update first: a refusal changes nothing
                 self._device_graph.update_nodes(commands, {n: self._commands[n] for n in commands},
-                                          {**self._commands, **commands})
+                                                lambda: {**self._commands, **commands})
             rebuild = False
             for n, cmd in commands.items():
-                self._commands[n] = cmd
-                rebuild = rebuild or not self._replace(n, cmd)
+                before, self._commands[n] = self._commands[n], cmd
+                if not isinstance(cmd, KernelCommand):
+                    self._unchecked.add(n)   # its memory is looked at by the next run
+                # (a kernel command's memory was checked by its packing, in _snapshot just now;
+                # a free after it moves memory.frees(), and the next run looks at every node)
+                rebuild = rebuild or not self._replace(n, cmd, before)
             if rebuild:
                 self._build_plan()
 
@@ -825,6 +853,19 @@ class executable_command_graph:  # noqa: N801
                 self._device_graph.update_whole({**self._commands, **commands})
             self._commands.update(commands)
             self._build_plan()
+
+
+class _NodeName:
+    """A node's name in a refusal, spelled only when one is raised (a replay's check
+    of memory formats nothing when all is well)."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, n: node):
+        self.node = n
+
+    def __str__(self):
+        return f"node {self.node.id} ({self.node.kind.name})"
 
 
 def _snapshot(cmd: Command | None) -> Command | None:

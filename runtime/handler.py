@@ -219,17 +219,27 @@ class handler:  # noqa: N801
     def ext_oneapi_graph(self, graph) -> None:
         """Run an executable command graph as this command group's command (on a
         queue of the graph's device and context only)."""
-        if not hasattr(graph, "memory_in_use"):
-            raise exception(errc.invalid, f"ext_oneapi_graph expects an executable command graph (finalize() a "
-                                          f"modifiable one first), got {type(graph).__name__}")
-        if self.queue.device != graph.device or self.queue.context is not graph.context:
-            raise exception(errc.invalid, f"an executable graph for {graph.device.name} (context {graph.context.id}) "
-                                          f"cannot be submitted to a queue of {self.queue.device.name} (context "
-                                          f"{self.queue.context.id}): the device and context must be the graph's")
+        check_graph_submission(self.queue, graph)
         if self.graph is not None and getattr(graph.graph, "_pool", None):
             raise exception(errc.invalid, "a graph with graph-owned allocations cannot be used as a sub-graph")
         cmd = Command("subgraph", lambda: graph._execute(self.queue), "graph", uses=(graph,))
         if not graph.profiling:
-            cmd.unprofiled = ("Graph profiling information is unavailable: the executable graph was finalized "
-                              "without the enable_profiling property")
+            cmd.unprofiled = UNPROFILED_GRAPH
         self._record(cmd)
+
+
+#: why an event of a graph finalized without ``enable_profiling`` has no times
+UNPROFILED_GRAPH = ("Graph profiling information is unavailable: the executable graph was finalized without the "
+                    "enable_profiling property")
+
+
+def check_graph_submission(q, graph) -> None:
+    """``errc::invalid`` unless ``graph`` is an executable graph of ``q``'s device and
+    context (``handler.ext_oneapi_graph`` and the queue's direct submission)."""
+    if not hasattr(graph, "memory_in_use"):
+        raise exception(errc.invalid, f"ext_oneapi_graph expects an executable command graph (finalize() a "
+                                      f"modifiable one first), got {type(graph).__name__}")
+    if q.device != graph.device or q.context is not graph.context:
+        raise exception(errc.invalid, f"an executable graph for {graph.device.name} (context {graph.context.id}) "
+                                      f"cannot be submitted to a queue of {q.device.name} (context "
+                                      f"{q.context.id}): the device and context must be the graph's")

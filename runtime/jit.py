@@ -27,6 +27,7 @@ from ..passes.manager import PassManager
 from .engine import close_engine, compile_ir, keep_context, shared_machine
 from .errors import errc, exception
 from . import assertions  # noqa: F401 - registers the assert hook before any kernel is compiled
+from .packed_args import PACK_ABOVE, pack_kernel
 from .reductions import accumulator_lines, combine_functions, flush_lines, reducer_params, split_signature
 from .work_groups import group_launcher, lower_group_kernels
 
@@ -62,13 +63,14 @@ def kernel_shape(module: Module, name: str) -> KernelShape:
     return KernelShape(name, None, 0, "", types)
 
 
-def _launcher_ir(shape: KernelShape, accs, private: str | None, reducers=None) -> str:
+def _launcher_ir(shape: KernelShape, accs, private: str | None, reducers=None, packed: bool = False) -> str:
     """LLVM IR of the launcher of one kernel: its native loop, or, when the kernel
     only updates some parameters atomically (``accs``, with ``private`` the
     kernel's copy that updates private accumulators: the ``aggregate-atomics``
-    pass), a choice between that loop and one that aggregates the updates."""
+    pass), a choice between that loop and one that aggregates the updates.
+    ``packed``: the kernel loads its own arguments from the slots (``packed_args.py``)."""
     if not accs:
-        return _loop_ir(shape, launcher_name(shape.name), reducers=reducers)
+        return _loop_ir(shape, launcher_name(shape.name), reducers=reducers, packed=packed)
     plain, agg = f"__minisycl_each.{shape.name}", f"__minisycl_agg.{shape.name}"
     return (_loop_ir(shape, plain, linkage="internal ", reducers=reducers)
             + _loop_ir(shape, agg, callee=private, accs=accs, linkage="internal ", reducers=reducers)
@@ -88,7 +90,7 @@ agg:
 
 
 def _loop_ir(shape: KernelShape, name: str, callee: str | None = None, accs=None, linkage: str = "",
-             reducers=None) -> str:
+             reducers=None, packed: bool = False) -> str:
     """LLVM IR of the native loop around one kernel (``callee``, by default the
     kernel itself), with a private accumulator for each of ``accs`` (index among
     the non-item parameters -> accumulator) and for each ``reducer<T, op>``
@@ -97,7 +99,7 @@ def _loop_ir(shape: KernelShape, name: str, callee: str | None = None, accs=None
     call_args = []
     private = accs or {}
     reducers = reducers or {}
-    for i, ty in enumerate(shape.params):
+    for i, ty in enumerate(() if packed else shape.params):
         lines.append(f"  %slot{i} = getelementptr i64, ptr %args, i64 {i}")
         lines.append(f"  %arg{i} = load {ty}, ptr %slot{i}, align 8")
         if i in private:
@@ -106,6 +108,8 @@ def _loop_ir(shape: KernelShape, name: str, callee: str | None = None, accs=None
         if i in reducers:
             lines += accumulator_lines(i, *reducers[i])
         call_args.append(f"ptr %acc{i}" if i in private else f"ptr %red{i}" if i in reducers else f"{ty} %arg{i}")
+    if packed:
+        call_args.append("ptr %args")
     n = shape.dims
     for d in range(n):
         lines.append(f"  %gp{d} = getelementptr i64, ptr %geom, i64 {d}")
@@ -237,8 +241,12 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
     # for kernels launched over a range: index among the non-item parameters -> accumulator
     accs = {k: {a.param - 1: a for a in aggregated[k].accumulators}
             if k in aggregated and s.item is not None and k not in groups else {} for k, s in shapes.items()}
+    # many parameters: the kernel loads them itself (a call of thousands of arguments costs LLVM quadratic time)
+    packed = {k for k, s in shapes.items() if len(s.params) > PACK_ABOVE and k not in groups and not accs[k]
+              and not reducers[k] and pack_kernel(linked, k, s.item is not None)}
     text = linked.text() + "".join(group_launcher(s, groups[k], launcher_name(k), reducers[k]) if k in groups else
-                                   _launcher_ir(s, accs[k], aggregated[k].copy if accs[k] else None, reducers[k])
+                                   _launcher_ir(s, accs[k], aggregated[k].copy if accs[k] else None, reducers[k],
+                                                k in packed)
                                    for k, s in shapes.items())
     text += combine_functions({r for found in reducers.values() for r in found.values()}, set(linked.functions))
     engine, context, key, from_disk = compile_ir(text, "device program")

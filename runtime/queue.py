@@ -17,7 +17,7 @@ from .commands import DynamicValue, KernelCommand, check_kernel, launch_geometry
 from .device import context, default_context, default_device, device as Device
 from .errors import errc, exception
 from .events import event
-from .handler import handler
+from .handler import UNPROFILED_GRAPH, check_graph_submission, handler
 from .native import run_range
 from .program import kernel as Kernel
 from .reductions import prepare as prepare_reductions
@@ -144,9 +144,25 @@ class queue:  # noqa: N801
         return scope.graph
 
     # -- sycl_ext_oneapi_graph
+    #: whether ``ext_oneapi_graph`` may run a graph without ``submit`` (a GPU queue's
+    #: submit orders the launch on its stream and returns its own event: it may not)
+    _graphs_directly = True
+
     def ext_oneapi_graph(self, graph, depends_on=None) -> event:
-        """Submit an executable command graph."""
-        return self.submit(lambda h: h.ext_oneapi_graph(graph), depends_on)
+        """Submit an executable command graph.  Without dependencies on a queue that
+        is not recording, it runs directly (no handler, command or closure: the
+        same checks, ``check_graph_submission``); a replay costs little more than
+        its plan."""
+        if depends_on is not None or self._recording is not None or not self._graphs_directly:
+            return self.submit(lambda h: h.ext_oneapi_graph(graph), depends_on)
+        check_graph_submission(self, graph)
+        submitted = time.perf_counter_ns()
+        with self._lock:
+            graph._execute(self)
+        e = event(submitted, submitted, time.perf_counter_ns(), self.profiling)
+        if not graph.profiling:
+            e._unprofiled = UNPROFILED_GRAPH
+        return e
 
     def ext_oneapi_get_state(self) -> queue_state:
         """``queue_state.recording`` or ``queue_state.executing``."""

@@ -27,6 +27,7 @@ import re
 
 import numpy as np
 
+from ..passes.ir import split_signature
 from .errors import Refused, errc, exception
 from .memory import usm_allocation
 
@@ -92,12 +93,6 @@ class reduction:  # noqa: N801 - SYCL-style name
 
 
 _REDUCER = re.compile(r"reducer<\s*(\w+)\s*,\s*(\w+)\s*>")
-_TOP_COMMA = re.compile(r",(?![^<]*>)")
-
-
-def split_signature(signature: str) -> list[str]:
-    """A ``minisycl-kernel-signature``'s parameter types (``reducer<T, op>`` holds a comma)."""
-    return [p.strip() for p in _TOP_COMMA.split(signature) if p.strip()]
 
 
 def reducer_params(params: list[str]) -> dict[int, tuple[str, str]]:

@@ -23,7 +23,7 @@ from .loading import (InternalCompilerError, link, load, parse_text, read_untrus
                       verify_generated)
 from .items import build_item
 from .lexer import quote_name, quote_string, split_operands, split_type, tokens, unquote_name
-from .sycl_names import ASSERT_FAIL, ASSERT_MESSAGE
+from .sycl_names import ASSERT_FAIL, ASSERT_MESSAGE, split_signature
 from .module import (DISCARDABLE_LINKAGES, USED_LISTS, DifferenceView, Function, Global, Module, function_type, indirect_call_types, indirect_calls,
                      metadata_attachments, parse_attribute_group, attachment_pairs,
                      without_attachments)
@@ -35,7 +35,7 @@ __all__ = ["build_item", "IRError", "Module", "Function", "Global", "load", "par
            "DISCARDABLE_LINKAGES", "indirect_calls", "indirect_call_types", "function_type", "metadata_attachments",
            "attachment_pairs", "without_attachments", "quote_string", "tokens",
            # minisycl's assert hook and its GPU flag (sycl_names.py)
-           "ASSERT_FAIL", "ASSERT_MESSAGE",
+           "ASSERT_FAIL", "ASSERT_MESSAGE", "split_signature",
            # LLVM's own modules, for code that compiles them (native AOT code, initial values)
            "parse_assembly", "parse_bitcode",
            # for the runtime's JIT: untrusted bitcode in, LLVM's own modules (bridge.py)

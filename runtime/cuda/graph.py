@@ -387,13 +387,15 @@ class CudaGraph:
         return exception(errc.invalid, f"{what}: the CUDA driver refused it ({driver.error_name(rc)}"
                                        f"{', ' + detail if detail else ''}); the executable graph is unchanged")
 
-    def update_nodes(self, commands: dict, before: dict, merged: dict) -> None:
+    def update_nodes(self, commands: dict, before: dict, merged) -> None:
         """New commands for some nodes (``commands``; ``before`` their current ones,
-        ``merged`` every node's command after the update).  Kernel and host nodes
+        ``merged()`` every node's command after the update).  Kernel and host nodes
         take ``cuGraphExec*NodeSetParams``; when the driver refuses one, those
         already set get their old parameters back and ``errc::invalid`` is raised.
         A node whose CUDA node kind would change (an empty range now not empty,
-        say) rebuilds the executable graph instead."""
+        say) rebuilds the executable graph instead.  The old parameters are built
+        only for a roll-back, and ``merged`` only for a rebuild: updating one
+        kernel node costs one node's parameters and one driver call."""
         self.device.activate()
         changes = []
         for n, cmd in commands.items():
@@ -404,21 +406,29 @@ class CudaGraph:
                 live = self._builder._live_allocations(n)
                 params = self.kernel_params(cmd, live) if isinstance(cmd, KernelCommand) else None
                 if (params is None) != (built.kind == "empty"):
-                    return self._rebuild(merged)
+                    return self._rebuild(merged())
                 if params is not None:
-                    old = self.kernel_params(before[n], live) if isinstance(before.get(n), KernelCommand) else None
-                    changes.append(("cuGraphExecKernelNodeSetParams_v2", built.handle, params, old,
+                    old = before.get(n)
+                    changes.append(("cuGraphExecKernelNodeSetParams_v2", built.handle, params,
+                                    (lambda old=old, live=live: self.kernel_params(old, live))
+                                    if isinstance(old, KernelCommand) else None,
                                     f"kernel '{cmd.kernel.name}'"))
             elif kind == "host_task" and cmd is not None and built.kind == "host":
-                old = (self.host_params(before[n]._run),) if before.get(n) is not None else None
-                changes.append(("cuGraphExecHostNodeSetParams", built.handle, (self.host_params(cmd._run),), old,
+                old = before.get(n)
+                changes.append(("cuGraphExecHostNodeSetParams", built.handle, (self.host_params(cmd._run),),
+                                (lambda old=old: (self.host_params(old._run),)) if old is not None else None,
                                 "a host task"))
         for i, (call, handle, params, _, name) in enumerate(changes):
             rc = driver.query(call, self.exec, handle, ctypes.byref(params[0]))
             if rc:
                 for call_back, handle_back, _, old, _ in changes[:i]:
                     if old is not None:
-                        driver.query(call_back, self.exec, handle_back, ctypes.byref(old[0]))
+                        try:
+                            old = old()     # (its memory may be gone since: then it stays as set)
+                        except exception:
+                            old = None
+                        if old is not None:
+                            driver.query(call_back, self.exec, handle_back, ctypes.byref(old[0]))
                 raise self._refused(rc, f"updating the graph node of {name}")
 
     def _rebuild(self, merged: dict) -> None:

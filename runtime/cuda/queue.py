@@ -280,6 +280,7 @@ class cuda_queue(queue):  # noqa: N801
 
     backend = "cuda"
     _handler_class = cuda_handler
+    _graphs_directly = False        # graphs go through submit: stream order, cuda_event
 
     def __init__(self, dev=None, *, in_order: bool = False, enable_profiling: bool = False, device_selector=None,
                  context=None):

@@ -368,3 +368,54 @@ def test_repeated_launch_reuses_checked_slots_but_sees_frees(gpu, monkeypatch):
     sycl.free(other, q)
     with pytest.raises(sycl.exception, match="freed"):
         q.parallel_for(k, 4, other, one)
+
+
+def test_kernel_node_update_builds_one_nodes_parameters(gpu, monkeypatch):
+    """Updating one node of a long graph: one node's parameters (the old ones are
+    built only for a roll-back), one driver call (issue 28, point 1)."""
+    from minisycl.runtime.cuda import graph as cuda_graph
+    fake, dev, prog = gpu
+    q = sycl.queue(dev, in_order=True)
+    p = shared(q, 4)
+    g = sycl.command_graph(q)
+    dp = sycl.dynamic_parameter(g, 1)
+    node = prev = g.add(lambda h: h.parallel_for(prog.kernel("add"), 4, p, dp))
+    for _ in range(30):
+        prev = g.add(lambda h: h.parallel_for(prog.kernel("inc"), 4, p), depends_on=[prev])
+    ex = g.finalize(updatable=True)
+    built = []
+    original = cuda_graph.CudaGraph.kernel_params
+    monkeypatch.setattr(cuda_graph.CudaGraph, "kernel_params",
+                        lambda self, cmd, live=None: built.append(cmd) or original(self, cmd, live))
+    dp.update(5)
+    ex.update(node)
+    assert len(built) == 1 and fake.calls["cuGraphExecKernelNodeSetParams_v2"] == 1
+    q.ext_oneapi_graph(ex).wait()
+    assert list(np.asarray(p)) == [35] * 4
+
+
+def test_refused_second_node_update_rolls_the_first_back(gpu, monkeypatch):
+    fake, dev, prog = gpu
+    q = sycl.queue(dev, in_order=True)
+    p = shared(q, 4)
+    g = sycl.command_graph(q)
+    d1, d2 = sycl.dynamic_parameter(g, 1), sycl.dynamic_parameter(g, 10)
+    n1 = g.add(lambda h: h.parallel_for(prog.kernel("add"), 4, p, d1))
+    n2 = g.add(lambda h: h.parallel_for(prog.kernel("add"), 4, p, d2), depends_on=[n1])
+    ex = g.finalize(updatable=True)
+    setting = type(fake)._cuGraphExecKernelNodeSetParams_v2
+    count = []
+
+    def second_refused(self, exec_, handle, params):
+        count.append(1)
+        return 1 if len(count) == 2 else setting(self, exec_, handle, params)
+    monkeypatch.setattr(type(fake), "_cuGraphExecKernelNodeSetParams_v2", second_refused)
+    fake.__dict__.pop("cuGraphExecKernelNodeSetParams_v2", None)
+    d1.update(100)
+    d2.update(1000)
+    with pytest.raises(sycl.exception) as info:
+        ex.update([n1, n2])
+    assert info.value.code() == sycl.errc.invalid and "unchanged" in str(info.value)
+    assert len(count) == 3                      # n1 set, n2 refused, n1 set back to its old parameters
+    q.ext_oneapi_graph(ex).wait()
+    assert list(np.asarray(p)) == [11] * 4

@@ -1,0 +1,141 @@
+"""The speed guard CI runs after the tests (issue 28, point 3).
+
+Runs the quick form of each bench (``python bench/<script> --quick``; for a
+script without one yet, ``quick_fallbacks.py``), each in its own process, reads
+the last line of its output as JSON ``{"figure": ratio}`` or ``{"figure":
+{"ratio": r, "measured": "...", "baseline": "..."}}`` (every ratio is to a
+baseline measured in the same run: LLVM's own work, gcc, an eager launch, a
+linear growth; lower is better) and compares each ratio with its threshold in
+``thresholds.py``.  Prints a table (figure, measured, baseline, ratio,
+threshold, ok) and exits 1 when a ratio is over its threshold, a figure has no
+threshold, a bench fails or a threshold's figure was not measured (a figure
+whose tool is missing, such as gcc, is reported as skipped).
+
+    python bench/guard.py [--only SCRIPT ...] [--list]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from quick_fallbacks import FALLBACKS  # noqa: E402
+from thresholds import THRESHOLDS, OPTIONAL  # noqa: E402
+
+#: the benches the guard runs, in order (each must print its figures' JSON last)
+BENCHES = ["bench_passes.py", "bench_postlink.py", "bench_graph.py", "bench_first_launch.py", "bench_runtime.py",
+           "bench_usm.py", "bench_frontend.py"]
+
+#: seconds one bench's quick form may take before the guard gives up on it
+TIMEOUT = 600
+
+
+def command(script: str) -> list[str]:
+    """How to run ``script``'s quick form: its own ``--quick``, else its fallback."""
+    path = os.path.join(HERE, script)
+    with open(path, encoding="utf-8") as fh:
+        has_quick = "--quick" in fh.read()
+    if has_quick or script not in FALLBACKS:
+        return [sys.executable, path, "--quick"]
+    return [sys.executable, os.path.join(HERE, "quick_fallbacks.py"), script]
+
+
+def run_bench(script: str) -> tuple[dict, str | None, float]:
+    """(figures, error or None, seconds) of one bench's quick form."""
+    t0 = time.perf_counter()
+    try:
+        done = subprocess.run(command(script), capture_output=True, text=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return {}, f"took more than {TIMEOUT} s", time.perf_counter() - t0
+    elapsed = time.perf_counter() - t0
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
+        return {}, f"exit status {done.returncode}: " + " | ".join(tail), elapsed
+    lines = done.stdout.strip().splitlines()
+    try:
+        figures = json.loads(lines[-1]) if lines else None
+    except json.JSONDecodeError:
+        figures = None
+    if not isinstance(figures, dict):
+        return {}, "its last line is not a JSON object of figures", elapsed
+    return figures, None, elapsed
+
+
+def judge(results: dict[str, tuple[dict, str | None, float]], thresholds=None, optional=None) -> tuple[list, bool]:
+    """Rows (figure, measured, baseline, ratio, threshold, verdict) and whether all is well."""
+    thresholds = THRESHOLDS if thresholds is None else thresholds
+    optional = OPTIONAL if optional is None else optional
+    rows, ok, seen = [], True, set()
+    for script, (figures, error, _) in results.items():
+        if error is not None:
+            rows.append((f"{script}", "-", "-", "-", "-", f"FAILED: {error}"))
+            ok = False
+            seen.update(f for f, (_, _, source) in thresholds.items() if source == script)
+            continue
+        for name, value in figures.items():
+            seen.add(name)
+            if isinstance(value, dict):
+                ratio, measured, baseline = value.get("ratio"), value.get("measured", "-"), value.get("baseline", "-")
+            else:
+                ratio, measured, baseline = value, "-", "-"
+            if not isinstance(ratio, (int, float)) or ratio != ratio:
+                rows.append((name, measured, baseline, "-", "-", "FAILED: no numeric ratio"))
+                ok = False
+                continue
+            limit = thresholds.get(name)
+            if limit is None:
+                rows.append((name, measured, baseline, f"{ratio:.3f}", "-", "FAILED: no threshold in thresholds.py"))
+                ok = False
+                continue
+            good = ratio <= limit[0]
+            ok = ok and good
+            rows.append((name, measured, baseline, f"{ratio:.3f}", f"{limit[0]:.3f}", "ok" if good else "TOO SLOW"))
+    for name, (limit, _, source) in thresholds.items():
+        if name in seen or source not in results:
+            continue
+        if name in optional:
+            rows.append((name, "-", "-", "-", f"{limit:.3f}", f"skipped ({optional[name]})"))
+        else:
+            rows.append((name, "-", "-", "-", f"{limit:.3f}", f"FAILED: {source} did not measure it"))
+            ok = False
+    return rows, ok
+
+
+def table(rows: list) -> str:
+    head = ("figure", "measured", "baseline", "ratio", "threshold", "ok")
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(head, widths))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)) for r in rows]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="+", metavar="SCRIPT", choices=BENCHES, help="run only these benches")
+    ap.add_argument("--list", action="store_true", help="print the benches and how each is run, then stop")
+    args = ap.parse_args(argv)
+    scripts = args.only or BENCHES
+    if args.list:
+        for s in scripts:
+            print(f"{s}: {' '.join(os.path.relpath(c) if os.path.isabs(c) else c for c in command(s)[1:])}")
+        return 0
+    results = {}
+    for script in scripts:
+        results[script] = run_bench(script)
+        print(f"{script}: {results[script][2]:.1f} s", flush=True)
+    rows, ok = judge(results)
+    print(table(rows))
+    print("speed guard: " + ("all figures within their thresholds" if ok else
+                             "FAILED (a threshold is in bench/thresholds.py; raising one is a visible change)"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""The speed guard CI runs after the tests (``bench/guard.py``, issue 28 point 3):
+its verdicts, its one thresholds file, and a deliberate slowdown (a sleep in a
+pass, injected into the bench's process) making it fail."""
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+sys.path.insert(0, str(BENCH))
+
+import guard  # noqa: E402
+from thresholds import OPTIONAL, THRESHOLDS  # noqa: E402
+
+LIMITS = {"a / base": (2.0, "test", "bench_a.py"), "b / base": (1.5, "test", "bench_a.py"),
+          "tool / base": (3.0, "test", "bench_b.py")}
+
+
+def verdicts(rows):
+    return {r[0]: r[5] for r in rows}
+
+
+def test_within_and_over_thresholds():
+    rows, ok = guard.judge({"bench_a.py": ({"a / base": 1.9, "b / base": {"ratio": 1.2, "measured": "1.2 s",
+                                                                           "baseline": "1 s"}}, None, 1.0),
+                            "bench_b.py": ({"tool / base": 2.0}, None, 1.0)}, LIMITS, {})
+    assert ok and set(verdicts(rows).values()) == {"ok"}
+    assert ("b / base", "1.2 s", "1 s", "1.200", "1.500", "ok") in rows
+    rows, ok = guard.judge({"bench_a.py": ({"a / base": 2.1, "b / base": 1.0}, None, 1.0)}, LIMITS, {})
+    assert not ok and verdicts(rows)["a / base"] == "TOO SLOW" and verdicts(rows)["b / base"] == "ok"
+
+
+@pytest.mark.parametrize("results, why", [
+    ({"bench_a.py": ({"a / base": 1.0, "b / base": 1.0, "new / base": 1.0}, None, 1.0)}, "no threshold"),
+    ({"bench_a.py": ({"a / base": 1.0}, None, 1.0)}, "did not measure"),
+    ({"bench_a.py": ({}, "exit status 1: Traceback", 1.0)}, "FAILED: exit status 1"),
+    ({"bench_a.py": ({"a / base": "fast", "b / base": 1.0}, None, 1.0)}, "no numeric ratio"),
+    ({"bench_a.py": ({"a / base": float("nan"), "b / base": 1.0}, None, 1.0)}, "no numeric ratio"),
+])
+def test_what_fails_the_guard(results, why):
+    rows, ok = guard.judge(results, LIMITS, {})
+    assert not ok and any(why in r[5] for r in rows), rows
+
+
+def test_a_missing_tool_is_skipped_not_failed():
+    rows, ok = guard.judge({"bench_b.py": ({}, None, 1.0)}, LIMITS, {"tool / base": "gcc not found"})
+    assert ok and verdicts(rows) == {"tool / base": "skipped (gcc not found)"}
+
+
+def test_thresholds_file_is_the_one_place():
+    """Every threshold is positive, says where it came from, and names a bench the
+    guard runs; every bench the guard runs has thresholds; optional figures exist."""
+    for name, (limit, origin, source) in THRESHOLDS.items():
+        assert limit > 0 and len(origin) > 20 and source in guard.BENCHES, name
+    assert {s for _, _, s in THRESHOLDS.values()} == set(guard.BENCHES)
+    assert set(OPTIONAL) <= set(THRESHOLDS)
+    for script in guard.BENCHES:
+        assert (BENCH / script).is_file()
+        assert "--quick" in (BENCH / script).read_text() or script in guard.FALLBACKS
+
+
+def test_a_sleep_in_a_pass_fails_the_guard(tmp_path):
+    """The deliberate slowdown: ``split-if-device`` sleeps 3 s per run (the quick
+    figure's LLVM baseline is 0.1-0.3 s), injected through a ``sitecustomize``
+    into the bench's own process (no hook in the code)."""
+    (tmp_path / "sitecustomize.py").write_text(textwrap.dedent("""
+        import time
+        from minisycl.passes.split_if_device import SplitIfDevice
+        _run = SplitIfDevice.run
+        def slow(self, *args, **kwargs):
+            time.sleep(3.0)
+            return _run(self, *args, **kwargs)
+        SplitIfDevice.run = slow
+    """))
+    env = dict(os.environ, PYTHONPATH=str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, str(BENCH / "guard.py"), "--only", "bench_passes.py"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 1, done.stdout + done.stderr
+    figures = [name for name, (_, _, source) in THRESHOLDS.items() if source == "bench_passes.py"]
+    slow = [line for line in done.stdout.splitlines() if line.split("  ")[0] in figures and "TOO SLOW" in line]
+    assert slow, done.stdout
+    assert "speed guard: FAILED" in done.stdout
