@@ -75,7 +75,8 @@ def test_a_sleep_in_a_pass_fails_the_guard(tmp_path):
             return _run(self, *args, **kwargs)
         SplitIfDevice.run = slow
     """))
-    env = dict(os.environ, PYTHONPATH=str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ)                      # the child's environment, with the sleep first on its path
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tmp_path), env.get("PYTHONPATH")]))
     done = subprocess.run([sys.executable, str(BENCH / "guard.py"), "--only", "bench_passes.py"],
                           capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 1, done.stdout + done.stderr
