@@ -131,11 +131,13 @@ def check_device_code(device: Module, roots: list[str], diags, graph: dict[str, 
     def name(n):
         return display_name(device, n)
 
+    refused = host_only.keys() | undefined.keys()
     for caller in reach:
         if caller in host_only:
             continue
         fn = device.functions[caller]
-        for callee in dict.fromkeys(graph.get(caller, ())):
+        callees = graph.get(caller, ())
+        for callee in dict.fromkeys(callees) if callees and not refused.isdisjoint(callees) else ():
             if callee not in host_only and callee not in undefined:
                 continue
             loc = call_loc(device, fn, callee) or function_loc(device, fn)

@@ -240,13 +240,15 @@ class Function:
     through the tokens of ``lexer``.
     """
 
-    __slots__ = ("name", "header", "body", "_info", "_groups", "_md", "_refs", "_calls", "_icall_attrs", "_comdat")
+    __slots__ = ("name", "header", "body", "_info", "_groups", "_md", "_refs", "_calls", "_icall_attrs", "_comdat",
+                 "_kernel", "_linkage")
     kind = "function"
 
     def __init__(self, name: str, header: str, body: str | None):
         self.name, self.header, self.body = name, header, body
         self._info = self._groups = self._md = self._refs = self._calls = self._icall_attrs = None
         self._comdat = False
+        self._kernel = self._linkage = None
 
     @property
     def is_declaration(self) -> bool:
@@ -293,10 +295,12 @@ class Function:
 
     @property
     def linkage(self) -> str:
-        h = self.header
-        start = h.index(" ") + 1                   # the word after define/declare
-        second = h[start:h.find(" ", start)]
-        return second if second in _LINKAGES else "external"
+        if self._linkage is None:
+            h = self.header
+            start = h.index(" ") + 1                   # the word after define/declare
+            second = h[start:h.find(" ", start)]
+            self._linkage = second if second in _LINKAGES else "external"
+        return self._linkage
 
     @property
     def calling_conv(self) -> str:
@@ -310,6 +314,11 @@ class Function:
 
     @property
     def is_kernel(self) -> bool:
+        if self._kernel is None:
+            self._kernel = self._is_kernel()
+        return self._kernel
+
+    def _is_kernel(self) -> bool:
         h = self.header
         at = h.find("@")
         if h.find("_kernel ", 0, at) < 0:       # every kernel calling convention ends so
