@@ -43,7 +43,7 @@ from ..support import knobs
 from ..support.diagnostics import UserError
 
 __all__ = ["IRError", "parse_and_verify", "complaint", "in_background", "parse_assembly", "parse_bitcode",
-           "link_assembly", "first_line", "BITCODE_MAGIC", "read_bitcode", "inline_and_simplify", "value_types"]
+           "link_assembly", "verified_bitcode", "first_line", "BITCODE_MAGIC", "read_bitcode", "inline_and_simplify", "value_types"]
 
 BITCODE_MAGIC = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
 
@@ -122,6 +122,18 @@ def parse_and_verify(text: str, name: str) -> tuple[llvm.ModuleRef | None, str |
     # no UTF-8 (as surrogates): LLVM's module name takes them as U+FFFD
     ref.name = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     return ref, None
+
+
+def verified_bitcode(text: str, name: str) -> tuple[bytes | None, str | None]:
+    """``parse_and_verify``, then the bitcode, LLVM's module closed at once:
+    ``(bitcode, None)`` or ``(None, LLVM's complaint)``."""
+    ref, problem = parse_and_verify(text, name)
+    if ref is None:
+        return None, problem
+    try:
+        return ref.as_bitcode(), None
+    finally:
+        ref.close()         # before its context (the collector's order can crash)
 
 
 def link_assembly(texts: list[str], name: str | None = None) -> tuple[llvm.ModuleRef | None, str | None]:

@@ -168,8 +168,11 @@ def verify_and_serialize(modules: list[Module], bitcode: bool = False) -> list:
     """Verify every module with LLVM, then return its bitcode or the very text
     LLVM verified: callers write nothing unless all of them are valid."""
     texts = [m.text() for m in modules]
-    refs = [m.verify(t) for m, t in zip(modules, texts)]
-    return [r.as_bitcode() for r in refs] if bitcode else texts
+    if bitcode:
+        return [m.bitcode(t) for m, t in zip(modules, texts)]
+    for m, t in zip(modules, texts):
+        m.verify(t)
+    return texts
 
 
 def link(texts: list[str], inputs: list[str], name: str | None = None):
