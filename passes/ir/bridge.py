@@ -43,7 +43,7 @@ from ..support import knobs
 from ..support.diagnostics import UserError
 
 __all__ = ["IRError", "parse_and_verify", "complaint", "in_background", "parse_assembly", "parse_bitcode",
-           "link_assembly", "verified_bitcode", "first_line", "BITCODE_MAGIC", "read_bitcode", "inline_and_simplify", "value_types"]
+           "link_assembly", "verified_bitcode", "close_in_background", "first_line", "BITCODE_MAGIC", "read_bitcode", "inline_and_simplify", "value_types"]
 
 BITCODE_MAGIC = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
 
@@ -161,6 +161,13 @@ def complaint(ref: llvm.ModuleRef) -> str | None:
     except RuntimeError as err:
         return str(err)
     return None
+
+
+def close_in_background(ref: llvm.ModuleRef) -> None:
+    """Let go of LLVM's module ``ref`` on the verifier thread (freeing a big
+    module is LLVM work too: Python goes on meanwhile).  The caller keeps no
+    other use of it."""
+    in_background(ref.close)
 
 
 def in_background(fn, *args) -> Future:

@@ -25,7 +25,7 @@ import functools
 import re
 from typing import Iterable
 
-from .bridge import IRError, in_background, parse_and_verify, verified_bitcode
+from .bridge import IRError, close_in_background, in_background, parse_and_verify, verified_bitcode
 from .lexer import (LexError, attribute_refs, closing, global_refs, metadata_refs, quote_name, quote_string,
                     rename_global_refs, skip_constant,
                     skip_type, split_operands, split_type, tokens, type_refs, unquote_name)
@@ -241,14 +241,14 @@ class Function:
     """
 
     __slots__ = ("name", "header", "body", "_info", "_groups", "_md", "_refs", "_calls", "_icall_attrs", "_comdat",
-                 "_kernel", "_linkage", "_baddr")
+                 "_kernel", "_linkage", "_baddr", "_decl")
     kind = "function"
 
     def __init__(self, name: str, header: str, body: str | None):
         self.name, self.header, self.body = name, header, body
         self._info = self._groups = self._md = self._refs = self._calls = self._icall_attrs = None
         self._comdat = False
-        self._kernel = self._linkage = self._baddr = None
+        self._kernel = self._linkage = self._baddr = self._decl = None
 
     @property
     def is_declaration(self) -> bool:
@@ -535,11 +535,11 @@ def _names(tokens_: list[str], drop: str | None = None) -> list[str]:
 class Global:
     """One global variable, alias or ifunc line, as LLVM printed it."""
 
-    __slots__ = ("name", "line", "_refs", "_head")
+    __slots__ = ("name", "line", "_refs", "_head", "_decl")
     kind = "global"
 
     def __init__(self, name: str, line: str):
-        self.name, self.line, self._refs, self._head = name, line, None, None
+        self.name, self.line, self._refs, self._head, self._decl = name, line, None, None, None
 
     def text(self) -> str:
         return self.line + "\n"
@@ -748,7 +748,10 @@ class Module:
             if problem is not None:
                 raise RuntimeError(problem)
             return data
-        return self.verify(text).as_bitcode()
+        ref = self.verify(text)
+        data = ref.as_bitcode()
+        close_in_background(ref)
+        return data
 
     def start_verification(self, bitcode: bool = False) -> None:
         """Start ``verify`` of the module as it is now on a second thread, where
@@ -1108,6 +1111,8 @@ class Module:
         # types (transitively; the metadata's too: it may name typed constants)
         if self.types:
             md_text = "\n".join(out.metadata.values())
+            if len(self.types) <= 16 and not any(t in blob or t in md_text for t in self.types):
+                return      # a first look for the few names (scanning every "%" token of the part is the cost)
             used = set(type_refs(blob) + type_refs(md_text)) & self.types.keys()
             work = list(used)
             while work:
@@ -1358,8 +1363,16 @@ def without_attachments(text: str, kind: str | None = None) -> str:
 
 
 def _as_declaration(ent):
+    """The declaration of a definition (itself for a declaration); made once per
+    entity (entities never change), as every image that declares it asks."""
     if ent.is_declaration:
         return ent
+    if ent._decl is None:
+        ent._decl = _declaration_of(ent)
+    return ent._decl
+
+
+def _declaration_of(ent):
     if isinstance(ent, Global):
         if ent.is_alias:
             raise IRError(f"cannot turn alias @{ent.name} into a declaration")
