@@ -140,6 +140,11 @@ class TypeAspects:
                         changed = True
         self.by_type = {t: a for t, a in by_type.items() if a}
 
+    def may_use(self, text: str) -> bool:
+        """A cheap first look: whether ``text`` may spell a type that carries aspects."""
+        return self.fp64 is not None and "double" in text or \
+            bool(self.by_type) and "%" in text and any(t in text for t in self.by_type)
+
     def of_text(self, text: str) -> set[int]:
         return {a for _, aspects in self.uses_in(text, 0) for a in aspects}
 
@@ -213,7 +218,7 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
                 typed_globals[name] = sorted(aspects)
     used_out, declared_out = {}, {}
     stubs = module.functions_with(STUB)
-    uses_in = types.uses_in
+    uses_in, typed_text = types.uses_in, types.may_use
     for name, fn in module.functions.items():
         md = fn.metadata
         if DECLARED in md or name in device_has:
@@ -225,9 +230,13 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
         body = fn.body if name not in stubs else None     # a stub stands for host code: no aspects
         events = None
         if body is not None:
-            events = uses_in(fn.header, 0)
-            base = len(fn.header) + 1
-            events += uses_in(body, base)
+            header = fn.header
+            base = len(header) + 1
+            if typed_text(header) or typed_text(body):
+                events = uses_in(header, 0)
+                events += uses_in(body, base)
+            else:
+                events = []
             if typed_globals:
                 for r in fn.refs():
                     if r in typed_globals:
@@ -532,10 +541,14 @@ class AttachmentOrder:
             rank = {k: i for i, k in enumerate(FIXED_KINDS)}
             m = self.module
             texts = [g.line for g in m.globals.values()]
-            texts += [f.header + "\n" + (f.body or "") for f in m.functions.values()]
+            for f in m.functions.values():      # header, then body: no attachment spans the line between
+                texts.append(f.header)
+                if f.body is not None:
+                    texts.append(f.body)
             for text in texts:
-                for k, _ in attachment_pairs(text):
-                    rank.setdefault(k, len(rank))
+                if "!" in text:
+                    for k, _ in attachment_pairs(text):
+                        rank.setdefault(k, len(rank))
             for k in _PASS_KINDS:
                 rank.setdefault(k, len(rank))
             self._rank = rank
