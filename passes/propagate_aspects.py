@@ -140,6 +140,11 @@ class TypeAspects:
                         changed = True
         self.by_type = {t: a for t, a in by_type.items() if a}
 
+    def may_use(self, text: str) -> bool:
+        """A cheap first look: whether ``text`` may spell a type that carries aspects."""
+        return self.fp64 is not None and "double" in text or \
+            bool(self.by_type) and "%" in text and any(t in text for t in self.by_type)
+
     def of_text(self, text: str) -> set[int]:
         return {a for _, aspects in self.uses_in(text, 0) for a in aspects}
 
@@ -148,7 +153,7 @@ class TypeAspects:
         out = []
         if self.fp64 is not None and "double" in text:
             out.extend((at + base, [self.fp64]) for w, at in word_matches(text) if w == "double")
-        if self.by_type and "%" in text:
+        if self.by_type and "%" in text and any(t in text for t in self.by_type):    # a cheap first look
             by_type = self.by_type
             out.extend((at + base, sorted(by_type[t])) for t, at in type_ref_matches(text) if t in by_type)
         return out
@@ -200,7 +205,9 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
     (signature, then instructions: types, named globals' value types, 64-bit
     atomics, instruction ``!sycl_used_aspects``), then its own
     ``!sycl_used_aspects``.  The aspects of a struct that carries several come
-    in ascending order (upstream's order there is hash order)."""
+    in ascending order (upstream's order there is hash order).  Functions
+    that use (declare) none are absent from the first (second) mapping: most
+    functions use none, and nothing is built for them."""
     atomic64 = table.get("atomic64")
     device_has = module.functions_with("sycl-device-has")
     typed_globals = {}
@@ -211,18 +218,25 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
                 typed_globals[name] = sorted(aspects)
     used_out, declared_out = {}, {}
     stubs = module.functions_with(STUB)
+    uses_in, typed_text = types.uses_in, types.may_use
     for name, fn in module.functions.items():
         md = fn.metadata
-        declared = AspectSet(module.metadata_ints(md[DECLARED]) if DECLARED in md else ())
-        if name in device_has:
-            declared.update(declared_aspects(module, name, device_has))
-        declared_out[name] = declared
-        used = AspectSet()
+        if DECLARED in md or name in device_has:
+            declared = AspectSet(module.metadata_ints(md[DECLARED]) if DECLARED in md else ())
+            if name in device_has:
+                declared.update(declared_aspects(module, name, device_has))
+            if declared:
+                declared_out[name] = declared
         body = fn.body if name not in stubs else None     # a stub stands for host code: no aspects
+        events = None
         if body is not None:
-            events = types.uses_in(fn.header, 0)
-            base = len(fn.header) + 1
-            events += types.uses_in(body, base)
+            header = fn.header
+            base = len(header) + 1
+            if typed_text(header) or typed_text(body):
+                events = uses_in(header, 0)
+                events += uses_in(body, base)
+            else:
+                events = []
             if typed_globals:
                 for r in fn.refs():
                     if r in typed_globals:
@@ -232,12 +246,16 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
                               if ty in ("i64", "double"))
             if USED in body:
                 events.extend((at + base, module.metadata_ints(ref)) for at, ref in instruction_aspect_refs(body))
-            events.sort(key=lambda e: e[0])
-            for _, aspects in events:
-                used.update(aspects)
-        if USED in md:
-            used.update(module.metadata_ints(md[USED]))
-        used_out[name] = used
+        if events or USED in md:
+            used = AspectSet()
+            if events:
+                events.sort(key=lambda e: e[0])
+                for _, aspects in events:
+                    used.update(aspects)
+            if USED in md:
+                used.update(module.metadata_ints(md[USED]))
+            if used:
+                used_out[name] = used
     return used_out, declared_out
 
 
@@ -285,62 +303,85 @@ def aspect_graph(module: Module, calls: dict[str, list[str]]) -> dict[str, list[
     return edges
 
 
-def aspects_through_calls(edges: dict[str, list[str]], direct: dict[str, set[int]]) -> dict[str, set[int]]:
-    """Step 4: each function's aspects with those of everything it reaches.
-    The sets may be shared between functions; they are not to be changed."""
+_NONE = frozenset()
+
+
+def aspects_through_calls(edges: dict[str, list[str]], direct: dict[str, set[int]],
+                          comps: list[list[str]] | None = None) -> dict[str, set[int]]:
+    """Step 4: each function's aspects with those of everything it reaches
+    (``direct``: a function's own aspects; one it lacks has none; ``comps``:
+    ``sccs(edges)``, when the caller has them already).  A function that
+    reaches none is absent from the result.  The sets may be shared between
+    functions; they are not to be changed."""
     total: dict[str, set[int]] = {}
-    for comp in sccs(edges):
+    get = total.get
+    for comp in comps if comps is not None else sccs(edges):
         if len(comp) == 1:
             n = comp[0]
-            acc = direct[n]
+            acc = direct.get(n) or _NONE
             for s in edges[n]:
-                ts = total.get(s)       # None: n itself (a self-call)
+                ts = get(s)         # None: n itself (a self-call), or nothing reached
                 if ts and not ts <= acc:
                     acc = acc | ts
-            total[n] = acc
+            if acc:
+                total[n] = acc
             continue
         acc = set()
         members = set(comp)
         for n in comp:
-            acc |= direct[n]
+            acc |= direct.get(n) or _NONE
             for s in edges[n]:
                 if s not in members:
-                    acc |= total[s]
-        for n in comp:
-            total[n] = acc
+                    acc |= get(s) or _NONE
+        if acc:
+            for n in comp:
+                total[n] = acc
     return total
 
 
-def upstream_order(edges: dict[str, list[str]], own: dict[str, AspectSet], entries: list[str]) -> dict[str, AspectSet]:
+def upstream_order(edges: dict[str, list[str]], own: dict[str, AspectSet], entries: list[str],
+                   total: dict[str, set[int]] | None = None) -> dict[str, AspectSet]:
     """The order upstream's depth-first walk gives (``propagateAspectsThroughCG``):
     from each entry point, every callee not yet visited is walked first; a
     function's aspects are its own, then its callees' in call order (each
     callee's already merged).  Only the order is used: the sets come from
-    ``aspects_through_calls``, which also gets call cycles right."""
+    ``aspects_through_calls``, which also gets call cycles right.  ``own``
+    and the result leave out functions without aspects.  ``total`` (that
+    function's result for ``own``): a function that reaches no aspect is not
+    walked into, as nothing it reaches has any (the walk's result is the same)."""
     order = {n: a.copy() for n, a in own.items()}
     visited: set[str] = set()
+    walked = (lambda n: True) if total is None else total.__contains__
     for root in entries:
+        if not walked(root):
+            continue
         stack = [[root, list(dict.fromkeys(edges.get(root, ()))), 0, AspectSet()]]
         while stack:
             frame = stack[-1]
             f, callees, i, local = frame
             if i < len(callees):
                 c = callees[i]
-                if c not in visited:
+                if c not in visited and walked(c):
                     visited.add(c)
                     stack.append([c, list(dict.fromkeys(edges.get(c, ()))), 0, AspectSet()])
                     continue
-                local.update(order[c])
+                mine = order.get(c)
+                if mine:
+                    local.update(mine)
                 frame[2] = i + 1
             else:
-                order[f].update(local)
+                if local:
+                    mine = order.get(f)
+                    if mine is None:
+                        mine = order[f] = AspectSet()
+                    mine.update(local)
                 stack.pop()
     return order
 
 
-def _in_order(order: AspectSet, members: set[int]) -> list[int]:
+def _in_order(order: AspectSet | None, members: set[int]) -> list[int]:
     """``members`` in ``order``'s order; those it lacks (call cycles) ascending after."""
-    first = [a for a in order if a in members]
+    first = [a for a in order if a in members] if order else []
     return first + sorted(members - set(first))
 
 
@@ -351,22 +392,23 @@ def propagate_aspects(module: Module, diags=None, exclude: set[str] = frozenset(
     table = aspect_table(module)
     names = {v: k for k, v in table.items()}
     used, declared = direct_aspects(module, table, TypeAspects(module, table))
-    direct = {n: set(used[n]) | set(declared[n]) for n in used}
     device_has = module.functions_with("sycl-device-has")
-    declaring = [n for n in declared if DECLARED in module.functions[n].metadata or n in device_has]
+    declaring = [n for n in module.functions if DECLARED in module.functions[n].metadata or n in device_has]
     edges = aspect_graph(module, calls if calls is not None else CallGraph.of(module).edges)
-    total = aspects_through_calls(edges, direct)
-    used_total = aspects_through_calls(edges, {n: set(a) for n, a in used.items()})
-    declared_total = aspects_through_calls(edges, {n: set(a) for n, a in declared.items()})
+    comps = sccs(edges)
+    used_total = aspects_through_calls(edges, {n: set(a) for n, a in used.items()}, comps)
+    declared_total = aspects_through_calls(edges, {n: set(a) for n, a in declared.items()}, comps)
     entries = entry_points(module, virtual_functions="ignore")
-    used_order = upstream_order(edges, used, entries)
-    declared_order = upstream_order(edges, declared, entries)
+    used_order = upstream_order(edges, used, entries, used_total)
+    declared_order = upstream_order(edges, declared, entries, declared_total)
     dropped = {table[a] for a in exclude if a in table}
     kinds = AttachmentOrder(module)
     changed = False
     for name in list(module.functions):
-        out = AspectSet(a for a in _in_order(used_order[name], used_total[name]) if a not in dropped)
-        out.update(_in_order(declared_order[name], declared_total[name]))
+        if name not in used_total and name not in declared_total:
+            continue
+        out = AspectSet(a for a in _in_order(used_order.get(name), used_total.get(name, _NONE)) if a not in dropped)
+        out.update(_in_order(declared_order.get(name), declared_total.get(name, _NONE)))
         if not out:
             continue
         current = module.functions[name].metadata.get(USED)
@@ -386,7 +428,9 @@ def propagate_aspects(module: Module, diags=None, exclude: set[str] = frozenset(
                 module.set_function_metadata(name, FIXED_TARGETS, values)
                 kinds.place(name)
                 changed = True
-    if validate and diags is not None:
+    if validate and diags is not None and declaring:
+        direct = {n: set(used.get(n, _NONE)) | set(declared.get(n, _NONE)) for n in used.keys() | declared.keys()}
+        total = {n: used_total.get(n, _NONE) | declared_total.get(n, _NONE) for n in declaring}
         _warn_undeclared(module, declaring, edges, direct, total, names, diags)
     return changed
 
@@ -402,7 +446,7 @@ def warn_undeclared_aspects(module: Module, diags, calls: dict[str, list[str]], 
         return
     table = aspect_table(module)
     used, declared = direct_aspects(module, table, TypeAspects(module, table))
-    direct = {n: set(used[n]) | set(declared[n]) for n in used}
+    direct = {n: set(used.get(n, _NONE)) | set(declared.get(n, _NONE)) for n in used.keys() | declared.keys()}
     edges = aspect_graph(module, calls)
     _warn_undeclared(module, declaring, edges, direct, aspects_through_calls(edges, direct),
                      {v: k for k, v in table.items()}, diags)
@@ -420,9 +464,9 @@ def _warn_undeclared(module, declaring, edges, direct, total, names, diags):
         if fn.is_declaration:
             continue
         declared = declared_aspects(module, name, device_has)
-        for a in sorted(total[name] - declared):
+        for a in sorted(total.get(name, _NONE) - declared):
             aspect = names.get(a, a)
-            path = find_path(edges, name, lambda n: a in direct[n]) or [name]
+            path = find_path(edges, name, lambda n: a in direct.get(n, _NONE)) or [name]
             notes = []
             for caller, callee in zip(path, path[1:]):
                 shown, target = display_name(module, caller), display_name(module, callee)
@@ -498,10 +542,14 @@ class AttachmentOrder:
             rank = {k: i for i, k in enumerate(FIXED_KINDS)}
             m = self.module
             texts = [g.line for g in m.globals.values()]
-            texts += [f.header + "\n" + (f.body or "") for f in m.functions.values()]
+            for f in m.functions.values():      # header, then body: no attachment spans the line between
+                texts.append(f.header)
+                if f.body is not None:
+                    texts.append(f.body)
             for text in texts:
-                for k, _ in attachment_pairs(text):
-                    rank.setdefault(k, len(rank))
+                if "!" in text:
+                    for k, _ in attachment_pairs(text):
+                        rank.setdefault(k, len(rank))
             for k in _PASS_KINDS:
                 rank.setdefault(k, len(rank))
             self._rank = rank

@@ -131,11 +131,13 @@ def check_device_code(device: Module, roots: list[str], diags, graph: dict[str, 
     def name(n):
         return display_name(device, n)
 
+    refused = host_only.keys() | undefined.keys()
     for caller in reach:
         if caller in host_only:
             continue
         fn = device.functions[caller]
-        for callee in dict.fromkeys(graph.get(caller, ())):
+        callees = graph.get(caller, ())
+        for callee in dict.fromkeys(callees) if callees and not refused.isdisjoint(callees) else ():
             if callee not in host_only and callee not in undefined:
                 continue
             loc = call_loc(device, fn, callee) or function_loc(device, fn)
@@ -158,16 +160,17 @@ def check_device_code(device: Module, roots: list[str], diags, graph: dict[str, 
                     diags.error(loc or function_loc(device, fn),
                                 f"virtual call to '{target}' from device code, but it has no indirectly_callable "
                                 f"property{where(loc)}")
-    members = set(reach)
-    tree = {n: [c for c in graph.get(n, ()) if c in members] for n in reach}
+    # the call tree is ``graph`` on ``reach`` (which holds every callee of its members):
+    # walked from ``reach`` in its order, the components come as they would from the tree
+    tree = graph
     order = None
-    for comp in sccs(tree):
-        if len(comp) == 1 and comp[0] not in tree[comp[0]]:
+    for comp in sccs(graph, reach):
+        if len(comp) == 1 and comp[0] not in tree.get(comp[0], ()):
             continue
         order = order or {n: i for i, n in enumerate(device.functions)}
         head = min(comp, key=order.__getitem__)
         members = set(comp)
-        sub = {k: [c for c in tree[k] if c in members] for k in comp}
+        sub = {k: [c for c in tree.get(k, ()) if c in members] for k in comp}
         cycle = [head] + find_path(sub, sub[head][0], lambda n: n == head)
         loc = call_loc(device, device.functions[cycle[-2]], head)
         shown = display_chain(device, cycle)

@@ -83,11 +83,11 @@ def post_link(run: BuildRun, device: Module) -> list[BundleImage]:
     """The JIT images (``jit_<N>``), then each target's AOT images
     (``<target>_<N>``), as bitcode with their properties."""
     images = []
-    jit = split_module(device, mode=run.split, device_globals=True)
+    jit = split_module(device, mode=run.split, device_globals=True, serialize="bitcode")
     for i, (im, bc) in enumerate(zip(jit, verify_and_serialize([im.module for im in jit], bitcode=True))):
         images.append(BundleImage(f"jit_{i}", im.entry_points, im.properties, bc, dummy=im.dummy))
     for cfg in run.targets:
-        aot = split_module(device, mode=run.split, device_globals=True, target=cfg)
+        aot = split_module(device, mode=run.split, device_globals=True, target=cfg, serialize="bitcode")
         for i, (im, bc) in enumerate(zip(aot, verify_and_serialize([im.module for im in aot], bitcode=True))):
             images.append(BundleImage(f"{cfg.name}_{i}", im.entry_points, im.properties, bc, target=cfg.name))
     return images

@@ -133,7 +133,7 @@ def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, on
                                 f"minisycl has no ESIMD support")
             progress.step("splitting")
             images = split_module(module, mode=split, only_kernels=only_kernels, device_globals=device_globals,
-                                  vf_keys=vf_keys)
+                                  vf_keys=vf_keys, serialize="text" if text_ir else "bitcode")
             progress.step("properties")
             _with_optional_sets(images, opts)
             progress.step("writing")

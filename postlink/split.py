@@ -42,11 +42,19 @@ SPLIT_MODES = ("kernel", "source", "auto", "none")
 
 
 def split_module(module: Module, *, mode: str = "none", only_kernels: bool = False, device_globals: bool = False,
-                 target: TargetInfo | None = None, vf_keys: str = "design") -> list[Image]:
+                 target: TargetInfo | None = None, vf_keys: str = "design", serialize: str | None = None
+                 ) -> list[Image]:
     """The device images of ``module``, in output order (``module`` itself is
     not changed).  ``mode``: one of ``SPLIT_MODES``; ``target``: the AOT flow
     for that device config (else the JIT flow); ``device_globals``: write
-    ``[SYCL/device globals]`` and check ``device_image_scope``."""
+    ``[SYCL/device globals]`` and check ``device_image_scope``.
+    ``serialize`` (``"bitcode"`` or ``"text"``), for a caller that writes
+    every image so: LLVM verifies each image (and writes its bitcode) on the
+    verifier thread as soon as the image is made, while the split goes on
+    with the next (``Module.start_verification``; ``verify_and_serialize``
+    takes the results)."""
+    if serialize not in (None, "bitcode", "text"):
+        raise ValueError(f"serialize: expected 'bitcode', 'text' or None, got {serialize!r}")
     if mode not in SPLIT_MODES:
         raise SplitError(f"unknown split mode '{mode}' (expected one of: {', '.join(SPLIT_MODES)})")
     jit = target is None
@@ -69,6 +77,9 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
         images.append(image)
         if needs_dummy(image, holds_vfs):
             images.append(dummy_image(image, virtual))
+        if serialize is not None:
+            for im in images[-2 if images[-1] is not image else -1:]:
+                im.module.start_verification(bitcode=serialize == "bitcode")
     if device_globals and len(images) > 1:
         check_image_scope(images)
     if target is not None:

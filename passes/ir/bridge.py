@@ -43,7 +43,7 @@ from ..support import knobs
 from ..support.diagnostics import UserError
 
 __all__ = ["IRError", "parse_and_verify", "complaint", "in_background", "parse_assembly", "parse_bitcode",
-           "link_assembly", "first_line", "BITCODE_MAGIC", "read_bitcode", "inline_and_simplify", "value_types"]
+           "link_assembly", "verified_bitcode", "close_in_background", "first_line", "BITCODE_MAGIC", "read_bitcode", "inline_and_simplify", "value_types"]
 
 BITCODE_MAGIC = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
 
@@ -124,6 +124,18 @@ def parse_and_verify(text: str, name: str) -> tuple[llvm.ModuleRef | None, str |
     return ref, None
 
 
+def verified_bitcode(text: str, name: str) -> tuple[bytes | None, str | None]:
+    """``parse_and_verify``, then the bitcode, LLVM's module closed at once:
+    ``(bitcode, None)`` or ``(None, LLVM's complaint)``."""
+    ref, problem = parse_and_verify(text, name)
+    if ref is None:
+        return None, problem
+    try:
+        return ref.as_bitcode(), None
+    finally:
+        ref.close()         # before its context (the collector's order can crash)
+
+
 def link_assembly(texts: list[str], name: str | None = None) -> tuple[llvm.ModuleRef | None, str | None]:
     """LLVM's linker: parse every text in one fresh context, link them into the
     first and verify the result.  ``(module, None)`` (named ``name`` when given;
@@ -149,6 +161,13 @@ def complaint(ref: llvm.ModuleRef) -> str | None:
     except RuntimeError as err:
         return str(err)
     return None
+
+
+def close_in_background(ref: llvm.ModuleRef) -> None:
+    """Let go of LLVM's module ``ref`` on the verifier thread (freeing a big
+    module is LLVM work too: Python goes on meanwhile).  The caller keeps no
+    other use of it."""
+    in_background(ref.close)
 
 
 def in_background(fn, *args) -> Future:

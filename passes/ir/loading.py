@@ -21,8 +21,8 @@ import re
 import sys
 
 from ..support.gc_pause import gc_paused
-from .bridge import (BITCODE_MAGIC, IRError, complaint, first_line, in_background, link_assembly, parse_and_verify,
-                     parse_assembly, read_bitcode)
+from .bridge import (BITCODE_MAGIC, IRError, close_in_background, complaint, first_line, in_background, link_assembly,
+                     parse_and_verify, parse_assembly, read_bitcode)
 from .module import Module
 
 __all__ = ["load", "parse_text", "verify_and_serialize", "link", "verify_generated", "InternalCompilerError", "read_untrusted_bitcode", "bitcode_complaint", "text_error",
@@ -161,15 +161,20 @@ def load(path: str) -> Module:
         col = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
         raise IRError(f"{name}:{line}:{col}: error: not LLVM IR text or bitcode "
                       f"(byte 0x{data[err.start]:02x} is not UTF-8)", located=True) from None
-    return parse_text(text, name)[0]
+    mod, ref = parse_text(text, name)
+    close_in_background(ref)
+    return mod
 
 
 def verify_and_serialize(modules: list[Module], bitcode: bool = False) -> list:
     """Verify every module with LLVM, then return its bitcode or the very text
     LLVM verified: callers write nothing unless all of them are valid."""
     texts = [m.text() for m in modules]
-    refs = [m.verify(t) for m, t in zip(modules, texts)]
-    return [r.as_bitcode() for r in refs] if bitcode else texts
+    if bitcode:
+        return [m.bitcode(t) for m, t in zip(modules, texts)]
+    for m, t in zip(modules, texts):
+        close_in_background(m.verify(t))
+    return texts
 
 
 def link(texts: list[str], inputs: list[str], name: str | None = None):

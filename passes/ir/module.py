@@ -25,7 +25,7 @@ import functools
 import re
 from typing import Iterable
 
-from .bridge import IRError, in_background, parse_and_verify
+from .bridge import IRError, close_in_background, in_background, parse_and_verify, verified_bitcode
 from .lexer import (LexError, attribute_refs, closing, global_refs, metadata_refs, quote_name, quote_string,
                     rename_global_refs, skip_constant,
                     skip_type, split_operands, split_type, tokens, type_refs, unquote_name)
@@ -240,13 +240,15 @@ class Function:
     through the tokens of ``lexer``.
     """
 
-    __slots__ = ("name", "header", "body", "_info", "_groups", "_md", "_refs", "_calls", "_icall_attrs", "_comdat")
+    __slots__ = ("name", "header", "body", "_info", "_groups", "_md", "_refs", "_calls", "_icall_attrs", "_comdat",
+                 "_kernel", "_linkage", "_baddr", "_decl")
     kind = "function"
 
     def __init__(self, name: str, header: str, body: str | None):
         self.name, self.header, self.body = name, header, body
         self._info = self._groups = self._md = self._refs = self._calls = self._icall_attrs = None
         self._comdat = False
+        self._kernel = self._linkage = self._baddr = self._decl = None
 
     @property
     def is_declaration(self) -> bool:
@@ -293,10 +295,12 @@ class Function:
 
     @property
     def linkage(self) -> str:
-        h = self.header
-        start = h.index(" ") + 1                   # the word after define/declare
-        second = h[start:h.find(" ", start)]
-        return second if second in _LINKAGES else "external"
+        if self._linkage is None:
+            h = self.header
+            start = h.index(" ") + 1                   # the word after define/declare
+            second = h[start:h.find(" ", start)]
+            self._linkage = second if second in _LINKAGES else "external"
+        return self._linkage
 
     @property
     def calling_conv(self) -> str:
@@ -310,6 +314,11 @@ class Function:
 
     @property
     def is_kernel(self) -> bool:
+        if self._kernel is None:
+            self._kernel = self._is_kernel()
+        return self._kernel
+
+    def _is_kernel(self) -> bool:
         h = self.header
         at = h.find("@")
         if h.find("_kernel ", 0, at) < 0:       # every kernel calling convention ends so
@@ -394,8 +403,10 @@ class Function:
 
     def blockaddress_targets(self) -> list[str]:
         """Functions whose blocks this function takes the address of."""
-        return blockaddress_targets(self.text()) if "blockaddress" in (self.body or "") or \
-            "blockaddress" in self.header else []
+        if self._baddr is None:
+            self._baddr = blockaddress_targets(self.text()) if "blockaddress" in (self.body or "") or \
+                "blockaddress" in self.header else []
+        return self._baddr
 
 
 def _joined(entities) -> str:
@@ -524,11 +535,11 @@ def _names(tokens_: list[str], drop: str | None = None) -> list[str]:
 class Global:
     """One global variable, alias or ifunc line, as LLVM printed it."""
 
-    __slots__ = ("name", "line", "_refs", "_head")
+    __slots__ = ("name", "line", "_refs", "_head", "_decl")
     kind = "global"
 
     def __init__(self, name: str, line: str):
-        self.name, self.line, self._refs, self._head = name, line, None, None
+        self.name, self.line, self._refs, self._head, self._decl = name, line, None, None, None
 
     def text(self) -> str:
         return self.line + "\n"
@@ -718,18 +729,41 @@ class Module:
         """
         early, self._early = self._early, None
         text = self.text() if text is None else text
-        ref, problem = early[1].result() if early is not None and early[0] == text else \
-            parse_and_verify(text, self.name)
+        if early is not None and early[0] == text and not early[2]:
+            ref, problem = early[1].result()
+        else:
+            ref, problem = parse_and_verify(text, self.name)
         if problem is not None:
             raise RuntimeError(problem)
         return ref
 
-    def start_verification(self) -> None:
+    def bitcode(self, text: str | None = None) -> bytes:
+        """``verify``, then LLVM's bitcode of the module (taken from
+        ``start_verification(bitcode=True)`` when the module is unchanged)."""
+        early = self._early
+        text = self.text() if text is None else text
+        if early is not None and early[0] == text and early[2]:
+            self._early = None
+            data, problem = early[1].result()
+            if problem is not None:
+                raise RuntimeError(problem)
+            return data
+        ref = self.verify(text)
+        data = ref.as_bitcode()
+        close_in_background(ref)
+        return data
+
+    def start_verification(self, bitcode: bool = False) -> None:
         """Start ``verify`` of the module as it is now on a second thread, where
         LLVM works (llvmlite lets go of the GIL) while Python goes on; a later
-        ``verify`` of the unchanged module takes that result."""
+        ``verify`` of the unchanged module takes that result.  ``bitcode``:
+        the thread also writes the bitcode and lets go of LLVM's module at
+        once, for a later ``bitcode`` (the post-link step starts each image so
+        while it goes on with the next)."""
         text = self.text()
-        self._early = (text, in_background(parse_and_verify, text, self.name))
+        job = in_background(verified_bitcode, text, self.name) if bitcode else \
+            in_background(parse_and_verify, text, self.name)
+        self._early = (text, job, bitcode)
 
     def take_contents_of(self, other: "Module") -> None:
         """Become ``other``: this object takes its contents (a pass that
@@ -902,24 +936,31 @@ class Module:
         addressed: set[str] = set()
         expanded: set[str] = set()
         stack = [r for r in reversed(list(roots)) if r in functions or r in globals_]
+        pop, push = stack.pop, stack.append
         while stack:
-            name = stack.pop()
+            name = pop()
             if name in expanded:
                 continue
             seen[name] = None
-            if name in USED_LISTS or name in opaque and name not in addressed:
+            if name in opaque and name not in addressed or name in USED_LISTS:
                 continue            # what a skipped body reaches is not followed
             expanded.add(name)
-            ent = functions.get(name) or globals_[name]
+            ent = functions.get(name)
+            if ent is None:
+                ent = globals_[name]
             refs = ent.refs()
-            if partners and name in partners:
-                refs = refs + partners[name]
+            if partners:
+                more = partners.get(name)
+                if more:
+                    refs = refs + more
             if refs:
                 for t in ent.blockaddress_targets():
                     addressed.add(t)
                     if t in seen and t not in expanded:
-                        stack.append(t)
-                stack.extend(r for r in reversed(refs) if r not in expanded and (r in functions or r in globals_))
+                        push(t)
+                for r in reversed(refs):
+                    if r not in expanded and (r in functions or r in globals_):
+                        push(r)
         return list(seen)
 
     def _comdat_partners(self) -> dict[str, list[str]]:
@@ -1070,6 +1111,8 @@ class Module:
         # types (transitively; the metadata's too: it may name typed constants)
         if self.types:
             md_text = "\n".join(out.metadata.values())
+            if len(self.types) <= 16 and not any(t in blob or t in md_text for t in self.types):
+                return      # a first look for the few names (scanning every "%" token of the part is the cost)
             used = set(type_refs(blob) + type_refs(md_text)) & self.types.keys()
             work = list(used)
             while work:
@@ -1320,8 +1363,16 @@ def without_attachments(text: str, kind: str | None = None) -> str:
 
 
 def _as_declaration(ent):
+    """The declaration of a definition (itself for a declaration); made once per
+    entity (entities never change), as every image that declares it asks."""
     if ent.is_declaration:
         return ent
+    if ent._decl is None:
+        ent._decl = _declaration_of(ent)
+    return ent._decl
+
+
+def _declaration_of(ent):
     if isinstance(ent, Global):
         if ent.is_alias:
             raise IRError(f"cannot turn alias @{ent.name} into a declaration")

@@ -36,12 +36,15 @@ def write_output(path: str, data: bytes | str) -> None:
 def write_files(outputs: list[tuple[str, bytes | str]]) -> None:
     """Write several outputs all or nothing (see the module docstring)."""
     replaced, in_place = [], []
+    folders: dict[str, str] = {}            # each folder resolved once (post-link writes thousands of files)
     for path, data in outputs:
         raw = data.encode() if isinstance(data, str) else data
         with _naming(path):
-            target = destination(path)
+            target = destination(path, folders)
         (in_place if target is None else replaced).append((path, target, raw))
     temps: list[str] = []
+    done = 0
+    mode = 0o666 & ~_umask() if replaced else 0
     try:
         for path, target, raw in replaced:
             with _naming(path):
@@ -49,12 +52,13 @@ def write_files(outputs: list[tuple[str, bytes | str]]) -> None:
                 temps.append(tmp)
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(raw)
-                os.chmod(tmp, 0o666 & ~_umask())
+                    os.fchmod(fh.fileno(), mode)
         for (path, target, _), tmp in zip(replaced, temps):
             with _naming(path):
                 os.replace(tmp, target)
+            done += 1
     finally:
-        for tmp in temps:
+        for tmp in temps[done:]:
             if os.path.lexists(tmp):
                 os.unlink(tmp)
     for path, _, raw in in_place:
@@ -68,18 +72,24 @@ def write_files(outputs: list[tuple[str, bytes | str]]) -> None:
                     fh.write(raw)
 
 
-def destination(path: str) -> str | None:
+def destination(path: str, folders: dict[str, str] | None = None) -> str | None:
     """The file to replace for ``path`` (links followed), or None to write it in
-    place; ``OSError`` naming ``path`` when it cannot be written."""
+    place; ``OSError`` naming ``path`` when it cannot be written.  ``folders``:
+    the folders already resolved by this caller (folder -> its real path)."""
     if path == "-":
         return None
     try:
         st = os.stat(path)                      # follows links
     except FileNotFoundError:
+        head, tail = os.path.split(path)
+        if folders is not None and head in folders and tail not in ("", ".", "..") and not os.path.islink(path):
+            return os.path.join(folders[head], tail)    # a new file in a folder resolved before
         target = os.path.realpath(path)         # a new file, or a dangling link's target
         folder = os.path.dirname(target)
         if not os.path.isdir(folder):
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path) from None
+        if folders is not None and tail not in ("", ".", "..") and target == os.path.join(folder, tail):
+            folders[head] = folder
         return target
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
