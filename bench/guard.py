@@ -1,9 +1,10 @@
 """The speed guard CI runs after the tests (issue 28, point 3).
 
-Runs the quick form of each bench (``python bench/<script> --quick``; for a
-script without one yet, ``quick_fallbacks.py``), each in its own process, reads
-the last line of its output as JSON ``{"figure": ratio}`` or ``{"figure":
-{"ratio": r, "measured": "...", "baseline": "..."}}`` (every ratio is to a
+Runs the quick form of each bench (``python bench/<script> --quick``), each in
+its own process, reads the figures its output ends with (``read_figures``: a
+last line ``{"figure": ratio}`` or ``{"figure": {"ratio": r, "measured": "...",
+"baseline": "..."}}``, or one line ``{"figure": name, "ratio": r}`` per figure;
+every ratio is to a
 baseline measured in the same run: LLVM's own work, gcc, an eager launch, a
 linear growth; lower is better) and compares each ratio with its threshold in
 ``thresholds.py``.  Prints a table (figure, measured, baseline, ratio,
@@ -25,7 +26,6 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from quick_fallbacks import FALLBACKS  # noqa: E402
 from thresholds import THRESHOLDS, OPTIONAL  # noqa: E402
 
 #: the benches the guard runs, in order (each must print its figures' JSON last)
@@ -37,13 +37,8 @@ TIMEOUT = 600
 
 
 def command(script: str) -> list[str]:
-    """How to run ``script``'s quick form: its own ``--quick``, else its fallback."""
-    path = os.path.join(HERE, script)
-    with open(path, encoding="utf-8") as fh:
-        has_quick = "--quick" in fh.read()
-    if has_quick or script not in FALLBACKS:
-        return [sys.executable, path, "--quick"]
-    return [sys.executable, os.path.join(HERE, "quick_fallbacks.py"), script]
+    """How to run ``script``'s quick form."""
+    return [sys.executable, os.path.join(HERE, script), "--quick"]
 
 
 def run_bench(script: str) -> tuple[dict, str | None, float]:
@@ -57,14 +52,27 @@ def run_bench(script: str) -> tuple[dict, str | None, float]:
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
         return {}, f"exit status {done.returncode}: " + " | ".join(tail), elapsed
-    lines = done.stdout.strip().splitlines()
-    try:
-        figures = json.loads(lines[-1]) if lines else None
-    except json.JSONDecodeError:
-        figures = None
-    if not isinstance(figures, dict):
-        return {}, "its last line is not a JSON object of figures", elapsed
+    figures = read_figures(done.stdout)
+    if not figures:
+        return {}, "its output does not end in JSON figures", elapsed
     return figures, None, elapsed
+
+
+def read_figures(output: str) -> dict:
+    """The figures at the end of a bench's output: a last line ``{"figure":
+    ratio or {...}}``, or closing lines of one ``{"figure": name, "ratio": r}`` each."""
+    figures = {}
+    for line in reversed(output.strip().splitlines()):
+        try:
+            value = json.loads(line) if line.startswith("{") else None
+        except json.JSONDecodeError:
+            value = None
+        if not isinstance(value, dict):
+            break
+        if "figure" not in value:
+            return value if not figures else figures
+        figures[value["figure"]] = {k: v for k, v in value.items() if k != "figure"}
+    return dict(reversed(list(figures.items())))
 
 
 def judge(results: dict[str, tuple[dict, str | None, float]], thresholds=None, optional=None) -> tuple[list, bool]:

@@ -59,7 +59,7 @@ def test_thresholds_file_is_the_one_place():
     assert set(OPTIONAL) <= set(THRESHOLDS)
     for script in guard.BENCHES:
         assert (BENCH / script).is_file()
-        assert "--quick" in (BENCH / script).read_text() or script in guard.FALLBACKS
+        assert "--quick" in (BENCH / script).read_text()
 
 
 def test_a_sleep_in_a_pass_fails_the_guard(tmp_path):
@@ -84,3 +84,11 @@ def test_a_sleep_in_a_pass_fails_the_guard(tmp_path):
     slow = [line for line in done.stdout.splitlines() if line.split("  ")[0] in figures and "TOO SLOW" in line]
     assert slow, done.stdout
     assert "speed guard: FAILED" in done.stdout
+
+
+def test_figures_are_read_in_either_form():
+    """A last line of figures, or closing lines of one figure each; other output before them is ignored."""
+    assert guard.read_figures('progress\n{"a": 1.5, "b": {"ratio": 2.0}}\n') == {"a": 1.5, "b": {"ratio": 2.0}}
+    lines = 'table\n{"figure": "x", "ratio": 3.1, "target": 2.0}\n{"figure": "y", "ratio": 1.0, "target": 1.0}\n'
+    assert guard.read_figures(lines) == {"x": {"ratio": 3.1, "target": 2.0}, "y": {"ratio": 1.0, "target": 1.0}}
+    assert guard.read_figures("no figures\n") == {}
