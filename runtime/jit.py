@@ -21,14 +21,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..passes import parse_pipeline
-from ..passes.ir import (IRError, build_item, Module, module_text, new_context, parse_and_link, read_untrusted_bitcode, run_sroa,
-                         split_operands, split_type)
+from ..passes.ir import (IRError, build_item, Module, check_signature, kernel_signature, module_text, new_context,
+                         parse_and_link, read_untrusted_bitcode, run_sroa, split_operands, split_type)
+from ..passes.support.signature import SignatureError
 from ..passes.manager import PassManager
 from .engine import close_engine, compile_ir, keep_context, shared_machine
 from .errors import errc, exception
 from . import assertions  # noqa: F401 - registers the assert hook before any kernel is compiled
-from .reductions import accumulator_lines, combine_functions, flush_lines, reducer_params, split_signature
-from .work_groups import group_launcher, lower_group_kernels
+from .reductions import accumulator_lines, combine_functions, flush_lines
+from .work_groups import argument_lines, group_launcher, lower_group_kernels
 
 __all__ = ["LinkedProgram", "link_and_jit", "launcher_name", "read_bundle_bitcode"]
 
@@ -49,6 +50,7 @@ class KernelShape:
     dims: int
     item_type: str            # LLVM spelling of the item parameter's type
     params: list[str]         # LLVM types of the other parameters, in order
+    structs: frozenset = frozenset()    # indices (among ``params``) of structs by value: their slot holds an address
 
 
 def kernel_shape(module: Module, name: str) -> KernelShape:
@@ -98,8 +100,7 @@ def _loop_ir(shape: KernelShape, name: str, callee: str | None = None, accs=None
     private = accs or {}
     reducers = reducers or {}
     for i, ty in enumerate(shape.params):
-        lines.append(f"  %slot{i} = getelementptr i64, ptr %args, i64 {i}")
-        lines.append(f"  %arg{i} = load {ty}, ptr %slot{i}, align 8")
+        lines += argument_lines(shape, i, ty)
         if i in private:
             a = private[i]
             lines += [f"  %acc{i} = alloca {a.type}", f"  store {a.type} {a.identity}, ptr %acc{i}"]
@@ -147,6 +148,19 @@ def _loop_ir(shape: KernelShape, name: str, callee: str | None = None, accs=None
         lines += flush_lines(i, elem, op, f"%arg{i}")
     lines += ["  ret void", "}"]
     return "\n".join(lines) + "\n"
+
+
+def check_signatures(linked: Module, signatures: dict) -> None:
+    """Each kernel's signature (the bundle's: what its arguments are packed by)
+    describes its code's parameters (``passes/ir/kernel_params.py``), or the kernel
+    is refused (``errc::invalid``) before any launch could read its arguments
+    wrongly."""
+    for k, sig in signatures.items():
+        if k in linked.functions and not linked.functions[k].is_declaration:
+            try:
+                check_signature(linked, k, sig)
+            except SignatureError as err:
+                raise exception(errc.invalid, f"kernel '{k}' cannot be launched: {err}") from None
 
 
 def _declare_duplicates(modules: list[Module]) -> None:
@@ -203,9 +217,11 @@ def read_bundle_bitcode(bitcode: bytes, what: str, cut=None):
 
 
 def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[str] | None = None,
-                 sub_group_size: int = 0) -> LinkedProgram:
+                 sub_group_size: int = 0, signatures: dict | None = None) -> LinkedProgram:
     """Steps 1-3 for the images (the first holds the kernels); ``names`` name
-    them in errors; ``sub_group_size``: the device's default, for work-group kernels."""
+    them in errors; ``sub_group_size``: the device's default, for work-group kernels;
+    ``signatures``: kernel -> the ``Signature`` its arguments are packed by (by
+    default, what its IR says: ``kernel_signature``)."""
     names = names or [f"device image {i + 1}" for i in range(len(image_bitcodes))]
     texts = [read_bundle_bitcode(bc, name) for bc, name in zip(image_bitcodes, names)]
     _declare_duplicates(texts)
@@ -224,9 +240,23 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
         # other order the garbage collector crashes the process)
         main.close()
     linked = Module.parse(linked_text)
+    present = [k for k in kernels if k in linked.functions]
+    sigs = dict(signatures or {})
+    for k in present:
+        if k not in sigs:
+            try:
+                sigs[k] = kernel_signature(linked, k)
+            except SignatureError as err:
+                raise exception(errc.invalid, f"kernel '{k}' cannot be launched: {err}") from None
+    check_signatures(linked, {k: sigs[k] for k in present})
     aggregated = _aggregate_atomics(linked) if aggregating else {}
-    shapes = {k: kernel_shape(linked, k) for k in kernels if k in linked.functions}
-    reducers = {k: _reducers(linked, k, s) for k, s in shapes.items()}     # reductions.py
+    shapes = {}
+    for k in present:
+        shape = kernel_shape(linked, k)
+        shape.structs = frozenset(i for i, p in enumerate(sigs[k].args) if p.kind == "struct")
+        shapes[k] = shape
+    reducers = {k: {i: (p.name, p.op) for i, p in enumerate(sigs[k].args) if p.kind == "reducer"}
+                for k in shapes}     # reductions.py
     groups = lower_group_kernels(linked, shapes, sub_group_size)    # hook: work_groups.py (barriers, local memory)
     for k in (k for k in shapes if k not in groups):            # a spir_kernel cannot be called; on the CPU it is a plain function
         fn = linked.functions[k]
@@ -246,16 +276,6 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
                             {k: list(found) for k, found in accs.items() if found})
     program.groups = groups
     return program
-
-
-def _reducers(linked: Module, kernel: str, shape: KernelShape) -> dict[int, tuple[str, str]]:
-    """``reducer<T, op>`` parameters of ``kernel`` (index among the non-item parameters -> (T, op)),
-    from its ``minisycl-kernel-signature``."""
-    signature = linked.function_attributes(kernel).get("minisycl-kernel-signature") or ""
-    if "reducer<" not in signature:
-        return {}
-    params = split_signature(signature)
-    return reducer_params(params[1:] if shape.item is not None else params)
 
 
 def _aggregate_atomics(linked: Module) -> dict:
