@@ -275,7 +275,17 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
     program = LinkedProgram(engine, context, shapes, key, from_disk,
                             {k: list(found) for k, found in accs.items() if found})
     program.groups = groups
+    if any(name.startswith("_ZTV") and not g.is_declaration for name, g in linked.globals.items()):
+        _PINNED.append(program)
     return program
+
+
+#: Programs with vtables, kept for the life of the process: a kernel that constructs an
+#: object writes its vtable's address into USM memory, where any later kernel (of any
+#: program: a reload of the bundle, say) may call through it, and nothing can tell when
+#: the last such object is gone.  Every other program's code lives as long as a Python
+#: object reaches it (its ``program``, a ``kernel``, a queue's or graph's cached launch).
+_PINNED: list[LinkedProgram] = []
 
 
 def _aggregate_atomics(linked: Module) -> dict:

@@ -334,6 +334,7 @@ class _HostProgram:
             run_guarded(wrapper, slots, f"host function '{name}'")
             return None if restype is None else restype.from_buffer(slots, 8 * len(types)).value
 
+        call.host_module = self     # the callable keeps the engine that holds its code (its program may go first)
         self._fns[name] = call
         return call
 
