@@ -493,3 +493,30 @@ def test_signature_text_parses_or_is_refused_and_round_trips(text):
         return
     assert parse(sig.text) == sig
     assert Bundle.from_bytes(Bundle(kernels={"k": sig.text}).to_bytes()).kernels == {"k": sig.text}
+
+
+# -- a struct by value on the GPU runtime's driver calls ------------------------------------------
+
+def test_struct_by_value_reaches_the_driver_as_its_bytes(monkeypatch, tmp_path):
+    """``cuLaunchKernel`` takes a pointer to each argument's bytes: for a struct by
+    value, its bytes (after the slots, ``Signature.struct_slots``), on the fast
+    path, through ``submit`` and in a CUDA graph's kernel node (the stand-in driver
+    ``fake_cuda.py`` reads 8 bytes at each pointer)."""
+    import fake_cuda
+    fake, dev = fake_cuda.install(monkeypatch)
+    seen = []
+    fake.kernels["k"] = (5, lambda n, _y, _z, s, p: seen.append((s, p)))
+    (tmp_path / "k.ksl").write_text(STRUCTS["Pair"][0] + "\nkernel k(id<1> i, Pair s, int* p) { p[i] = s.a; }\n")
+    prog = sycl.build_program([str(tmp_path / "k.ksl")])
+    assert prog.kernel("k").signature.text == "id<1>,struct Pair{16},int*"
+    q = sycl.queue(dev, in_order=True)
+    p = sycl.malloc_shared(4, np.int32, q)
+    value = np.zeros((), _dtype("Pair"))
+    value["a"], value["b"] = 7, 1.5
+    first8 = struct.unpack("<Q", value.tobytes()[:8])[0]
+    q.parallel_for(prog.kernel("k"), 4, value, p).wait()                      # the fast path
+    q.submit(lambda h: h.parallel_for(prog.kernel("k"), 4, value, p)).wait()   # a command
+    g = sycl.command_graph(q)
+    g.add(lambda h: h.parallel_for(prog.kernel("k"), 4, value.tobytes(), p))
+    q.ext_oneapi_graph(g.finalize()).wait()                                   # a CUDA graph node
+    assert seen == [(first8, p.ptr)] * 3
