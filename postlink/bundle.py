@@ -31,7 +31,9 @@ __all__ = ["Bundle", "BundleImage", "BundleError", "FORMAT_VERSION", "MAGIC", "c
            "MAX_DEVICE_GLOBAL_BYTES"]
 
 MAGIC = b"MSYCLBND"
-FORMAT_VERSION = 1
+#: 2: kernel signatures in ``passes/support/signature.py``'s form (a struct by value
+#: spelled with its size; a kernel from LLVM IR with the signature its IR implies)
+FORMAT_VERSION = 2
 _HEAD = struct.Struct("<8sII")
 
 

@@ -32,6 +32,7 @@ slots that hold its address.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -54,7 +55,7 @@ _ITEM = re.compile(r"(id|nd_item)<([123])>")
 _POINTER = re.compile(r"(?:(global|constant|local|generic) )?([A-Za-z_]\w*(?:\[\d{1,10}\])*)(\*+)", re.ASCII)
 _STRUCT = re.compile(r"struct ([A-Za-z_$.][\w$.:]*)\{(\d{1,6})\}", re.ASCII)
 _REDUCER = re.compile(r"reducer<\s*(\w+)\s*,\s*(\w+)\s*>", re.ASCII)
-_TOP_COMMA = re.compile(r",(?![^<]*>)")
+_BRACKETS = re.compile(r"[<>,]")
 
 
 class SignatureError(ValueError):
@@ -149,7 +150,12 @@ class Signature:
 
 def parse_param(text: str, first: bool = False) -> Param:
     """One parameter type; ``first``: it may be the work-item."""
-    t = text.strip()
+    return _param(text.strip(), first)
+
+
+@functools.lru_cache(maxsize=1024)
+def _param(t: str, first: bool) -> Param:
+    """``parse_param`` (a signature repeats its types: each is read once)."""
     m = _ITEM.fullmatch(t)
     if m:
         if not first:
@@ -178,7 +184,7 @@ def parse_param(text: str, first: bool = False) -> Param:
 
 def parse(text: str) -> Signature:
     """A signature from its text; ``SignatureError`` names the first bad parameter."""
-    parts = [p.strip() for p in _TOP_COMMA.split(text)] if text.strip() else []
+    parts = _split(text) if text.strip() else []
     params = []
     for i, part in enumerate(parts):
         try:
@@ -192,6 +198,23 @@ def parse(text: str) -> Signature:
     if any(p.kind == "pointer" and p.space == "local" for p in args) and (item is None or item.name != "nd_item"):
         raise SignatureError("a local pointer parameter needs a first parameter nd_item<N>")
     return Signature(item, args)
+
+
+def _split(text: str) -> list[str]:
+    """The parameter types: ``text`` cut at the commas outside ``<...>`` (one pass,
+    so a signature of many parameters costs in proportion to its length)."""
+    parts, depth, start = [], 0, 0
+    for m in _BRACKETS.finditer(text):
+        c = m.group()
+        if c == "<":
+            depth += 1
+        elif c == ">":
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            parts.append(text[start:m.start()].strip())
+            start = m.end()
+    parts.append(text[start:].strip())
+    return parts
 
 
 def _short(text: str) -> str:
