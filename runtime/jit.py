@@ -25,7 +25,7 @@ from ..passes.ir import (IRError, build_item, Module, check_signature, kernel_si
                          parse_and_link, read_untrusted_bitcode, run_sroa, split_operands, split_type)
 from ..passes.support.signature import SignatureError
 from ..passes.manager import PassManager
-from .engine import close_engine, compile_ir, keep_context, shared_machine
+from .engine import EXITING, close_engine, compile_ir, keep_context, shared_machine
 from .errors import errc, exception
 from . import assertions  # noqa: F401 - registers the assert hook before any kernel is compiled
 from .reductions import accumulator_lines, combine_functions, flush_lines
@@ -188,8 +188,9 @@ class LinkedProgram:
         keep_context(self, context)
         self._launchers = {}
 
-    def __del__(self):
-        close_engine(self)
+    def __del__(self, _close=close_engine, _exiting=EXITING):     # (defaults: the module may be gone at exit)
+        if not _exiting.now:
+            _close(self)
 
     def launcher(self, kernel: str) -> int:
         """The address of ``kernel``'s launcher."""

@@ -26,7 +26,7 @@ from ..postlink.bundle import Bundle, BundleError, BundleImage
 from ..postlink.propertyset import PropertySets, u32_values, u64_values
 from .device import default_context, device as Device
 from .errors import errc, exception
-from .engine import close_engine, jit_module, keep_context
+from .engine import EXITING, close_engine, jit_module, keep_context
 from .jit import LinkedProgram, link_and_jit, read_bundle_bitcode
 from .device_global import bind_program, device_global
 from .arguments import pack_slots, slot
@@ -309,8 +309,9 @@ class _HostProgram:
         keep_context(self, context)
         self._fns = {}
 
-    def __del__(self):
-        close_engine(self)
+    def __del__(self, _close=close_engine, _exiting=EXITING):     # (defaults: the module may be gone at exit)
+        if not _exiting.now:
+            _close(self)
 
     def function(self, name: str):
         if name in self._fns:
