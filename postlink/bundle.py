@@ -24,7 +24,7 @@ import struct
 from dataclasses import dataclass, field
 
 from ..passes.support.diagnostics import UserError
-from ..passes.support.signature import SignatureError, parse as parse_signature
+from ..passes.support.signature import MAX_TEXT as MAX_SIGNATURE_TEXT, SignatureError, parse as parse_signature
 from .propertyset import BYTE_ARRAY, PropertyError, PropertySets
 
 __all__ = ["Bundle", "BundleImage", "BundleError", "FORMAT_VERSION", "MAGIC", "check_header", "check_properties",
@@ -238,7 +238,7 @@ def check_header(header, blob_size: int, source: str = "<bundle>", blobs: memory
     for name, signature in c.mapping(top["kernels"], "kernels").items():
         c.text(name, "kernels", empty=False)
         try:
-            parse_signature(c.text(signature, f"kernels.{name[:80]}"))
+            parse_signature(c.text(signature, f"kernels.{name[:80]}", limit=MAX_SIGNATURE_TEXT))
         except SignatureError as err:
             c.fail(f"kernels.{name[:80]}", str(err))
     for uid, info in c.mapping(top["device_globals"], "device_globals").items():

@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass
 
 __all__ = ["Param", "Signature", "SignatureError", "parse", "parse_param", "SCALARS", "IR_INTEGERS",
-           "REDUCER_OPERATORS", "ADDRESS_SPACES", "MAX_STRUCT_BYTES", "MAX_STRUCT_ALIGN"]
+           "REDUCER_OPERATORS", "ADDRESS_SPACES", "MAX_STRUCT_BYTES", "MAX_STRUCT_ALIGN", "MAX_TEXT"]
 
 #: the kernel language's scalar types
 SCALARS = ("bool", "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "half", "float", "double")
@@ -48,6 +48,8 @@ REDUCER_OPERATORS = ("plus", "multiplies", "minimum", "maximum", "bit_and", "bit
 #: pointer prefix -> LLVM address space
 ADDRESS_SPACES = {"": 0, "global": 1, "constant": 2, "local": 3, "generic": 4}
 MAX_STRUCT_BYTES = 1 << 16
+#: the longest signature text (hundreds of thousands of parameters; a bundle header holds it)
+MAX_TEXT = 1 << 22
 MAX_STRUCT_ALIGN = 8
 _ITEMS = ("id", "nd_item")
 
@@ -184,6 +186,8 @@ def _param(t: str, first: bool) -> Param:
 
 def parse(text: str) -> Signature:
     """A signature from its text; ``SignatureError`` names the first bad parameter."""
+    if len(text) > MAX_TEXT:
+        raise SignatureError(f"{len(text)} characters of parameter types (at most {MAX_TEXT})")
     parts = _split(text) if text.strip() else []
     params = []
     for i, part in enumerate(parts):

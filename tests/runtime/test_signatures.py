@@ -520,3 +520,15 @@ def test_struct_by_value_reaches_the_driver_as_its_bytes(monkeypatch, tmp_path):
     g.add(lambda h: h.parallel_for(prog.kernel("k"), 4, value.tobytes(), p))
     q.ext_oneapi_graph(g.finalize()).wait()                                   # a CUDA graph node
     assert seen == [(first8, p.ptr)] * 3
+
+
+def test_long_signatures_fit_the_header_and_the_longest_is_refused():
+    """A kernel of 20,000 pointer parameters (140,000 characters) loads from a bundle
+    (the header took at most 65,536 characters per signature); a text past
+    ``MAX_TEXT`` is a ``SignatureError``, never a bundle the runtime cannot read."""
+    from minisycl.passes.support.signature import MAX_TEXT
+    text = ",".join(["float*"] * 20000)
+    prog = sycl.program(Bundle.from_bytes(Bundle(kernels={"k": text}).to_bytes()))
+    assert len(prog.kernel("k").params) == 20000
+    with pytest.raises(SignatureError, match="characters of parameter types"):
+        parse("int," * (MAX_TEXT // 4) + "int")
