@@ -286,11 +286,16 @@ _FIELD_BYTES = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "float": 4, "double": 8}
 
 @st.composite
 def ir_kernels(draw):
-    """(first parameter: none or id<N>, [(IR type, detail)], struct field lists)."""
-    item = draw(st.sampled_from([None, 1, 2, 3]))
+    """(first parameter: None or (id or nd_item, N), [(IR type, detail)], struct field lists)."""
+    item = draw(st.sampled_from([None, ("id", 1), ("id", 2), ("id", 3), ("nd_item", 1), ("nd_item", 2),
+                                 ("nd_item", 3)]))
     params, structs = [], []
+    kinds = ["scalar", "scalar", "pointer", "struct"] + (["local"] if item and item[0] == "nd_item" else [])
     for _ in range(draw(st.integers(0, 7))):
-        kind = draw(st.sampled_from(["scalar", "scalar", "pointer", "struct"]))
+        kind = draw(st.sampled_from(kinds))
+        if kind == "local":
+            params.append(("local", draw(st.integers(-2**63, 2**63 - 1))))
+            continue
         if kind == "scalar":
             params.append(("scalar", draw(st.sampled_from(sorted(IR_SCALARS)))))
         elif kind == "pointer":
@@ -320,15 +325,23 @@ def ir_source(item, params, structs) -> str:
         lines.append(f"%struct.S{s} = type {'<{ ' + body + ' }>' if packed else '{ ' + body + ' }'}")
     decl = []
     if item:
-        lines.append(f'%"class.sycl::_V1::id.{item}" = type {{ [{item} x i64] }}')
-        decl.append(f'%"class.sycl::_V1::id.{item}" %it')
+        kind, n = item
+        fields = ", ".join([f"[{n} x i64]"] * (5 if kind == "nd_item" else 1))
+        lines.append(f'%"class.sycl::_V1::{kind}.{n}" = type {{ {fields} }}')
+        decl.append(f'%"class.sycl::_V1::{kind}.{n}" %it')
     decl.append("ptr %out")
     body = []
     for j, (kind, detail) in enumerate(params):
+        body.append(f"  %a{j} = getelementptr i8, ptr %out, i64 {64 * j}")
+        if kind == "local":             # work-group memory: written, read back, stored
+            decl.append(f"ptr addrspace(3) noundef %p{j}")
+            body += [f"  store i64 {detail}, ptr addrspace(3) %p{j}", f"  %l{j} = load i64, ptr addrspace(3) %p{j}",
+                     f"  store i64 %l{j}, ptr %a{j}, align 1"]
+            continue
         ty = {"scalar": lambda: detail, "pointer": lambda: "ptr" if detail == 0 else f"ptr addrspace({detail})",
               "struct": lambda: f"%struct.S{detail}"}[kind]()
         decl.append(f"{ty} noundef %p{j}")
-        body += [f"  %a{j} = getelementptr i8, ptr %out, i64 {64 * j}", f"  store {ty} %p{j}, ptr %a{j}, align 1"]
+        body.append(f"  store {ty} %p{j}, ptr %a{j}, align 1")
     lines.append(f"define spir_kernel void @k({', '.join(decl)}) {{")
     return "\n".join(lines + body + ["  ret void", "}", ""])
 
@@ -351,6 +364,9 @@ def _ir_expected(draw, q, params, structs):
             keep.append(mem)
             args.append(mem)
             want.append(struct.pack("<Q", mem.ptr))
+        elif kind == "local":
+            args.append(sycl.local_memory(draw(st.integers(1, 4)), np.int64))
+            want.append(struct.pack("<q", detail))
         else:
             size = _layout(*structs[detail])
             value = bytes(draw(st.lists(st.integers(0, 255), min_size=size, max_size=size)))
@@ -376,14 +392,14 @@ def test_ir_signatures_round_trip_and_launch(tmp_path_factory, kernel, data):
     (tmp_path / "k.ll").write_text(ir_source(item, params, structs))
     prog, sig = _round_trip(tmp_path, [str(tmp_path / "k.ll")])
     got = parse(sig)
-    assert (got.item.text if got.item else None) == (f"id<{item}>" if item else None)
+    assert (got.item.text if got.item else None) == (f"{item[0]}<{item[1]}>" if item else None)
     assert len(got.args) == len(params) + 1
     q = sycl.queue()
     out = sycl.malloc_shared(64 * (len(params) + 1), np.uint8, q)
     args, want, _keep = _ir_expected(data.draw, q, params, structs)
     k = prog.kernel("k")
-    launch = (lambda *a: q.single_task(k, *a)) if item is None else \
-        (lambda *a: q.parallel_for(k, sycl.range(*([1] * item)), *a))
+    r = None if item is None else _launch_range(f"{item[0]}<{item[1]}>")
+    launch = (lambda *a: q.single_task(k, *a)) if r is None else (lambda *a: q.parallel_for(k, r, *a))
     launch(out, *args).wait()
     got_bytes = np.asarray(out).tobytes()
     for j, w in enumerate(want):
@@ -399,7 +415,7 @@ def test_ir_signatures_round_trip_and_launch(tmp_path_factory, kernel, data):
     if args:
         i = data.draw(st.integers(0, len(args) - 1))
         bad = list(args)
-        bad[i] = "text" if params[i][0] != "struct" else b"\0"
+        bad[i] = {"struct": b"\0", "local": 8}.get(params[i][0], "text")
         with pytest.raises(sycl.exception) as err:
             launch(out, *bad)
         assert err.value.code() == sycl.errc.invalid
