@@ -39,6 +39,7 @@ _SCALAR_BITS = {"bool": 1, "char": 8, "uchar": 8, "short": 16, "ushort": 16, "in
                 "ulong": 64, "i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64}
 _SPACE = re.compile(r"ptr(?: addrspace\((\d+)\))?")
 _REFUSED_ATTRIBUTES = ("byval", "inalloca", "preallocated", "sret", "swifterror", "swiftself", "swiftasync", "nest")
+_NAME = re.compile(r'%(?:"[^"]*"|[-\w.$]+)\s*$')
 _SIZES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "float": 4, "double": 8}
 
 
@@ -65,7 +66,8 @@ def _ir_params(module, name: str) -> list[tuple[str, str]]:
         if op.strip() == "...":
             raise SignatureError("it takes a variable number of arguments")
         ty, rest = split_type(op)
-        words = re.findall(r"[a-z_]+", re.sub(r"\([^)]*\)", "", rest))
+        attrs = _NAME.sub("", re.sub(r"\([^)]*\)", "", rest))         # (a parameter may be called %byval)
+        words = re.findall(r"[a-z_]+", attrs)
         bad = [w for w in words if w in _REFUSED_ATTRIBUTES]
         if bad:
             raise SignatureError(f"parameter {i + 1} ({_short(ty)}) is passed '{bad[0]}', which a launch cannot do")

@@ -93,10 +93,6 @@ class Param:
         return self.name
 
     @property
-    def address_space(self) -> int:
-        return ADDRESS_SPACES[self.space]
-
-    @property
     def slots(self) -> int:
         """8-byte slots its bytes take after the parameters' own slots (a struct's)."""
         return (self.size + 7) // 8 if self.kind == "struct" else 0

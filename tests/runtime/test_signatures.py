@@ -548,3 +548,8 @@ def test_long_signatures_fit_the_header_and_the_longest_is_refused():
     assert len(prog.kernel("k").params) == 20000
     with pytest.raises(SignatureError, match="characters of parameter types"):
         parse("int," * (MAX_TEXT // 4) + "int")
+
+
+def test_parameter_names_are_not_attributes(tmp_path):
+    (tmp_path / "k.ll").write_text('define spir_kernel void @k(i32 %byval, ptr noundef %"sret x") {\n  ret void\n}\n')
+    assert build([str(tmp_path / "k.ll")])[0].kernels == {"k": "i32,void*"}
