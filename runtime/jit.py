@@ -31,7 +31,8 @@ from . import assertions  # noqa: F401 - registers the assert hook before any ke
 from .reductions import accumulator_lines, combine_functions, flush_lines
 from .work_groups import argument_lines, group_launcher, lower_group_kernels
 
-__all__ = ["LinkedProgram", "link_and_jit", "launcher_name", "read_bundle_bitcode"]
+__all__ = ["LinkedProgram", "link_and_jit", "launcher_name", "read_bundle_bitcode", "check_signatures",
+           "keep_if_code_escapes"]
 
 #: the registered pass that finds atomic updates a launcher can aggregate and
 #: makes each such kernel's copy that updates private accumulators
@@ -276,15 +277,21 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
     program = LinkedProgram(engine, context, shapes, key, from_disk,
                             {k: list(found) for k, found in accs.items() if found})
     program.groups = groups
-    if any(name.startswith("_ZTV") and not g.is_declaration for name, g in linked.globals.items()):
-        _PINNED.append(program)
+    keep_if_code_escapes(program, linked)
     return program
 
 
-#: Programs with vtables, kept for the life of the process: a kernel that constructs an
-#: object writes its vtable's address into USM memory, where any later kernel (of any
-#: program: a reload of the bundle, say) may call through it, and nothing can tell when
-#: the last such object is gone.  Every other program's code lives as long as a Python
+def keep_if_code_escapes(owner, module: Module) -> None:
+    """Keep ``owner`` (what holds the engine of ``module``'s code) for the process
+    when that code has vtables (``_PINNED``)."""
+    if any(name.startswith("_ZTV") and not g.is_declaration for name, g in module.globals.items()):
+        _PINNED.append(owner)
+
+
+#: Programs with vtables, kept for the life of the process: a kernel (or host function)
+#: that constructs an object writes its vtable's address into USM memory, where any
+#: later kernel (of any program: a reload of the bundle, say) may call through it, and
+#: nothing can tell when the last such object is gone.  Every other program's code lives as long as a Python
 #: object reaches it (its ``program``, a ``kernel``, a queue's or graph's cached launch).
 _PINNED: list[LinkedProgram] = []
 

@@ -27,7 +27,7 @@ from ..postlink.propertyset import PropertySets, u32_values, u64_values
 from .device import default_context, device as Device
 from .errors import errc, exception
 from .engine import EXITING, close_engine, jit_module, keep_context
-from .jit import LinkedProgram, link_and_jit, read_bundle_bitcode
+from .jit import LinkedProgram, keep_if_code_escapes, link_and_jit, read_bundle_bitcode
 from .device_global import bind_program, device_global
 from .arguments import pack_slots, slot
 from .native import run_guarded
@@ -307,6 +307,7 @@ class _HostProgram:
             wrappers.append(_host_wrapper(name, types, fn.return_type))
         self.engine, context = jit_module(text + "\n" + "\n".join(wrappers))
         keep_context(self, context)
+        keep_if_code_escapes(self, self.view)       # objects it constructs point at its vtables
         self._fns = {}
 
     def __del__(self, _close=close_engine, _exiting=EXITING):     # (defaults: the module may be gone at exit)

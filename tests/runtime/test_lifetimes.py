@@ -24,11 +24,20 @@ class Shape { float side; virtual float area() [[indirectly_callable]] { return 
 class Square : Shape { float area() override [[indirectly_callable]] { return side * side; } };
 kernel make(Shape* s) { new ((Square*)s) Square(); s->side = 3.0f; }
 kernel areas(Shape* s, float* out) [[calls_indirectly]] { out[0] = s->area(); }
+void make_on_host(Shape* s) { new ((Square*)s) Square(); s->side = 4.0f; }
+float area_on_host(Shape* s) { return s->area(); }
 """
 
 COUNTER = """
 device_global<int> counter = 5;
 kernel bump(int* out) { counter = counter + 1; out[0] = counter; }
+"""
+
+#: a class whose vtables come first in a program's data, so the same classes sit elsewhere
+PADDING = """
+class Pad { int x; virtual float first() { return -1.0f; } virtual float second() { return -2.0f; } };
+class Pad2 : Pad { float first() override { return -3.0f; } };
+void make_pad(Pad* p) { new ((Pad2*)p) Pad2(); }
 """
 
 #: other code, loaded between dropping a program and using what was taken from it
@@ -102,6 +111,21 @@ def test_virtual_calls_through_objects_a_dropped_program_built(bundle):
         q.single_task(sycl.load_bundle(path).kernel("areas"), obj, out).wait()
         gc.collect()
         assert out[0] == 9.0
+
+
+def test_virtual_calls_through_objects_a_dropped_host_module_built(bundle):
+    """The same through host functions: the host module's vtables stay (the
+    object is used by another program, whose code is laid out differently)."""
+    path, churn = bundle("shapes", SHAPES), bundle("churn", CHURN)
+    other = bundle("other", PADDING + SHAPES)
+    q = sycl.queue()
+    obj = sycl.malloc_shared(4, np.int64, q)
+    sycl.load_bundle(path).host_function("make_on_host")(obj)
+    gc.collect()
+    _churn(churn, q)
+    for _ in range(3):
+        assert sycl.load_bundle(other).host_function("area_on_host")(obj) == 16.0
+        gc.collect()
 
 
 def test_device_global_handle_event_and_graph_outlive_their_program(bundle):
