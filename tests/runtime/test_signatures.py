@@ -415,7 +415,7 @@ def test_ir_signatures_round_trip_and_launch(tmp_path_factory, kernel, data):
     if args:
         i = data.draw(st.integers(0, len(args) - 1))
         bad = list(args)
-        bad[i] = {"struct": b"\0", "local": 8}.get(params[i][0], "text")
+        bad[i] = {"struct": b"\0" * 999, "local": 8}.get(params[i][0], "text")
         with pytest.raises(sycl.exception) as err:
             launch(out, *bad)
         assert err.value.code() == sycl.errc.invalid
