@@ -15,8 +15,13 @@ checked against its parameter's type first, so a wrong one is an
   width match, as do any elements for a pointer to a struct), ``None`` (a null
   pointer), or an integer address: 0 or one inside a live USM allocation.
 
-Kernel parameters are named by the source types of the bundle's kernel
-signatures (``int*``, ``uint``); host-function parameters by their IR types
+* a struct by value (``struct P{16}``) takes its bytes: a bytes-like object of
+  its size or one NumPy structured value of that size; they are copied into
+  the slots after the parameters' own (``pack_slots``).
+
+Kernel parameters are named by the types of the bundle's kernel signatures
+(``passes/support/signature.py``: ``int*``, ``uint``, ``i32`` from LLVM IR,
+``global void*``); host-function parameters by their IR types
 (``i32``, ``ptr``), which say nothing of signedness: any value of the width fits.
 """
 from __future__ import annotations
