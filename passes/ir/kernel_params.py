@@ -16,7 +16,7 @@ type.  So:
   type can hold.
 
 Anything else - a vector, ``i128``, a literal struct or array by value, a
-``byval``/``sretinalloca`` pointer, a struct aligned beyond 8 bytes, a varargs
+``byval``, ``inalloca`` or ``sret`` pointer, a struct aligned beyond 8 bytes, a varargs
 kernel or one that returns a value - is a ``SignatureError`` naming the
 parameter, which the build reports and the runtime refuses to launch.  Struct
 sizes and alignments are LLVM's for the runtime's 64-bit little-endian targets
