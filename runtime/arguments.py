@@ -74,10 +74,10 @@ def pack_slots(params: list[str], args, slots, where) -> None:
     their address, so they live as long as ``slots``."""
     i = 0
     params = tuple(params)
+    packs, structs = _PLANS.get(params) or _plan(params)
     try:
-        for i, (pack, value) in enumerate(zip(packers(params), args)):
+        for i, (pack, value) in enumerate(zip(packs, args)):
             slots[i] = pack(value)
-        structs = _STRUCTS.get(params)
         if structs:
             base = ctypes.addressof(slots)
             for i, at, size in structs:
@@ -87,21 +87,17 @@ def pack_slots(params: list[str], args, slots, where) -> None:
         raise exception(errc.invalid, refused.say(where(i, params[i]))) from None
 
 
-_PACKERS: dict[tuple, tuple] = {}
-#: parameter types -> (index, first slot, size) of each struct by value, for those with any
-_STRUCTS: dict[tuple, tuple] = {}
+#: parameter types -> (their packers, ``Signature.struct_slots``)
+_PLANS: dict[tuple, tuple] = {}
 
 
-def packers(params: tuple) -> tuple:
+def _plan(params: tuple) -> tuple:
     """For each parameter type of ``params`` (a kernel signature's arguments, as
     ``passes/support/signature.py`` spells them), the function that checks a value
-    and makes its slot (raising ``_Refused``), chosen once per signature: a launch
-    does not look its types up again."""
-    found = _PACKERS.get(params)
-    if found is None:
-        sig = Signature(None, tuple(parse_param(ty) for ty in params))
-        _STRUCTS[params] = sig.struct_slots()
-        found = _PACKERS[params] = tuple(_packer(p) for p in sig.args)
+    and makes its slot (raising ``_Refused``), and where struct arguments' bytes
+    go: chosen once per signature, so a launch does not look its types up again."""
+    sig = Signature(None, tuple(parse_param(ty) for ty in params))
+    found = _PLANS[params] = (tuple(_packer(p) for p in sig.args), sig.struct_slots())
     return found
 
 
