@@ -65,12 +65,13 @@ from typing import ClassVar
 
 from .ir.items import build_item
 from .ir import Module, quote_name, split_operands, split_type
-from .ir.sycl_names import ASSERT_FAIL, ASSERT_MESSAGE, split_signature
+from .ir.sycl_names import ASSERT_FAIL, ASSERT_MESSAGE
 from .manager import PassResult
 from .nvptx_math import OWN_DECLS, lower_math
 from .nvptx_groups import DYNAMIC_SHARED, LANG_TYPES, Builtins, reducer_op
 from .work_group_builtins import identity
 from .support.diagnostics import UserError
+from .support.signature import SignatureError, parse as parse_signature
 
 __all__ = ["LowerToNVPTX", "lower_to_nvptx", "NVPTXLoweringError", "NVPTX_TRIPLE", "NVPTX_DATALAYOUT",
            "body_name"]
@@ -109,21 +110,17 @@ class _Kernel:
     reducers: dict = field(default_factory=dict)    # parameter index -> (LLVM type, combining operation)
 
 
-_REDUCER = re.compile(r"reducer<\s*(\w+)\s*,\s*(\w+)\s*>")
-
-
-def _reducers(module: Module, fn, has_item: bool) -> dict[int, tuple[str, str]]:
-    """The ``reducer<T, op>`` parameters of kernel ``fn``, from its ``minisycl-kernel-signature``."""
+def _reducers(module: Module, fn) -> dict[int, tuple[str, str]]:
+    """The ``reducer<T, op>`` parameters of kernel ``fn`` (index among the non-item
+    parameters), from its ``minisycl-kernel-signature`` (``passes/support/signature.py``)."""
     signature = module.function_attributes(fn).get("minisycl-kernel-signature") or ""
     if "reducer<" not in signature:
         return {}
-    params = split_signature(signature)
-    out = {}
-    for i, ty in enumerate(params[1:] if has_item else params):
-        m = _REDUCER.fullmatch(ty)
-        if m and m.group(1) in LANG_TYPES:
-            out[i] = reducer_op(m.group(2), m.group(1))
-    return out
+    try:
+        args = parse_signature(signature.strip('"')).args
+    except SignatureError:
+        return {}               # (the build refuses such a kernel: postlink/build.py)
+    return {i: reducer_op(p.op, p.name) for i, p in enumerate(args) if p.kind == "reducer" and p.name in LANG_TYPES}
 
 
 def _kernel_shape(module: Module, fn) -> _Kernel:
@@ -132,8 +129,8 @@ def _kernel_shape(module: Module, fn) -> _Kernel:
     for kind in ("nd_item", "id"):
         prefix = f'%"class.sycl::_V1::{kind}.'
         if first.startswith(prefix):
-            return _Kernel(fn.name, kind, int(first[len(prefix):-1]), first, types[1:], _reducers(module, fn, True))
-    return _Kernel(fn.name, None, 0, "", types, _reducers(module, fn, False))
+            return _Kernel(fn.name, kind, int(first[len(prefix):-1]), first, types[1:], _reducers(module, fn))
+    return _Kernel(fn.name, None, 0, "", types, _reducers(module, fn))
 
 
 def _sreg(reg: str, axis: str) -> str:

@@ -27,10 +27,11 @@ from typing import Callable
 from ..device_configs.targets import TargetInfo, load_target
 from ..frontend import compile_files
 from ..passes import parse_pipeline
-from ..passes.ir import Module, load, parse_text, verify_and_serialize
+from ..passes.ir import SIGNATURE_ATTRIBUTE, Module, kernel_signature, load, parse_text, verify_and_serialize
 from ..passes.link import link
 from ..passes.manager import PassContext, PassManager
 from ..passes.support.diagnostics import UserError
+from ..passes.support.signature import SignatureError
 from .bundle import Bundle, BundleImage
 from .initial_values import device_global_table
 from .native import compile_all
@@ -104,15 +105,27 @@ def native_code(run: BuildRun, images: list[BundleImage]) -> dict[str, bytes]:
     return dict(zip((im.name for im in aot), compile_all([im.ir for im in aot], run.jobs, run.progress)))
 
 
+def kernel_signatures(device: Module) -> dict[str, str]:
+    """Kernel -> its signature's text (``passes/ir/kernel_params.py``: the front end's,
+    checked against the IR, or the one the IR's parameter types imply); a kernel
+    whose signature cannot be represented is a ``UserError`` naming it."""
+    out = {}
+    written = device.functions_with(SIGNATURE_ATTRIBUTE)
+    for name, fn in device.functions.items():
+        if fn.is_declaration or not (fn.is_kernel or name in written):
+            continue
+        try:
+            out[name] = kernel_signature(device, name).text
+        except SignatureError as err:
+            raise UserError(f"kernel '{name}' cannot be launched: {err}") from None
+    return out
+
+
 def make_bundle(run: BuildRun, device: Module, host: Module, images: list[BundleImage], native: dict[str, bytes],
                 globals_table: dict[str, dict]) -> Bundle:
     bundle = Bundle(split=run.split, targets=[c.name for c in run.targets])
     bundle.host = verify_and_serialize([host], bitcode=True)[0]
-    for name, value in device.functions_with("minisycl-kernel-signature").items():
-        bundle.kernels[name] = value or ""
-    for name, fn in device.functions.items():
-        if fn.is_kernel and not fn.is_declaration and name not in bundle.kernels:
-            bundle.kernels[name] = ""
+    bundle.kernels = kernel_signatures(device)
     bundle.device_globals = globals_table
     bundle.layouts = dict(run.layouts)
     bundle.images = [replace(im, native=native[im.name]) if im.name in native else im for im in images]

@@ -20,18 +20,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import struct
 from dataclasses import dataclass, field
 
 from ..passes.support.diagnostics import UserError
+from ..passes.support.signature import MAX_TEXT as MAX_SIGNATURE_TEXT, SignatureError, parse as parse_signature
 from .propertyset import BYTE_ARRAY, PropertyError, PropertySets
 
 __all__ = ["Bundle", "BundleImage", "BundleError", "FORMAT_VERSION", "MAGIC", "check_header", "check_properties",
            "MAX_DEVICE_GLOBAL_BYTES"]
 
 MAGIC = b"MSYCLBND"
-FORMAT_VERSION = 1
+#: 2: kernel signatures in ``passes/support/signature.py``'s form (a struct by value
+#: spelled with its size; a kernel from LLVM IR with the signature its IR implies)
+FORMAT_VERSION = 2
 _HEAD = struct.Struct("<8sII")
 
 
@@ -136,8 +138,6 @@ MAX_DEVICE_GLOBAL_BYTES = 0xFFFFFFFF
 _MAX_TEXT = 1 << 16              # a name, a signature, a target: far below this
 _MAX_ITEMS = 1 << 20             # images, entry points, kernels, device globals
 _SPLIT_MODES = ("kernel", "source", "auto", "none")
-_PARAM = re.compile(r"[A-Za-z_]\w*( [A-Za-z_]\w*)*(\[\d{1,10}\])*\**", re.ASCII)   # 'float', 'Base*', 'int[4]*'
-_ITEM = re.compile(r"(id|nd_item)<[123]>")                                       # the work-item, first
 _BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")     # raw bitcode, and the bitcode wrapper
 _IMAGE_KEYS = {"name", "entry_points", "properties", "target", "dummy", "ir", "native"}
 _HEADER_KEYS = {"images", "host", "kernels", "device_globals", "split", "targets", "layouts"}
@@ -238,10 +238,10 @@ def check_header(header, blob_size: int, source: str = "<bundle>", blobs: memory
     c.blob(top["host"], "host", blobs, bitcode=True, optional=True)
     for name, signature in c.mapping(top["kernels"], "kernels").items():
         c.text(name, "kernels", empty=False)
-        params = [p.strip() for p in c.text(signature, f"kernels.{name[:80]}").split(",") if p.strip()]
-        for i, param in enumerate(params):
-            if not (_PARAM.fullmatch(param) or (i == 0 and _ITEM.fullmatch(param))):
-                c.fail(f"kernels.{name[:80]}", f"parameter {i + 1} '{param[:80]}' is not a parameter type")
+        try:
+            parse_signature(c.text(signature, f"kernels.{name[:80]}", limit=MAX_SIGNATURE_TEXT))
+        except SignatureError as err:
+            c.fail(f"kernels.{name[:80]}", str(err))
     for uid, info in c.mapping(top["device_globals"], "device_globals").items():
         c.text(uid, "device_globals", empty=False)
         where = f"device_globals.{uid[:80]}"

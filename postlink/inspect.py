@@ -15,6 +15,7 @@ import struct
 
 from ..device_configs.aspects import aspect_name
 from ..passes.support.diagnostics import UserError
+from ..passes.support.signature import parse as parse_signature
 from .bundle import MAGIC, Bundle
 from .propertyset import BYTE_ARRAY, PropertySets, u32_values, u64_values
 
@@ -92,7 +93,8 @@ def render_text(path: str, info: dict) -> str:
     out = [f"{path}: minisycl bundle, split={info['split']}, "
            f"targets: {', '.join(info['targets']) or '(JIT only)'}; host module {info['host_bytes']} bytes"]
     out.append("kernels:")
-    out += [f"  {k}({sig})" for k, sig in info["kernels"].items()] or ["  (none)"]
+    out += [f"  {k}({', '.join(p.text for p in parse_signature(sig).params)})"
+            for k, sig in info["kernels"].items()] or ["  (none)"]
     out.append("device globals:")
     access = {0: "read", 1: "write", 2: "read_write", 3: "none"}
     out += [f"  {uid}: {g['name']}, {g['size']} bytes, image scope {'yes' if g['device_image_scope'] else 'no'}, "

@@ -15,15 +15,23 @@ checked against its parameter's type first, so a wrong one is an
   width match, as do any elements for a pointer to a struct), ``None`` (a null
   pointer), or an integer address: 0 or one inside a live USM allocation.
 
-Kernel parameters are named by the source types of the bundle's kernel
-signatures (``int*``, ``uint``); host-function parameters by their IR types
+* a struct by value (``struct P{16}``) takes its bytes: a bytes-like object of
+  its size or one NumPy structured value of that size; they are copied into
+  the slots after the parameters' own (``pack_slots``).
+
+Kernel parameters are named by the types of the bundle's kernel signatures
+(``passes/support/signature.py``: ``int*``, ``uint``, ``i32`` from LLVM IR,
+``global void*``); host-function parameters by their IR types
 (``i32``, ``ptr``), which say nothing of signedness: any value of the width fits.
 """
 from __future__ import annotations
 
+import ctypes
 import struct
 
 import numpy as np
+
+from ..passes.support.signature import Param, Signature, parse_param
 
 from .errors import Refused as _Refused, errc, exception
 from .memory import allocation_at, usm_allocation
@@ -60,33 +68,48 @@ def slot(ty: str, value, where: str) -> int:
 
 
 def pack_slots(params: list[str], args, slots, where) -> None:
-    """``slots[i]`` for each argument; ``where(i, ty)`` names parameter ``i`` in an error."""
+    """``slots[i]`` for each argument; ``where(i, ty)`` names parameter ``i`` in an error.
+    A struct argument's bytes go in the slots after the parameters' own
+    (``Signature.struct_slots``; ``slots`` has room for them), its own slot holding
+    their address, so they live as long as ``slots``."""
     i = 0
+    params = tuple(params)
+    packs, structs = _PLANS.get(params) or _plan(params)
     try:
-        for i, (pack, value) in enumerate(zip(packers(tuple(params)), args)):
+        for i, (pack, value) in enumerate(zip(packs, args)):
             slots[i] = pack(value)
+        if structs:
+            base = ctypes.addressof(slots)
+            for i, at, size in structs:
+                ctypes.memmove(base + 8 * at, _struct_bytes(args[i], size), size)
+                slots[i] = base + 8 * at
     except _Refused as refused:
         raise exception(errc.invalid, refused.say(where(i, params[i]))) from None
 
 
-_PACKERS: dict[tuple, tuple] = {}
+#: parameter types -> (their packers, ``Signature.struct_slots``)
+_PLANS: dict[tuple, tuple] = {}
 
 
-def packers(params: tuple) -> tuple:
-    """For each parameter type of ``params``, the function that checks a value and
-    makes its slot (raising ``_Refused``), chosen once per signature: a launch
-    does not look its types up again."""
-    found = _PACKERS.get(params)
-    if found is None:
-        found = _PACKERS[params] = tuple(_packer(ty) for ty in params)
+def _plan(params: tuple) -> tuple:
+    """For each parameter type of ``params`` (a kernel signature's arguments, as
+    ``passes/support/signature.py`` spells them), the function that checks a value
+    and makes its slot (raising ``_Refused``), and where struct arguments' bytes
+    go: chosen once per signature, so a launch does not look its types up again."""
+    sig = Signature(None, tuple(parse_param(ty) for ty in params))
+    found = _PLANS[params] = (tuple(_packer(p) for p in sig.args), sig.struct_slots())
     return found
 
 
-def _packer(ty: str):
-    if ty.startswith("local "):                     # work-group memory (work_groups.py)
+def _packer(param: Param):
+    ty = param.text
+    if param.kind == "pointer" and param.space == "local":      # work-group memory (work_groups.py)
         return lambda value: pack_local(ty, value)
-    if ty.startswith("reducer<"):                   # a sycl.reduction (reductions.py)
+    if param.kind == "reducer":                     # a sycl.reduction (reductions.py)
         return reduction_packer(ty)
+    if param.kind == "struct":                      # its bytes: pack_slots
+        size = param.size
+        return lambda value: _struct_bytes(value, size) and 0
     exact = _EXACT.get(ty)
     if exact is not None:
         def pointer(value):
@@ -95,6 +118,31 @@ def _packer(ty: str):
             return _pointer(ty, value)
         return pointer
     return lambda value: _slot(ty, value)
+
+
+def _struct_bytes(value, size: int) -> bytes:
+    """The bytes of a struct argument of ``size`` bytes: a bytes-like object of
+    that length, or one element of a NumPy structured type of that size (a
+    ``numpy.void`` or a one-element array)."""
+    if isinstance(value, np.ndarray) and value.size == 1:
+        value = value.reshape(())[()]
+    if isinstance(value, np.void):
+        data = value.tobytes()
+        if len(data) != size:
+            raise _Refused(lambda where: f"{where} is a {size}-byte struct, got a {len(data)}-byte "
+                                         f"{value.dtype} value")
+        return data
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        try:
+            data = bytes(value) if not isinstance(value, memoryview) else value.tobytes()
+        except (TypeError, ValueError, BufferError):
+            data = None
+        if data is None or len(data) != size:
+            raise _Refused(lambda where: f"{where} is a {size}-byte struct, got "
+                                         f"{'an unreadable buffer' if data is None else f'{len(data)} bytes'}")
+        return data
+    raise _Refused(lambda where: f"{where} is a {size}-byte struct: pass its bytes (bytes, or a NumPy "
+                                 f"structured value of that size), got {type(value).__name__}")
 
 
 def _slot(ty: str, value) -> int:

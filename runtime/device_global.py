@@ -7,7 +7,9 @@
   touches it, and never again.  Every program built for the device gets its
   pointer.  Pointers in the initial value (a polymorphic ``T``'s vtable
   pointer: the bundle's ``relocations``) are written by the first program
-  bound to the storage that defines their symbols (``apply_relocations``).
+  bound to the storage that defines their symbols (``apply_relocations``); that
+  program's code is then kept as long as the storage (the process), whatever
+  becomes of the ``program`` object.
 * With ``device_image_scope`` the variable lives in its one image; copies read
   and write the variable of that image's program on the device.
 * Host copies check bounds and ``host_access`` at run time (``errc::invalid``):
@@ -32,6 +34,9 @@ _ACCESS = {0: "read", 1: "write", 2: "read_write", 3: "none"}
 _PROPERTIES = ("device_image_scope", "host_access", "init_mode", "implement_in_csr")
 _STORAGE: dict[tuple[int, str, str], usm_allocation] = {}
 _PENDING: dict[tuple[int, str, str], list] = {}        # relocations not yet written, by storage
+#: storage -> the programs whose symbols (vtables) its relocations wrote: the storage lives
+#: for the process, and so must the code its pointers reach
+_WRITERS: dict[tuple[int, str, str], list] = {}
 _LOCK = threading.Lock()
 
 
@@ -157,4 +162,7 @@ def bind_program(prog, linked, device, ctx) -> None:
             key = (ctx.id, device.name, uid)
             with _LOCK:
                 if _PENDING.get(key):
-                    _PENDING[key] = apply_relocations(_PENDING[key], linked.global_address, _writer(storage.ptr))
+                    left = apply_relocations(_PENDING[key], linked.global_address, _writer(storage.ptr))
+                    if len(left) < len(_PENDING[key]):
+                        _WRITERS.setdefault(key, []).append(linked)
+                    _PENDING[key] = left

@@ -13,6 +13,7 @@ bridge (``minisycl.passes.ir``); machines and engines are made here.
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import threading
@@ -23,7 +24,7 @@ from ..passes.ir import complaint, new_context, parse_and_link, retarget, run_op
 from ..passes.support import knobs
 from .errors import errc, exception
 
-__all__ = ["shared_machine", "new_machine", "compile_ir", "jit_module", "keep_context", "close_engine"]
+__all__ = ["shared_machine", "new_machine", "compile_ir", "jit_module", "keep_context", "close_engine", "EXITING"]
 
 _OPT_LEVEL = 3
 _init = threading.Lock()
@@ -105,6 +106,17 @@ def keep_context(owner, context) -> None:
     a second time.  Held here, a context is released only by ``close_engine``,
     after the engine is gone, whatever order the collector picks."""
     _CONTEXTS[id(owner)] = context
+
+
+class _Exiting:
+    """Set when the interpreter starts to exit: from then on engines are left to
+    the process's end (its module globals are going away, and the code of a kept
+    program must stay until the last thread is gone)."""
+    now = False
+
+
+EXITING = _Exiting
+atexit.register(setattr, _Exiting, "now", True)
 
 
 def close_engine(owner) -> None:

@@ -21,17 +21,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..passes import parse_pipeline
-from ..passes.ir import (IRError, build_item, Module, module_text, new_context, parse_and_link, read_untrusted_bitcode, run_sroa,
-                         split_operands, split_type)
+from ..passes.ir import (IRError, build_item, Module, check_signature, kernel_signature, module_text, new_context,
+                         parse_and_link, read_untrusted_bitcode, run_sroa, split_operands, split_type)
+from ..passes.support.signature import SignatureError
 from ..passes.manager import PassManager
-from .engine import close_engine, compile_ir, keep_context, shared_machine
+from .engine import EXITING, close_engine, compile_ir, keep_context, shared_machine
 from .errors import errc, exception
 from . import assertions  # noqa: F401 - registers the assert hook before any kernel is compiled
 from .packed_args import PACK_ABOVE, pack_kernel
-from .reductions import accumulator_lines, combine_functions, flush_lines, reducer_params, split_signature
-from .work_groups import group_launcher, lower_group_kernels
+from .reductions import accumulator_lines, combine_functions, flush_lines
+from .work_groups import argument_lines, group_launcher, lower_group_kernels
 
-__all__ = ["LinkedProgram", "link_and_jit", "launcher_name", "read_bundle_bitcode"]
+__all__ = ["LinkedProgram", "link_and_jit", "launcher_name", "read_bundle_bitcode", "check_signatures",
+           "keep_if_code_escapes"]
 
 #: the registered pass that finds atomic updates a launcher can aggregate and
 #: makes each such kernel's copy that updates private accumulators
@@ -50,6 +52,7 @@ class KernelShape:
     dims: int
     item_type: str            # LLVM spelling of the item parameter's type
     params: list[str]         # LLVM types of the other parameters, in order
+    structs: frozenset = frozenset()    # indices (among ``params``) of structs by value: their slot holds an address
 
 
 def kernel_shape(module: Module, name: str) -> KernelShape:
@@ -100,8 +103,7 @@ def _loop_ir(shape: KernelShape, name: str, callee: str | None = None, accs=None
     private = accs or {}
     reducers = reducers or {}
     for i, ty in enumerate(() if packed else shape.params):
-        lines.append(f"  %slot{i} = getelementptr i64, ptr %args, i64 {i}")
-        lines.append(f"  %arg{i} = load {ty}, ptr %slot{i}, align 8")
+        lines += argument_lines(shape, i, ty)
         if i in private:
             a = private[i]
             lines += [f"  %acc{i} = alloca {a.type}", f"  store {a.type} {a.identity}, ptr %acc{i}"]
@@ -153,6 +155,19 @@ def _loop_ir(shape: KernelShape, name: str, callee: str | None = None, accs=None
     return "\n".join(lines) + "\n"
 
 
+def check_signatures(linked: Module, signatures: dict) -> None:
+    """Each kernel's signature (the bundle's: what its arguments are packed by)
+    describes its code's parameters (``passes/ir/kernel_params.py``), or the kernel
+    is refused (``errc::invalid``) before any launch could read its arguments
+    wrongly."""
+    for k, sig in signatures.items():
+        if k in linked.functions and not linked.functions[k].is_declaration:
+            try:
+                check_signature(linked, k, sig)
+            except SignatureError as err:
+                raise exception(errc.invalid, f"kernel '{k}' cannot be launched: {err}") from None
+
+
 def _declare_duplicates(modules: list[Module]) -> None:
     """Step 1: later images declare what earlier images already define."""
     defined: set[str] = set()
@@ -178,8 +193,9 @@ class LinkedProgram:
         keep_context(self, context)
         self._launchers = {}
 
-    def __del__(self):
-        close_engine(self)
+    def __del__(self, _close=close_engine, _exiting=EXITING):     # (defaults: the module may be gone at exit)
+        if not _exiting.now:
+            _close(self)
 
     def launcher(self, kernel: str) -> int:
         """The address of ``kernel``'s launcher."""
@@ -207,9 +223,11 @@ def read_bundle_bitcode(bitcode: bytes, what: str, cut=None):
 
 
 def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[str] | None = None,
-                 sub_group_size: int = 0) -> LinkedProgram:
+                 sub_group_size: int = 0, signatures: dict | None = None) -> LinkedProgram:
     """Steps 1-3 for the images (the first holds the kernels); ``names`` name
-    them in errors; ``sub_group_size``: the device's default, for work-group kernels."""
+    them in errors; ``sub_group_size``: the device's default, for work-group kernels;
+    ``signatures``: kernel -> the ``Signature`` its arguments are packed by (by
+    default, what its IR says: ``kernel_signature``)."""
     names = names or [f"device image {i + 1}" for i in range(len(image_bitcodes))]
     texts = [read_bundle_bitcode(bc, name) for bc, name in zip(image_bitcodes, names)]
     _declare_duplicates(texts)
@@ -228,9 +246,23 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
         # other order the garbage collector crashes the process)
         main.close()
     linked = Module.parse(linked_text)
+    present = [k for k in kernels if k in linked.functions]
+    sigs = dict(signatures or {})
+    for k in present:
+        if k not in sigs:
+            try:
+                sigs[k] = kernel_signature(linked, k)
+            except SignatureError as err:
+                raise exception(errc.invalid, f"kernel '{k}' cannot be launched: {err}") from None
+    check_signatures(linked, {k: sigs[k] for k in present})
     aggregated = _aggregate_atomics(linked) if aggregating else {}
-    shapes = {k: kernel_shape(linked, k) for k in kernels if k in linked.functions}
-    reducers = {k: _reducers(linked, k, s) for k, s in shapes.items()}     # reductions.py
+    shapes = {}
+    for k in present:
+        shape = kernel_shape(linked, k)
+        shape.structs = frozenset(i for i, p in enumerate(sigs[k].args) if p.kind == "struct")
+        shapes[k] = shape
+    reducers = {k: {i: (p.name, p.op) for i, p in enumerate(sigs[k].args) if p.kind == "reducer"}
+                for k in shapes}     # reductions.py
     groups = lower_group_kernels(linked, shapes, sub_group_size)    # hook: work_groups.py (barriers, local memory)
     for k in (k for k in shapes if k not in groups):            # a spir_kernel cannot be called; on the CPU it is a plain function
         fn = linked.functions[k]
@@ -243,7 +275,7 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
             if k in aggregated and s.item is not None and k not in groups else {} for k, s in shapes.items()}
     # many parameters: the kernel loads them itself (a call of thousands of arguments costs LLVM quadratic time)
     packed = {k for k, s in shapes.items() if len(s.params) > PACK_ABOVE and k not in groups and not accs[k]
-              and not reducers[k] and pack_kernel(linked, k, s.item is not None)}
+              and not reducers[k] and not s.structs and pack_kernel(linked, k, s.item is not None)}
     text = linked.text() + "".join(group_launcher(s, groups[k], launcher_name(k), reducers[k]) if k in groups else
                                    _launcher_ir(s, accs[k], aggregated[k].copy if accs[k] else None, reducers[k],
                                                 k in packed)
@@ -253,17 +285,23 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
     program = LinkedProgram(engine, context, shapes, key, from_disk,
                             {k: list(found) for k, found in accs.items() if found})
     program.groups = groups
+    keep_if_code_escapes(program, linked)
     return program
 
 
-def _reducers(linked: Module, kernel: str, shape: KernelShape) -> dict[int, tuple[str, str]]:
-    """``reducer<T, op>`` parameters of ``kernel`` (index among the non-item parameters -> (T, op)),
-    from its ``minisycl-kernel-signature``."""
-    signature = linked.function_attributes(kernel).get("minisycl-kernel-signature") or ""
-    if "reducer<" not in signature:
-        return {}
-    params = split_signature(signature)
-    return reducer_params(params[1:] if shape.item is not None else params)
+def keep_if_code_escapes(owner, module: Module) -> None:
+    """Keep ``owner`` (what holds the engine of ``module``'s code) for the process
+    when that code has vtables (``_PINNED``)."""
+    if any(name.startswith("_ZTV") and not g.is_declaration for name, g in module.globals.items()):
+        _PINNED.append(owner)
+
+
+#: Programs with vtables, kept for the life of the process: a kernel (or host function)
+#: that constructs an object writes its vtable's address into USM memory, where any
+#: later kernel (of any program: a reload of the bundle, say) may call through it, and
+#: nothing can tell when the last such object is gone.  Every other program's code lives as long as a Python
+#: object reaches it (its ``program``, a ``kernel``, a queue's or graph's cached launch).
+_PINNED: list[LinkedProgram] = []
 
 
 def _aggregate_atomics(linked: Module) -> dict:

@@ -27,12 +27,12 @@ from ..postlink.propertyset import PropertySets, u32_values, u64_values
 from .device import default_context, device as Device
 from .errors import errc, exception
 from .layouts import ClassLayouts
-from .engine import close_engine, jit_module, keep_context
-from .jit import LinkedProgram, link_and_jit, read_bundle_bitcode
+from .engine import EXITING, close_engine, jit_module, keep_context
+from .jit import LinkedProgram, keep_if_code_escapes, link_and_jit, read_bundle_bitcode
 from .device_global import bind_program, device_global
 from .arguments import pack_slots, slot
 from .native import run_guarded
-from .reductions import split_signature
+from ..passes.support.signature import SignatureError, parse as parse_signature
 
 __all__ = ["program", "kernel", "load_bundle", "build_program"]
 
@@ -147,8 +147,10 @@ class program:  # noqa: N801
                 custom = getattr(dev, "link_images", None)
                 images = [self.images[i].ir for i in chosen]
                 names = [self._image_name(i) for i in chosen]
-                linked = custom(images, kernels, names) if custom else \
-                    link_and_jit(images, kernels, names, dev.sub_group_sizes[0] if dev.sub_group_sizes else 1)
+                signatures = {k: self.kernel(k).signature for k in kernels}     # what the arguments are packed by
+                linked = custom(images, kernels, names, signatures) if custom else \
+                    link_and_jit(images, kernels, names, dev.sub_group_sizes[0] if dev.sub_group_sizes else 1,
+                                 signatures)
                 bind_program(self, linked, dev, ctx)
                 self._cache[key] = linked
                 self.builds += 1
@@ -216,7 +218,11 @@ class program:  # noqa: N801
         if name not in self.signatures:
             known = ", ".join(sorted(self.signatures)) or "none"
             raise exception(errc.invalid, f"no kernel named '{name}' in {self.name} (kernels: {known})")
-        found = self._kernels[name] = kernel(self, name, self.signatures[name])
+        try:
+            found = kernel(self, name, self.signatures[name])
+        except SignatureError as err:
+            raise exception(errc.invalid, f"kernel '{name}' in {self.name}: {err}") from None
+        self._kernels[name] = found
         return found
 
     __getitem__ = kernel
@@ -247,12 +253,13 @@ class kernel:  # noqa: N801
 
     def __init__(self, prog: program, name: str, signature: str):
         self.program, self.name = prog, name
-        params = split_signature(signature)
-        self.item = params[0] if params and params[0].startswith(("id<", "nd_item<")) else None
-        self.params = tuple(params[1:] if self.item else params)
-        self.dims = int(self.item[self.item.index("<") + 1:-1]) if self.item else 0
-        self._slots = ctypes.c_uint64 * max(len(self.params), 1)     # the type of its packed arguments
-        self.reduces = any(p.startswith("reducer<") for p in self.params)      # takes a sycl.reduction
+        #: the one signature its arguments are checked and packed by (``passes/support/signature.py``)
+        self.signature = sig = parse_signature(signature)
+        self.item = sig.item.text if sig.item else None
+        self.params = tuple(p.text for p in sig.args)
+        self.dims = sig.dims
+        self._slots = ctypes.c_uint64 * max(sig.slot_count, 1)     # the type of its packed arguments
+        self.reduces = any(p.kind == "reducer" for p in sig.args)      # takes a sycl.reduction
         self._required: dict[str, list[int] | None] = {}      # device name -> required_work_group_size
         #: (device name, context id) -> what a CPU queue's launch needs (``queue._target``)
         self.targets: dict[tuple, tuple] = {}
@@ -316,10 +323,12 @@ class _HostProgram:
             wrappers.append(_host_wrapper(name, types, fn.return_type))
         self.engine, context = jit_module(text + "\n" + "\n".join(wrappers))
         keep_context(self, context)
+        keep_if_code_escapes(self, self.view)       # objects it constructs point at its vtables
         self._fns = {}
 
-    def __del__(self):
-        close_engine(self)
+    def __del__(self, _close=close_engine, _exiting=EXITING):     # (defaults: the module may be gone at exit)
+        if not _exiting.now:
+            _close(self)
 
     def function(self, name: str):
         if name in self._fns:
@@ -343,6 +352,7 @@ class _HostProgram:
             run_guarded(wrapper, slots, f"host function '{name}'")
             return None if restype is None else restype.from_buffer(slots, 8 * len(types)).value
 
+        call.host_module = self     # the callable keeps the engine that holds its code (its program may go first)
         self._fns[name] = call
         return call
 

@@ -23,16 +23,15 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import re
 
 import numpy as np
 
-from ..passes.ir import split_signature
+from ..passes.support.signature import parse_param
 from .errors import Refused, errc, exception
 from .memory import usm_allocation
 
 __all__ = ["reduction", "plus", "multiplies", "minimum", "maximum", "bit_and", "bit_or", "bit_xor",
-           "logical_and", "logical_or", "reducer_params", "split_signature", "pack_reduction", "reduction_packer", "prepare", "has_reductions",
+           "logical_and", "logical_or", "pack_reduction", "reduction_packer", "prepare", "has_reductions",
            "accumulator_lines", "flush_lines", "combine_functions"]
 
 #: kernel-language element type -> (NumPy dtype, LLVM type)
@@ -92,24 +91,12 @@ class reduction:  # noqa: N801 - SYCL-style name
         return f"reduction({self.ptr!r}, {self.op!r}, initialize_to_identity={self.initialize_to_identity})"
 
 
-_REDUCER = re.compile(r"reducer<\s*(\w+)\s*,\s*(\w+)\s*>")
-
-
-def reducer_params(params: list[str]) -> dict[int, tuple[str, str]]:
-    """Index among ``params`` (a kernel's signature, the item left out) -> (element, operator)
-    of each ``reducer<T, op>`` parameter."""
-    out = {}
-    for i, ty in enumerate(params):
-        found = _reducer(ty)
-        if found is not None:
-            out[i] = found
-    return out
-
-
 @functools.lru_cache(maxsize=256)
 def _reducer(ty: str) -> tuple[str, str] | None:
-    m = _REDUCER.fullmatch(ty.strip())
-    return (m.group(1), m.group(2)) if m else None
+    """(element, operator) of parameter type ``ty`` when it is a ``reducer<T, op>``
+    (``passes/support/signature.py``)."""
+    p = parse_param(ty)
+    return (p.name, p.op) if p.kind == "reducer" else None
 
 
 def pack_reduction(ty: str, value) -> int:

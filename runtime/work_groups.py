@@ -109,6 +109,16 @@ def lower_group_kernels(linked: Module, shapes: dict, sub_group_size: int) -> di
     return out
 
 
+def argument_lines(shape, i: int, ty: str) -> list[str]:
+    """Entry-block lines of a launcher that load argument ``i`` (of IR type ``ty``) as
+    ``%arg<i>`` from its slot; a struct by value from the address its slot holds
+    (``passes/support/signature.py``)."""
+    lines = [f"  %slot{i} = getelementptr i64, ptr %args, i64 {i}"]
+    if i in shape.structs:
+        return lines + [f"  %sp{i} = load ptr, ptr %slot{i}, align 8", f"  %arg{i} = load {ty}, ptr %sp{i}, align 8"]
+    return lines + [f"  %arg{i} = load {ty}, ptr %slot{i}, align 8"]
+
+
 def group_launcher(shape, info: GroupKernel, name: str, reducers=None) -> str:
     """LLVM IR of the launcher ``name`` of a lowered kernel (see the module docstring);
     ``reducers``: index -> (T, op) of its ``reducer<T, op>`` parameters (``reductions.py``)."""
@@ -126,13 +136,13 @@ def group_launcher(shape, info: GroupKernel, name: str, reducers=None) -> str:
     L += ["  %rs = getelementptr i64, ptr %rec, i64 10", "  store i64 %g10, ptr %rs"]
     call = ["ptr %rec", "ptr %lbuf"]
     for i, ty in enumerate(shape.params):
-        L += [f"  %slot{i} = getelementptr i64, ptr %args, i64 {i}"]
         if i in info.local_params:
-            L += [f"  %off{i} = load i64, ptr %slot{i}, align 8",
+            L += [f"  %slot{i} = getelementptr i64, ptr %args, i64 {i}",
+                  f"  %off{i} = load i64, ptr %slot{i}, align 8",
                   f"  %lp{i} = getelementptr i8, ptr %lbuf, i64 %off{i}",
                   f"  %arg{i} = addrspacecast ptr %lp{i} to ptr addrspace(3)"]
         else:
-            L += [f"  %arg{i} = load {ty}, ptr %slot{i}, align 8"]
+            L += argument_lines(shape, i, ty)
         if i in reducers:
             L += accumulator_lines(i, *reducers[i])
         call.append(f"ptr %red{i}" if i in reducers else f"{ty} %arg{i}")

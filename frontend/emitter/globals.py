@@ -8,6 +8,7 @@ from ..ir_attributes import render
 from ..ir_writer import (NULL, PTR, Function, GlobalVariable, Value, array_type, const_aggregate,
                          const_bytes, struct_type)
 from ..data_layout import sizeof
+from ...passes.support.signature import Param
 from ..symbols import DeviceGlobalSym, FuncSym
 from .context import Part, i32
 
@@ -62,7 +63,7 @@ class Globals(Part):
         if f.calls_sets:
             attrs.append(render("calls-indirectly", ",".join(f.calls_sets)))
         if f.is_kernel:
-            attrs.append(render("minisycl-kernel-signature", ",".join(str(t) for _, t in f.params)))
+            attrs.append(render("minisycl-kernel-signature", kernel_signature_text(f)))
         if f.is_host:
             attrs.append(render("minisycl-host-only", "declared"))
         elif f.is_virtual and f.set_name is None:
@@ -153,3 +154,11 @@ class Globals(Part):
         if fn is None:
             fn = self.intrinsics[name] = self.cx.module.add(Function(name, ret, params))
         return fn
+
+
+def kernel_signature_text(f: FuncSym) -> str:
+    """The ``"minisycl-kernel-signature"`` of kernel ``f`` (``passes/support/signature.py``'s
+    text form: a struct by value is spelled with its size, which the build checks against
+    the IR and the runtime packs by)."""
+    return ",".join(Param("struct", t.name, size=sizeof(t)).text if t.is_class else str(t) for _, t in f.params)
+

@@ -22,8 +22,9 @@ from .bridge import (IRError, complaint, emit_ptx, module_text, new_context, par
 from .loading import (InternalCompilerError, link, load, parse_text, read_untrusted_bitcode, verify_and_serialize,
                       verify_generated)
 from .items import build_item
+from .kernel_params import SIGNATURE_ATTRIBUTE, check_signature, ir_signature, kernel_signature
 from .lexer import quote_name, quote_string, split_operands, split_type, tokens, unquote_name
-from .sycl_names import ASSERT_FAIL, ASSERT_MESSAGE, split_signature
+from .sycl_names import ASSERT_FAIL, ASSERT_MESSAGE
 from .module import (DISCARDABLE_LINKAGES, USED_LISTS, DifferenceView, Function, Global, Module, function_type, indirect_call_types, indirect_calls,
                      metadata_attachments, parse_attribute_group, attachment_pairs,
                      without_attachments)
@@ -34,8 +35,10 @@ __all__ = ["build_item", "IRError", "Module", "Function", "Global", "load", "par
            "split_operands", "split_type", "parse_attribute_group", "gc_paused", "DifferenceView", "USED_LISTS",
            "DISCARDABLE_LINKAGES", "indirect_calls", "indirect_call_types", "function_type", "metadata_attachments",
            "attachment_pairs", "without_attachments", "quote_string", "tokens",
+           # a kernel's signature from its IR, and its written one checked against it (kernel_params.py)
+           "kernel_signature", "ir_signature", "check_signature", "SIGNATURE_ATTRIBUTE",
            # minisycl's assert hook and its GPU flag (sycl_names.py)
-           "ASSERT_FAIL", "ASSERT_MESSAGE", "split_signature",
+           "ASSERT_FAIL", "ASSERT_MESSAGE",
            # LLVM's own modules, for code that compiles them (native AOT code, initial values)
            "parse_assembly", "parse_bitcode",
            # for the runtime's JIT: untrusted bitcode in, LLVM's own modules (bridge.py)

@@ -14,9 +14,8 @@ reads after the kernels (``runtime/cuda/queue.py``).
 """
 from __future__ import annotations
 
-import re
 
-__all__ = ["DEFAULT_SET", "set_symbol", "set_display", "ASSERT_FAIL", "ASSERT_MESSAGE", "split_signature"]
+__all__ = ["DEFAULT_SET", "set_symbol", "set_display", "ASSERT_FAIL", "ASSERT_MESSAGE"]
 
 DEFAULT_SET = "_ZTSv"
 ASSERT_FAIL = "__minisycl_assert_fail"
@@ -36,28 +35,3 @@ def set_display(ir_name: str) -> str:
     return f"set '{rest}'"
 
 
-_ANGLES_AND_COMMAS = re.compile(r"[<>,]")
-
-
-def split_signature(signature: str) -> list[str]:
-    """The parameter types of a ``minisycl-kernel-signature`` (the front end's
-    spelling, quotes allowed around it): split at the commas outside ``<...>``
-    (``reducer<T, op>`` holds one).  One pass over the text: a kernel of
-    10,000 parameters splits as fast per parameter as one of 10 (a regular
-    expression that looked ahead for ``>`` from every comma was quadratic)."""
-    signature = signature.strip('"')
-    if "<" not in signature:
-        parts = signature.split(",")
-    else:
-        parts, depth, start = [], 0, 0
-        for m in _ANGLES_AND_COMMAS.finditer(signature):
-            c = m.group()
-            if c == "<":
-                depth += 1
-            elif c == ">":
-                depth = max(depth - 1, 0)
-            elif depth == 0:
-                parts.append(signature[start:m.start()])
-                start = m.end()
-        parts.append(signature[start:])
-    return [p.strip() for p in parts if p.strip()]

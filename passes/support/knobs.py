@@ -33,6 +33,8 @@ VARIABLES: dict[str, str] = {
                               "for post-link, 100 for opt)",
     "MINISYCL_DIFF_SHRINK": "tests: `1` lets the differential tests shrink a failing example",
     "FUZZ_VERBOSE": "tests: non-empty shows the fuzzed child processes' standard error",
+    "MINISYCL_FUZZ_EXAMPLES": "tests: how many cases each generator of bad and random inputs tries (the fuzz and "
+                              "property tests; each has its own CI default); a long run sets it high",
 }
 
 
@@ -110,6 +112,12 @@ def diff_examples(default: int) -> int:
 def diff_shrink() -> bool:
     """MINISYCL_DIFF_SHRINK=1 (tests): let hypothesis shrink a failing differential example."""
     return _get("MINISYCL_DIFF_SHRINK") == "1"
+
+
+def fuzz_examples(default: int) -> int:
+    """MINISYCL_FUZZ_EXAMPLES (tests): how many cases a generator tries (``default`` in CI)."""
+    value = (_get("MINISYCL_FUZZ_EXAMPLES") or "").strip()
+    return int(value) if value.isdigit() and len(value) < 9 else default
 
 
 def fuzz_verbose() -> bool:

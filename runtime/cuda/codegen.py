@@ -30,7 +30,7 @@ from ...passes.manager import PassManager
 from ...passes.support import knobs
 from ...passes.support.diagnostics import UserError
 from ..errors import errc, exception
-from ..jit import read_bundle_bitcode
+from ..jit import check_signatures, read_bundle_bitcode
 from . import driver
 
 __all__ = ["CudaProgram", "build_program", "libdevice_path", "lower_images", "PTX_FEATURES"]
@@ -84,8 +84,10 @@ def _libdevice(path: str) -> str:
         return text
 
 
-def lower_images(image_bitcodes: list[bytes], names: list[str], libdevice: bool) -> Module:
-    """Steps 1-2: the linked, lowered module."""
+def lower_images(image_bitcodes: list[bytes], names: list[str], libdevice: bool,
+                 signatures: dict | None = None) -> Module:
+    """Steps 1-2: the linked, lowered module; each kernel of ``signatures`` (kernel ->
+    the ``Signature`` its arguments are packed by) checked against its code first."""
     texts = [read_bundle_bitcode(bc, name) for bc, name in zip(image_bitcodes, names)]
     defined: set[str] = set()
     for m in texts:
@@ -102,6 +104,7 @@ def lower_images(image_bitcodes: list[bytes], names: list[str], libdevice: bool)
         linked = Module.parse(module_text(main))
     finally:
         main.close()            # before its context, whatever is raised later (runtime/jit.py)
+    check_signatures(linked, signatures or {})
     for g in linked.globals_with("sycl-device-global-size"):
         if linked.globals[g].linkage in ("internal", "private"):
             linked.set_linkage(g, "external")     # cuModuleGetGlobal finds it by name
@@ -187,11 +190,12 @@ def _disk(key: str) -> str | None:
     return os.path.join(d, "ptx", key + ".ptx") if d else None
 
 
-def build_program(dev, image_bitcodes: list[bytes], kernels: list[str], names: list[str]) -> CudaProgram:
+def build_program(dev, image_bitcodes: list[bytes], kernels: list[str], names: list[str],
+                  signatures: dict | None = None) -> CudaProgram:
     """Steps 1-3 for ``dev``."""
     start = time.perf_counter()
     lib = libdevice_path()
-    lowered = lower_images(image_bitcodes, names, lib is not None)
+    lowered = lower_images(image_bitcodes, names, lib is not None, signatures)
     shapes = {}
     for k in kernels:
         fn = lowered.functions.get(k)

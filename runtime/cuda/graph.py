@@ -319,7 +319,7 @@ class CudaGraph:
         plan = q._plan(k)
         if plan.flag:
             self.assert_flags[plan.flag] = k.name
-        slots = (ctypes.c_uint64 * max(plan.n, 1))(*cmd.slots[:plan.n])
+        slots = (ctypes.c_uint64 * max(plan.total, 1))(*cmd.slots[:plan.total])   # (struct arguments' bytes last)
         if live:
             for i in plan.pointers:
                 for base, (size, dptr) in live.items():
@@ -330,7 +330,7 @@ class CudaGraph:
         slots, shared = q.work_group_checks(k, plan, slots, cmd.geometry, block)
         dims = (ctypes.c_int64 * 3)(*[max(int(cmd.geometry[d]), 1) for d in range(3)])
         ptrs = [ctypes.addressof(dims) + 8 * d for d in range(3)] if k.item is not None else []
-        ptrs += [ctypes.addressof(slots) + 8 * i for i in range(plan.n)]
+        ptrs += [ctypes.addressof(slots) + 8 * at for at in k.signature.value_slots()]
         arr = (ctypes.c_void_p * max(len(ptrs), 1))(*ptrs)
         p = driver.KernelNodeParams()
         p.func = plan.fn.value

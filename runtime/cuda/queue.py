@@ -161,17 +161,19 @@ class _Launch:
     call, so the memory is rewritten by the next launch), and the (grid, block)
     of each range seen."""
 
-    __slots__ = ("fn", "linked", "flag", "n", "dims", "slots", "params", "pointers", "local", "shapes", "last",
+    __slots__ = ("fn", "linked", "flag", "n", "total", "dims", "slots", "params", "pointers", "local", "shapes", "last",
                  "last_shape", "last_dims", "allocations")
 
     def __init__(self, fn, k, linked):
         self.fn, self.linked = fn, linked
         self.flag = linked.global_address(ASSERT_MESSAGE)     # the assert hook's flag, 0 when the code has none
-        self.n = n = len(k.params)
-        self.slots = (ctypes.c_uint64 * max(n, 1))()
+        self.n = len(k.params)
+        # (a struct by value: its bytes in slots after the parameters', which its pointer names)
+        self.total = k.signature.slot_count
+        self.slots = (ctypes.c_uint64 * max(self.total, 1))()
         self.dims = (ctypes.c_int64 * 3)() if k.item is not None else None
         ptrs = [ctypes.addressof(self.dims) + 8 * d for d in range(3)] if self.dims is not None else []
-        ptrs += [ctypes.addressof(self.slots) + 8 * i for i in range(n)]
+        ptrs += [ctypes.addressof(self.slots) + 8 * at for at in k.signature.value_slots()]
         self.params = (ctypes.c_void_p * max(len(ptrs), 1))(*ptrs)
         self.pointers = tuple(i for i, ty in enumerate(k.params) if ty.endswith("*") and not ty.startswith("local "))
         self.local = any(ty.startswith("local ") for ty in k.params)     # work-group memory sized at launch
@@ -450,7 +452,7 @@ class cuda_queue(queue):  # noqa: N801
         grid, block = self._shape(k, plan, geometry)
         slots, shared = self.work_group_checks(k, plan, slots, geometry, block)
         if plan.n:
-            ctypes.memmove(plan.slots, slots, 8 * plan.n)
+            ctypes.memmove(plan.slots, slots, 8 * plan.total)
         self._fire(k, plan, grid, block, shared)
 
     def work_group_checks(self, k, plan: _Launch, slots, geometry, block):
@@ -483,7 +485,7 @@ class cuda_queue(queue):  # noqa: N801
                                                f"{self.device.name} (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)")
         if not local:
             return slots, 0
-        out = (ctypes.c_uint64 * max(len(k.params), 1))(*slots[:len(k.params)])
+        out = (ctypes.c_uint64 * max(len(slots), 1))(*slots)     # (with the bytes of any struct argument)
         offset = 0
         for i in local:
             offset = (offset + _SHARED_ALIGN - 1) // _SHARED_ALIGN * _SHARED_ALIGN

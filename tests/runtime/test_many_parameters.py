@@ -88,38 +88,18 @@ def test_first_launch_grows_linearly_with_the_parameter_count():
 
 
 def test_kernel_handle_is_linear_in_the_parameter_count():
-    """``split_signature`` (the kernel handle's, ``lower-to-nvptx``'s) once looked
+    """Reading a signature (the kernel handle's, ``lower-to-nvptx``'s) once looked
     ahead from every comma for a ``>``: 20,000 parameters took 5 s."""
-    from minisycl.passes.ir.sycl_names import split_signature
-    small, big = (", ".join(["int"] * n) + ", reducer<int, plus>" for n in (2000, 20000))
-    assert len(split_signature(small)) == 2001
-    assert split_signature(big)[-1] == "reducer<int, plus>" and len(split_signature(big)) == 20001
+    from minisycl.passes.support.signature import parse
+    small, big = ("id<1>, " + ", ".join(["int"] * n) + ", reducer<int, plus>" for n in (2000, 20000))
+    assert len(parse(small).args) == 2001
+    assert parse(big).args[-1].kind == "reducer" and len(parse(big).args) == 20001
 
     def best(text):
         times = []
         for _ in range(5):
             t0 = time.perf_counter()
-            split_signature(text)
+            parse(text)
             times.append(time.perf_counter() - t0)
         return min(times)
     assert best(big) < 40 * best(small)           # linear: ~10x; the quadratic split was ~100x
-
-
-def test_split_signature_agrees_with_the_nesting_rule():
-    """A generator: random signatures of plain types and (nested) ``<...>`` types,
-    split where the comma is outside every ``<...>``; compared with the types
-    they were built from."""
-    from hypothesis import given, settings, strategies as st
-    from minisycl.passes.ir.sycl_names import split_signature
-    leaf = st.sampled_from(["int", "float", "int*", "id<1>", "nd_item<2>", "double", "unsigned int"])
-    def wrap(inner):
-        pairs = st.tuples(inner, inner).map(lambda ab: f"reducer<{ab[0]}, {ab[1]}>")
-        return pairs | inner.map(lambda a: f"vec<{a}, 4>")
-    nested = st.recursive(leaf, wrap, max_leaves=6)
-
-    @settings(deadline=None, max_examples=300)
-    @given(st.lists(nested, max_size=12), st.sampled_from([", ", ",", " , "]))
-    def check(types, sep):
-        assert split_signature(sep.join(types)) == types
-        assert split_signature('"' + sep.join(types) + '"') == types
-    check()
