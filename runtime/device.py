@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from ..passes.support import knobs
 from ..device_configs.aspects import Aspect
 from ..device_configs.targets import ConfigError, TargetInfo, load_all
@@ -78,7 +80,11 @@ class device:  # noqa: N801 - SYCL's name
 
     def has(self, a: Aspect | str) -> bool:
         if isinstance(a, str):
+            if a not in Aspect.__members__:
+                raise exception(errc.invalid, f"device.has: '{a}' is not an aspect")
             a = Aspect[a]
+        elif not isinstance(a, Aspect):
+            raise exception(errc.invalid, f"device.has expects an aspect or its name, got {type(a).__name__}")
         return a in self._aspects
 
     def is_cpu(self) -> bool:
@@ -137,11 +143,13 @@ def default_device(selector=None) -> device:
     """``selector``: a device, a device name, or a callable scoring devices (SYCL's
     device selectors: the highest non-negative score wins).  Otherwise
     ``MINISYCL_DEVICE``, otherwise the host CPU."""
-    devices = get_devices()
     if isinstance(selector, device):
         return selector
+    from .validate import require_device
+    require_device(selector, "device selector", optional=True)
+    devices = get_devices()
     if callable(selector):
-        scored = [(selector(d), i, d) for i, d in enumerate(devices)]
+        scored = [(_score(selector, d), i, d) for i, d in enumerate(devices)]
         scored = [s for s in scored if s[0] >= 0]
         if not scored:
             raise exception(errc.runtime, "No device of requested type available.")
@@ -159,6 +167,15 @@ def default_device(selector=None) -> device:
         raise exception(errc.runtime, f"No device of requested type available: MINISYCL_DEVICE names "
                                       f"'{name}', which is not a device{why}; devices: {known}")
     raise exception(errc.runtime, f"no device named '{name}'{why}; devices: {known}")
+
+
+def _score(selector, d: device) -> int:
+    """A device selector's score of ``d``: an integer (SYCL's selectors return ``int``)."""
+    score = selector(d)
+    if isinstance(score, (bool, np.bool_)) or not isinstance(score, (int, np.integer)):
+        raise exception(errc.invalid, f"a device selector must return an integer score, got "
+                                      f"{type(score).__name__} {score!r:.60}")
+    return int(score)
 
 
 class context:  # noqa: N801 - SYCL's name

@@ -43,8 +43,9 @@ class event:  # noqa: N801
         if not self._profiling:
             raise exception(errc.invalid, "Profiling information is unavailable as the queue associated with "
                                           "the event does not have the 'enable_profiling' property.")
-        if what not in self._times:
-            raise exception(errc.invalid, f"unknown profiling info '{what}' (command_submit, command_start, command_end)")
+        if not isinstance(what, str) or what not in self._times:
+            raise exception(errc.invalid, f"unknown profiling info {what!r:.60} (command_submit, command_start, "
+                                          f"command_end)")
         return self._times[what]
 
     @staticmethod

@@ -85,7 +85,9 @@ class reduction:  # noqa: N801 - SYCL-style name
         if not isinstance(op, _Operator):
             raise exception(errc.invalid, f"reduction: {op!r} is not a reduction operator "
                                           f"(sycl.{', sycl.'.join(OPERATORS)})")
-        self.ptr, self.op, self.initialize_to_identity = ptr, op, bool(initialize_to_identity)
+        from .validate import require_bool
+        self.ptr, self.op = ptr, op
+        self.initialize_to_identity = require_bool(initialize_to_identity, "reduction initialize_to_identity")
 
     def __repr__(self):
         return f"reduction({self.ptr!r}, {self.op!r}, initialize_to_identity={self.initialize_to_identity})"
