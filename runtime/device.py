@@ -21,6 +21,7 @@ from ..passes.support import knobs
 from ..device_configs.aspects import Aspect
 from ..device_configs.targets import ConfigError, TargetInfo, load_all
 from .errors import errc, exception
+from .validate import register_kind, require_device
 
 __all__ = ["device", "context", "get_devices", "default_device", "default_context", "aspect", "HOST_CPU",
            "RUNTIME_ASPECTS", "config_problems"]
@@ -145,7 +146,6 @@ def default_device(selector=None) -> device:
     ``MINISYCL_DEVICE``, otherwise the host CPU."""
     if isinstance(selector, device):
         return selector
-    from .validate import require_device
     require_device(selector, "device selector", optional=True)
     devices = get_devices()
     if callable(selector):
@@ -193,6 +193,8 @@ class context:  # noqa: N801 - SYCL's name
         return f"<context {self.id} of {', '.join(d.name for d in self.devices)}>"
 
 
+register_kind("device", device)
+register_kind("context", context)
 _DEFAULT_CONTEXTS: dict[str, context] = {}
 
 

@@ -6,6 +6,7 @@ completion and refuses to be waited on, as the graph extension says."""
 from __future__ import annotations
 
 from .errors import errc, exception
+from .validate import register_kind
 
 __all__ = ["event"]
 
@@ -52,3 +53,6 @@ class event:  # noqa: N801
     def wait_list(events) -> None:
         for e in events:
             e.wait()
+
+
+register_kind("event", event)

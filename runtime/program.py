@@ -23,7 +23,6 @@ import threading
 from ..device_configs.aspects import aspect_name
 from ..passes.ir import Module, split_operands, split_type
 from ..postlink.bundle import Bundle, BundleError, BundleImage
-from ..postlink.split import SPLIT_MODES
 from ..postlink.propertyset import PropertySets, u32_values, u64_values
 from .device import default_context, device as Device
 from .errors import errc, exception
@@ -358,14 +357,14 @@ def build_program(sources, *, split: str = "auto", targets=()) -> program:
     """Build sources in this process (``minisycl build`` without the file) and load the result.
     ``sources`` is one path (``str`` or path-like) or a list of them."""
     sources = require_paths(sources, "build_program sources")
-    split = require_choice(split, SPLIT_MODES, "build_program split")
     targets = require_names(targets, "build_program targets")
     # The runtime's one use of post-link beyond the bundle format, and made here,
     # not at the top, on purpose (the documented exception to the layering):
     # building from sources needs the whole compiler, which loading and running
     # a bundle never does.
     from ..passes.support.diagnostics import CompileError, UserError
-    from ..postlink.build import build
+    from ..postlink.build import SPLIT_MODES, build
+    split = require_choice(split, SPLIT_MODES, "build_program split")
     for s in sources:
         if not os.path.isfile(s):
             raise exception(errc.invalid, f"build_program: no source file '{s}'")

@@ -21,7 +21,7 @@ from .handler import handler
 from .native import run_range
 from .program import kernel as Kernel
 from .reductions import prepare as prepare_reductions
-from .validate import require_bool, require_context, require_events
+from .validate import register_kind, require_bool, require_context, require_events
 from . import assertions, work_groups
 
 __all__ = ["queue", "queue_state"]
@@ -219,3 +219,6 @@ class queue:  # noqa: N801
 
     def wait_and_throw(self) -> None:
         self.wait()
+
+
+register_kind("queue", queue)

@@ -21,11 +21,21 @@ import numpy as np
 
 from .errors import errc, exception
 
-__all__ = ["invalid", "checked_int", "checked_count", "require_bool", "require_instance", "require_callable",
+__all__ = ["KINDS", "register_kind", "invalid", "checked_int", "checked_count", "require_bool", "require_instance", "require_callable",
            "require_str", "require_choice", "require_path", "require_paths", "require_names", "require_dtype",
            "require_queue", "require_device", "require_context", "require_events", "described"]
 
 _MAX = (1 << 63) - 1
+
+#: the runtime's classes the helpers check for, by role ("queue", "device",
+#: "context", "event"), registered by the modules defining them
+#: (``register_kind``): every runtime module imports this one, so it imports none.
+KINDS: dict[str, type] = {}
+
+
+def register_kind(role: str, cls: type) -> type:
+    KINDS[role] = cls
+    return cls
 
 
 def invalid(message: str) -> exception:
@@ -148,8 +158,7 @@ def require_dtype(value, what: str) -> np.dtype:
 
 def require_queue(value, what: str = "queue", optional: bool = False):
     """A ``queue`` (or ``None`` when ``optional``)."""
-    from .queue import queue
-    if isinstance(value, queue) or (optional and value is None):
+    if isinstance(value, KINDS["queue"]) or (optional and value is None):
         return value
     raise invalid(f"{what} must be a queue{' or None' if optional else ''}, got {described(value)}")
 
@@ -157,23 +166,21 @@ def require_queue(value, what: str = "queue", optional: bool = False):
 def require_device(value, what: str = "device", optional: bool = False):
     """What names a device: a ``device``, a device name, or a selector (a
     callable scoring devices); ``None`` when ``optional`` (the default device)."""
-    from .device import device
-    if isinstance(value, (device, str)) or callable(value) or (optional and value is None):
+    if isinstance(value, (KINDS["device"], str)) or callable(value) or (optional and value is None):
         return value
     raise invalid(f"{what} must be a device, a device name or a device selector"
                   f"{' (or None)' if optional else ''}, got {described(value)}")
 
 
 def require_context(value, what: str = "context", optional: bool = False):
-    from .device import context
-    if isinstance(value, context) or (optional and value is None):
+    if isinstance(value, KINDS["context"]) or (optional and value is None):
         return value
     raise invalid(f"{what} must be a context{' or None' if optional else ''}, got {described(value)}")
 
 
 def require_events(value, what: str = "depends_on") -> list:
     """An event or a list or tuple of events, as a list."""
-    from .events import event
+    event = KINDS["event"]
     if isinstance(value, event):
         return [value]
     if isinstance(value, (list, tuple)) and all(isinstance(e, event) for e in value):
