@@ -26,11 +26,11 @@ KSL = "kernel add(id<1> i, int* x, int v) { x[i] = x[i] + v; }\n"
 
 def test_sequences_in_a_child(tmp_path):
     env = dict(os.environ, MINISYCL_SEQUENCES_CHILD="1")
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
+    r = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-x",
                         f"{os.path.abspath(__file__)}::TestUSMQueueGraph", "--basetemp", str(tmp_path / "b")],
                        capture_output=True, text=True, env=env, timeout=900)
     assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
-    assert "1 passed" in r.stdout, r.stdout[-2000:]
+    assert " 1 passed" in r.stdout, r.stdout[-2000:]
 
 
 _PROGRAM = []
