@@ -36,9 +36,10 @@ def test_sequences_in_a_child(tmp_path):
 _PROGRAM = []
 
 
-def program(tmp):
+def program():
     if not _PROGRAM:
-        path = os.path.join(tmp, "seq.ksl")
+        import tempfile
+        path = os.path.join(tempfile.mkdtemp(prefix="minisycl-seq-"), "seq.ksl")
         with open(path, "w") as fh:
             fh.write(KSL)
         _PROGRAM.append(sycl.build_program(path))
@@ -50,8 +51,7 @@ class USMQueueGraph(RuleBasedStateMachine):
 
     def __init__(self):
         super().__init__()
-        import tempfile
-        self.prog = program(tempfile.gettempdir() if not IN_CHILD else os.getcwd())
+        self.prog = program()
         self.q = sycl.queue()
         self.allocs: list = []          # (allocation, model array or None)
         self.graph = None
