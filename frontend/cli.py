@@ -48,6 +48,6 @@ def compile_cmd(sources, output, emit_bc, check_only, show_time, quiet):
             if check_only:
                 return
             default = "-" if sources == ("-",) else os.path.splitext(sources[0])[0] + (".bc" if emit_bc else ".ll")
-            write_output(output or default, result.bitcode() if emit_bc else result.ir)
+            write_output(output or default, result.bitcode() if emit_bc else result.ir, inputs=sources)
 
     run_guarded(body)

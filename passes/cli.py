@@ -20,11 +20,12 @@ def _sources_of(diagnostics) -> dict[str, str]:
     return out
 
 
-def _emit(outputs: list[tuple[str, object]], emit_bc: bool) -> None:
+def _emit(outputs: list[tuple[str, object]], emit_bc: bool, inputs) -> None:
     """Verify and write (path, module) pairs: all or nothing (nothing is written
     unless all verify, and none is renamed into place unless all were written)."""
     from .ir import verify_and_serialize
-    write_files([(path, data) for (path, _), data in zip(outputs, verify_and_serialize([m for _, m in outputs], emit_bc))])
+    write_files([(path, data) for (path, _), data in zip(outputs, verify_and_serialize([m for _, m in outputs], emit_bc))],
+                inputs=inputs)
 
 
 @click.command("link")
@@ -37,7 +38,7 @@ def link_cmd(inputs, output, emit_bc):
     def body():
         from .ir import load
         from .link import link
-        _emit([(output, link([load(p) for p in inputs]))], emit_bc)
+        _emit([(output, link([load(p) for p in inputs]))], emit_bc, inputs)
     run_guarded(body)
 
 
@@ -112,12 +113,12 @@ def opt_cmd(input, pipeline, output, host_output, emit_bc, text_output, print_af
         if ptx_cpu is not None:
             from .ir import emit_ptx
             kernels = [f.name for f in module.functions.values() if f.is_kernel]
-            write_files([(output, emit_ptx([module.text()], ptx_cpu, "+ptx80", keep=kernels))])
+            write_files([(output, emit_ptx([module.text()], ptx_cpu, "+ptx80", keep=kernels))], inputs=[input])
             return
         outputs = [(output, module)]
         if host_output is not None:
             if ctx.host_module is None:
                 raise click.UsageError("--host-output needs split-if-device in the pipeline")
             outputs.insert(0, (host_output, ctx.host_module))
-        _emit(outputs, emit_bc)
+        _emit(outputs, emit_bc, [input])
     run_guarded(body)

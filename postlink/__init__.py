@@ -55,7 +55,7 @@ def with_compile_target(props: PropertySets, target: str) -> PropertySets:
 
 
 def write_tables(images: list[Image], tables: list[TableSpec], *, out_dir: str | None = None, text_ir: bool = False,
-                 properties: bool = False, symbols: bool = False) -> list[list[list[str]]]:
+                 properties: bool = False, symbols: bool = False, inputs=()) -> list[list[list[str]]]:
     """Write every image once and one table per ``TableSpec`` (upstream's
     ``saveModule`` loop over its ``-o`` outputs): images are numbered once and
     named after the *first* table (``<dir>/<stem>_<N>.ll|.bc|.sym``, ``<dir>``
@@ -65,12 +65,15 @@ def write_tables(images: list[Image], tables: list[TableSpec], *, out_dir: str |
     upstream does.  With ``properties``, each table gets its own ``.prop``
     files: ``<stem>_<N>.prop``, or ``<stem>_<target>_<N>.prop`` carrying
     ``compile_target``.  On any failure nothing is left behind.  Returns the
-    rows of each table."""
+    rows of each table.  No file written may be one of ``inputs`` or another
+    one written (``passes.support.output.check_outputs``): an image named like
+    the input module, or two tables at one path, is refused before anything is
+    written."""
     first = tables[0].table
     directory = out_dir if out_dir is not None else os.path.dirname(first)
     prefix = os.path.join(directory, os.path.splitext(os.path.basename(first))[0])
     codes = verify_and_serialize([im.module for im in images], bitcode=not text_ir)
-    files: dict[str, bytes] = {}
+    files: dict[str, bytes] = {}        # (a .prop two tables of one target share is one file)
     rows: list[list[list[str]]] = [[] for _ in tables]
     for i, (im, code) in enumerate(zip(images, codes)):
         ir = f"{prefix}_{i}" + (".ll" if text_ir else ".bc")
@@ -94,8 +97,8 @@ def write_tables(images: list[Image], tables: list[TableSpec], *, out_dir: str |
             if symbols:
                 row.append(sym)
             table_rows.append(row)
-    _write_all(list(files.items()), [(spec.table, table_text(r, properties, symbols).encode())
-                                     for spec, r in zip(tables, rows)])
+    texts = [table_text(r, properties, symbols).encode("utf-8", "surrogateescape") for r in rows]   # names' bytes kept
+    _write_all(list(files.items()), [(spec.table, text) for spec, text in zip(tables, texts)], inputs)
     return rows
 
 
@@ -107,7 +110,7 @@ def write_outputs(images: list[Image], table: str, *, out_dir: str | None = None
                         properties=properties, symbols=symbols)[0]
 
 
-def _write_all(files: list[tuple[str, bytes]], tables: list[tuple[str, bytes]]) -> None:
+def _write_all(files: list[tuple[str, bytes]], tables: list[tuple[str, bytes]], inputs) -> None:
     """Write the images and the tables all or nothing (``passes.support.output``):
     a table never refers to missing or stale files, and no half-written file is
     left.  Output folders are not made (as for every command)."""
@@ -117,4 +120,4 @@ def _write_all(files: list[tuple[str, bytes]], tables: list[tuple[str, bytes]]) 
     for folder in sorted({os.path.dirname(os.path.abspath(path)) for path, _ in files}):
         if not os.path.isdir(folder):       # -out-dir
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), folder)
-    write_files(files + tables)
+    write_files(files + tables, inputs=inputs)

@@ -35,7 +35,7 @@ from ..passes.support.signature import SignatureError
 from .bundle import Bundle, BundleImage
 from .initial_values import device_global_table
 from .native import compile_all
-from .split import split_module
+from .split import SPLIT_MODES, split_module  # noqa: F401 - SPLIT_MODES for build_program
 
 __all__ = ["build", "run_stages", "Stage", "STAGES", "STAGE_NAMES", "PIPELINE", "BuildRun"]
 

@@ -141,7 +141,7 @@ _SPLIT_MODES = ("kernel", "source", "auto", "none")
 _BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")     # raw bitcode, and the bitcode wrapper
 _IMAGE_KEYS = {"name", "entry_points", "properties", "target", "dummy", "ir", "native"}
 _HEADER_KEYS = {"images", "host", "kernels", "device_globals", "split", "targets", "layouts"}
-_GLOBAL_KEYS = {"name", "size", "element_size", "device_image_scope", "host_access", "init_mode",
+_GLOBAL_KEYS = {"name", "size", "element_size", "element_type", "device_image_scope", "host_access", "init_mode",
                 "implement_in_csr", "init", "properties", "relocations"}
 
 
@@ -245,8 +245,9 @@ def check_header(header, blob_size: int, source: str = "<bundle>", blobs: memory
     for uid, info in c.mapping(top["device_globals"], "device_globals").items():
         c.text(uid, "device_globals", empty=False)
         where = f"device_globals.{uid[:80]}"
-        c.mapping(info, where, _GLOBAL_KEYS, optional={"element_size", "init_mode", "implement_in_csr", "init",
-                                                            "properties", "relocations"})
+        c.mapping(info, where, _GLOBAL_KEYS, optional={"element_size", "element_type", "init_mode", "implement_in_csr",
+                                                            "init", "properties", "relocations"})
+        c.text(info.get("element_type"), where + ".element_type", optional=True, limit=256)
         for i, prop in enumerate(c.array(info.get("properties") or [], where + ".properties")[:8]):
             c.text(prop, f"{where}.properties[{i}]", empty=False, limit=64)
         c.text(info["name"], where + ".name", empty=False)

@@ -110,11 +110,12 @@ def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, on
         # upstream: one split; each -o [TARGET,]FILE gets a table of the images
         # its target can run (a target with no device config keeps them all)
         known = set(target_names())
-        tables = []
+        tables, inputs = [], [input]
         for out in outputs:
             target, _, table = out.rpartition(",")
             if is_config_path(target) and target.endswith((".yaml", ".yml")):   # a device-config file
                 config = load_target(target)
+                inputs.append(target)
                 tables.append(TableSpec(table, config.name, config))
                 continue
             if "/" in target or "\\" in target:        # it names .prop files
@@ -125,7 +126,7 @@ def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, on
             module = load(input)
             if ir_only:
                 progress.step("writing")
-                _write_ir_only(module, tables[0].table, text_ir, only_kernels, device_globals)
+                _write_ir_only(module, tables[0].table, text_ir, only_kernels, device_globals, inputs)
                 return
             esimd = _esimd_functions(module)
             if esimd:
@@ -137,11 +138,12 @@ def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, on
             progress.step("properties")
             _with_optional_sets(images, opts)
             progress.step("writing")
-            write_tables(images, tables, out_dir=out_dir, text_ir=text_ir, properties=properties, symbols=symbols)
+            write_tables(images, tables, out_dir=out_dir, text_ir=text_ir, properties=properties, symbols=symbols,
+                         inputs=inputs)
     run_guarded(body)
 
 
-def _write_ir_only(module, path: str, text_ir: bool, only_kernels: bool, device_globals: bool) -> None:
+def _write_ir_only(module, path: str, text_ir: bool, only_kernels: bool, device_globals: bool, inputs) -> None:
     """``-ir-output-only``: the module cleaned up as one image (what is not reached
     from an entry point goes) to ``path``; an input that must be split into more
     than one image (virtual-function sets are outlined) is upstream's error."""
@@ -155,7 +157,7 @@ def _write_ir_only(module, path: str, text_ir: bool, only_kernels: bool, device_
     images = split_module(module, mode="none", only_kernels=only_kernels, device_globals=device_globals)
     if len(images) > 1:
         raise UserError("some modules had to be split, '-ir-output-only' can't be used")
-    write_output(path, verify_and_serialize([images[0].module], bitcode=not text_ir)[0])
+    write_output(path, verify_and_serialize([images[0].module], bitcode=not text_ir)[0], inputs=inputs)
 
 
 @click.command("build")
@@ -232,7 +234,8 @@ def build_cmd(sources, output, split, targets, jobs, stop_after, emit, quiet):
         sources_text = {}
         for w in warnings:
             click.echo(w.render(sources_text), err=True)
-        write_files(files)
+        from ..device_configs.targets import is_config_path
+        write_files(files, inputs=[*sources, *(t for t in targets if is_config_path(t))])
     run_guarded(body)
 
 

@@ -30,7 +30,7 @@ from ..passes.ir import Function, Global, IRError, Module, parse_assembly, quote
 from .native import for_this_cpu
 from .properties import is_image_scope
 
-__all__ = ["device_global_table", "element_size", "initial_bytes"]
+__all__ = ["device_global_table", "element_size", "element_type", "initial_bytes"]
 
 
 #: the device_global properties the declaration gave (``has_property``), by IR attribute
@@ -47,6 +47,15 @@ def element_size(value_type: str, size: int) -> int:
         count *= int(n)
         rest = rest[:-1].strip()
     return max(size // max(count, 1), 1)
+
+
+def element_type(value_type: str) -> str:
+    """The LLVM type of ``remove_all_extents_t<T>`` (``[4 x [2 x float]]`` →
+    ``float``): what ``copy`` checks a host array's element type against."""
+    rest = value_type.strip()
+    while rest.startswith("["):
+        rest = rest[1:].partition(" x ")[2][:-1].strip()
+    return rest
 
 
 def initial_bytes(module: Module, name: str, image_scope: bool, size: int) -> tuple[bytes, list]:
@@ -136,6 +145,7 @@ def device_global_table(module: Module) -> dict[str, dict]:
             "name": name,
             "size": size,
             "element_size": element_size(value_type, size),
+            "element_type": element_type(value_type),
             "device_image_scope": scope,
             "host_access": int(attrs.get("sycl-host-access") or 2),
             "init_mode": attrs.get("sycl-init-mode"),

@@ -118,14 +118,16 @@ def render_text(path: str, info: dict) -> str:
 
 # -- post-link's outputs ---------------------------------------------------------------------
 
-def _read_text(path: str, what: str) -> str:
+def _read_text(path: str, what: str, errors: str = "strict") -> str:
+    """The file's text; ``errors="surrogateescape"`` for text made of file names,
+    which may be any bytes the OS takes (a table's rows)."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError as err:
         raise OSError(err.errno, err.strerror, path) from None
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8", errors)
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         col = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
@@ -145,7 +147,7 @@ def describe_table(path: str) -> dict:
     """A file table (``[Code|Properties|Symbols]`` and a row per image) with
     what each listed file holds; every listed file must exist and be valid."""
     from ..passes.ir import load
-    lines = _read_text(path, "file table").splitlines()
+    lines = _read_text(path, "file table", "surrogateescape").splitlines()
     if not lines or not lines[0].startswith("[") or not lines[0].endswith("]"):
         raise TableError(f"{path}:1: not a file table: expected a '[Code|...]' header line")
     columns = lines[0][1:-1].split("|")

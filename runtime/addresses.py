@@ -23,6 +23,7 @@ import numpy as np
 from .commands import DynamicValue
 from .errors import errc, exception
 from .memory import allocation_at, usm_allocation
+from .validate import checked_count, checked_int
 
 __all__ = ["Span", "checked_memory", "checked_address", "checked_count", "checked_int", "fill_bytes"]
 
@@ -37,26 +38,6 @@ class Span(NamedTuple):
     count: int
     allocation: usm_allocation | None
     holder: object = None
-
-
-def checked_int(value, what: str, low: int = 0, high: int = (1 << 63) - 1) -> int:
-    """``value`` as an int in ``[low, high]`` (sizes, counts, offsets, indices)."""
-    if type(value) is int and low <= value <= high:     # the common case, first
-        return value
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise exception(errc.invalid, f"{what} must be an integer, got {type(value).__name__} {value!r}")
-    value = int(value)
-    if value < low or value > high:
-        bound = f"at least {low}" if value < low else f"at most {high}"
-        raise exception(errc.invalid, f"{what} must be {bound}, got {value}")
-    return value
-
-
-def checked_count(value, what: str) -> int:
-    """A size or count: a non-negative integer."""
-    if type(value) is int and 0 <= value < (1 << 63):
-        return value
-    return checked_int(value, what)
 
 
 def checked_memory(x, what: str, nbytes: int = 0, *, writes: bool = False, offset: int = 0) -> Span:

@@ -75,7 +75,7 @@ def launch_geometry(k: Kernel, r):
             raise exception(errc.invalid, f"kernel '{k.name}' takes {k.item}: launch it with parallel_for")
         return 1, _GEOMETRY()
     geometry = _GEOMETRY()              # (filled by pack_into: a ctypes array built from values costs ~4x more)
-    if type(r) is int and r >= 0 and k.item == "id<1>":        # the common cases, directly
+    if type(r) is int and 0 <= r <= _MAX_ITEMS and k.item == "id<1>":        # the common cases, directly
         _SIX.pack_into(geometry, 0, r, 0, 0, 1, 1, 1)
         return r, geometry
     if type(r) is nd_range and k.item == "nd_item<1>" and len(r.local_range.dims) == 1:
@@ -97,6 +97,7 @@ def launch_geometry(k: Kernel, r):
     return glob.size(), geometry
 
 
+_MAX_ITEMS = (1 << 63) - 1          # a launch counts work-items in 64-bit signed integers (ranges.py)
 _GEOMETRY = ctypes.c_int64 * 6
 _SIX = struct.Struct("6q")
 #: padding of a range of n dimensions to 3: global extents 0, local extents 1

@@ -16,10 +16,13 @@ from __future__ import annotations
 import functools
 import os
 
+import numpy as np
+
 from ..passes.support import knobs
 from ..device_configs.aspects import Aspect
 from ..device_configs.targets import ConfigError, TargetInfo, load_all
 from .errors import errc, exception
+from .validate import register_kind, require_device
 
 __all__ = ["device", "context", "get_devices", "default_device", "default_context", "aspect", "HOST_CPU",
            "RUNTIME_ASPECTS", "config_problems", "select_devices", "DEVICE_TYPES", "BACKENDS", "info", "CPU_MAX_WORK_GROUP_SIZE"]
@@ -178,7 +181,11 @@ class device:  # noqa: N801 - SYCL's name
 
     def has(self, a: Aspect | str) -> bool:
         if isinstance(a, str):
+            if a not in Aspect.__members__:
+                raise exception(errc.invalid, f"device.has: '{a}' is not an aspect")
             a = Aspect[a]
+        elif not isinstance(a, Aspect):
+            raise exception(errc.invalid, f"device.has expects an aspect or its name, got {type(a).__name__}")
         return a in self._aspects
 
     def is_cpu(self) -> bool:
@@ -309,11 +316,12 @@ def default_device(selector=None) -> device:
     type such as ``gpu`` or ``gpu:1``, ``cuda:0``, ``*:gpu``), or a callable
     scoring devices (SYCL's device selectors: the highest non-negative score
     wins).  Otherwise ``MINISYCL_DEVICE``, otherwise the host CPU."""
-    devices = get_devices()
     if isinstance(selector, device):
         return selector
+    require_device(selector, "device selector", optional=True)
+    devices = get_devices()
     if callable(selector):
-        scored = [(selector(d), i, d) for i, d in enumerate(devices)]
+        scored = [(_score(selector, d), i, d) for i, d in enumerate(devices)]
         scored = [s for s in scored if s[0] >= 0]
         if not scored:
             raise exception(errc.runtime, "No device of requested type available.")
@@ -339,6 +347,15 @@ def default_device(selector=None) -> device:
     raise exception(errc.runtime, f"no device named '{name}'{why}; devices: {known}")
 
 
+def _score(selector, d: device) -> int:
+    """A device selector's score of ``d``: an integer (SYCL's selectors return ``int``)."""
+    score = selector(d)
+    if isinstance(score, (bool, np.bool_)) or not isinstance(score, (int, np.integer)):
+        raise exception(errc.invalid, f"a device selector must return an integer score, got "
+                                      f"{type(score).__name__} {score!r:.60}")
+    return int(score)
+
+
 class context:  # noqa: N801 - SYCL's name
     """``sycl::context``: what device-global allocations and built programs belong
     to.  Queues share one default context per device unless given another."""
@@ -354,6 +371,8 @@ class context:  # noqa: N801 - SYCL's name
         return f"<context {self.id} of {', '.join(d.name for d in self.devices)}>"
 
 
+register_kind("device", device)
+register_kind("context", context)
 _DEFAULT_CONTEXTS: dict[str, context] = {}
 
 

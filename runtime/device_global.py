@@ -54,6 +54,11 @@ def apply_relocations(relocations: list, resolve, write) -> list:
     return left
 
 
+#: NumPy kinds that can hold each LLVM scalar type (``check_element_type``)
+_SCALAR_KINDS = {"i1": "bui", "i8": "iu", "i16": "iu", "i32": "iu", "i64": "iu", "half": "f", "float": "f",
+                 "double": "f"}
+
+
 class device_global:  # noqa: N801 - SYCL's name
     """A program's handle on one device global (``program.device_global("name")``)."""
 
@@ -68,8 +73,8 @@ class device_global:  # noqa: N801 - SYCL's name
     def has_property(self, name: str) -> bool:
         """Whether the declaration gave property ``name`` (``device_image_scope``,
         ``host_access``, ``init_mode``, ``implement_in_csr``), as SYCL's ``has_property``."""
-        if name not in _PROPERTIES:
-            raise exception(errc.invalid, f"'{name}' is not a device_global property; known: {', '.join(_PROPERTIES)}")
+        if not isinstance(name, str) or name not in _PROPERTIES:
+            raise exception(errc.invalid, f"{name!r:.60} is not a device_global property; known: {', '.join(_PROPERTIES)}")
         given = self.info.get("properties")
         if given is None:           # a bundle written before the table listed them
             return name == "device_image_scope" and self.image_scope
@@ -89,6 +94,19 @@ class device_global:  # noqa: N801 - SYCL's name
         if name == "init_mode":
             return {"0": "reprogram", "1": "reset"}.get(str(self.info.get("init_mode")), self.info.get("init_mode"))
         return str(self.info.get("implement_in_csr")) == "true"
+
+    def check_element_type(self, dtype, what: str) -> None:
+        """``errc::invalid`` unless host memory of ``dtype`` holds this global's
+        elements: the same size, and an integer type for an LLVM integer, a
+        floating type for an LLVM floating type (LLVM's types carry no sign, so
+        ``long`` takes int64 and uint64).  Other element types (structs,
+        pointers, whose layout NumPy cannot name) and bundles written without
+        the type are not checked."""
+        kind = _SCALAR_KINDS.get(self.info.get("element_type") or "")
+        if kind is not None and (dtype.itemsize != self.element_size or dtype.kind not in kind):
+            element = self.info.get("element_type") or f"{self.element_size}-byte elements"
+            raise exception(errc.invalid, f"{what}: device_global '{self.name}' holds {element}, not {dtype} "
+                                          f"(the element types must match; memcpy copies bytes)")
 
     @property
     def elements(self) -> int:

@@ -6,6 +6,7 @@ completion and refuses to be waited on, as the graph extension says."""
 from __future__ import annotations
 
 from .errors import errc, exception
+from .validate import register_kind
 
 __all__ = ["event"]
 
@@ -43,11 +44,15 @@ class event:  # noqa: N801
         if not self._profiling:
             raise exception(errc.invalid, "Profiling information is unavailable as the queue associated with "
                                           "the event does not have the 'enable_profiling' property.")
-        if what not in self._times:
-            raise exception(errc.invalid, f"unknown profiling info '{what}' (command_submit, command_start, command_end)")
+        if not isinstance(what, str) or what not in self._times:
+            raise exception(errc.invalid, f"unknown profiling info {what!r:.60} (command_submit, command_start, "
+                                          f"command_end)")
         return self._times[what]
 
     @staticmethod
     def wait_list(events) -> None:
         for e in events:
             e.wait()
+
+
+register_kind("event", event)

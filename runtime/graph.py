@@ -37,6 +37,8 @@ from . import memory
 from .commands import Command, DynamicValue, KernelCommand, check_memory
 from .device import context as Context, default_context, default_device
 from .errors import errc, exception
+from .validate import (described, require_bool, require_callable, require_device, require_instance, require_names,
+                       require_path, require_queue)
 from .events import event
 from .handler import handler
 from .memory_pool import memory_pool
@@ -57,6 +59,7 @@ GRAPH_PROPERTIES = ("no_cycle_check", "assume_buffer_outlives_graph", "assume_da
 
 def async_malloc(q: queue, size: int, kind: str = "device", dtype=None):
     """``async_malloc(queue, alloc kind, size)``: in a recording queue, an allocation node."""
+    require_queue(q, "async_malloc queue")
     box = []
     q.submit(lambda h: box.append(h.async_malloc(size, kind, np.uint8 if dtype is None else dtype)))
     return box[0]
@@ -64,12 +67,14 @@ def async_malloc(q: queue, size: int, kind: str = "device", dtype=None):
 
 def async_malloc_from_pool(q: queue, size: int, pool: memory_pool, dtype=None):
     """``async_malloc_from_pool(queue, size, pool)``: in a recording queue, an allocation node."""
+    require_queue(q, "async_malloc_from_pool queue")
     box = []
     q.submit(lambda h: box.append(h.async_malloc_from_pool(size, pool, np.uint8 if dtype is None else dtype)))
     return box[0]
 
 
 def async_free(q: queue, ptr) -> None:
+    require_queue(q, "async_free queue")
     q.submit(lambda h: h.async_free(ptr))
 
 
@@ -141,10 +146,11 @@ class node:  # noqa: N801
 
     def update_range(self, r) -> None:
         cmd = self._kernel_command("execution range")
-        if isinstance(cmd.range, nd_range):
-            raise _invalid("Cannot update the nd_range of a node with a range")
-        old = cmd.range if cmd.range is not None else None
         new = as_range(r)
+        if isinstance(cmd.range, nd_range) or isinstance(new, nd_range):
+            raise _invalid("Cannot update the nd_range of a node with a range, or a range with an nd_range "
+                           "(update_nd_range)")
+        old = cmd.range if cmd.range is not None else None
         if old is not None and len(as_range(old)) != len(new):
             raise _invalid("Cannot update execution range of a node with an execution range of different dimensions")
         cmd.set_range(new)
@@ -167,6 +173,7 @@ class dynamic_parameter(DynamicValue):  # noqa: N801
     graph_only = True
 
     def __init__(self, graph: "command_graph", value):
+        require_instance(graph, command_graph, "dynamic_parameter graph")
         self.graph, self.value = graph, value
         self._commands: list[KernelCommand] = []
 
@@ -201,7 +208,10 @@ class dynamic_command_group:  # noqa: N801
     tasks, and declare the same dependencies."""
 
     def __init__(self, graph: "command_graph", cgfs):
-        cgfs = list(cgfs)
+        require_instance(graph, command_graph, "dynamic_command_group graph")
+        if not isinstance(cgfs, (list, tuple)):
+            raise _invalid(f"dynamic_command_group takes a list of command-group functions, got {described(cgfs)}")
+        cgfs = [require_callable(f, f"dynamic_command_group cgfs[{i}]") for i, f in enumerate(cgfs)]
         if not cgfs:
             raise _invalid("Dynamic command-group cannot be created with an empty CGF list.")
         self.graph = graph
@@ -268,17 +278,36 @@ class _Recording:
         self._open = False
 
 
+def _nodes(value, what: str) -> list:
+    """A node or a list or tuple of nodes (``None``: none), as a list."""
+    if value is None:
+        return []
+    if isinstance(value, node):
+        return [value]
+    if isinstance(value, (list, tuple)) and all(isinstance(n, node) for n in value):
+        return list(value)
+    raise _invalid(f"{what} must be a node or a list of nodes, got {described(value)}")
+
+
+def _queues(value, what: str) -> list:
+    """A queue or a list or tuple of queues, as a list."""
+    if isinstance(value, (list, tuple)):
+        return [require_queue(q, f"{what}[{i}]") for i, q in enumerate(value)]
+    return [require_queue(value, what)]
+
+
 def _property_names(property_list, properties: dict) -> dict:
     """Graph properties given as names, a name -> value mapping and keywords, checked."""
     given = dict(properties)
     if isinstance(property_list, dict):
         given.update(property_list)
     else:
-        for name in property_list or ():
+        for name in require_names(property_list, "graph property list"):
             given[name] = True
     for name in given:
         if name not in GRAPH_PROPERTIES:
-            raise _invalid(f"'{name}' is not a command-graph property ({', '.join(GRAPH_PROPERTIES)})")
+            raise _invalid(f"{name!r:.60} is not a command-graph property ({', '.join(GRAPH_PROPERTIES)})")
+        given[name] = require_bool(given[name], f"graph property {name}")
     return given
 
 
@@ -292,17 +321,21 @@ class command_graph:  # noqa: N801
         if isinstance(context_or_queue, queue):
             self.device, self.context = context_or_queue.device, context_or_queue.context
         elif isinstance(context_or_queue, Context):
+            require_device(device, "command_graph device", optional=True)
             self.context = context_or_queue
             self.device = default_device(device) if device is not None else self.context.devices[0]
             if self.device not in self.context.devices:
                 raise _invalid(f"the device {self.device.name} is not associated with the graph's context "
                                f"({self.context!r})")
         elif context_or_queue is None:
-            self.device = default_device(device)
+            self.device = default_device(require_device(device, "command_graph device", optional=True))
             self.context = default_context(self.device)
         else:
             raise _invalid(f"command_graph takes a queue or a context (and a device), got "
                            f"{type(context_or_queue).__name__}")
+        no_cycle_check = require_bool(no_cycle_check, "command_graph no_cycle_check")
+        assume_buffer_outlives_graph = require_bool(assume_buffer_outlives_graph,
+                                                    "command_graph assume_buffer_outlives_graph")
         if not (self.device.has(Aspect.ext_oneapi_graph) or self.device.has(Aspect.ext_oneapi_limited_graph)):
             raise _invalid(f"device {self.device.name} does not support command graphs (it reports neither "
                            f"aspect::ext_oneapi_graph nor aspect::ext_oneapi_limited_graph)")
@@ -348,7 +381,11 @@ class command_graph:  # noqa: N801
             a._register(cmd, self)
 
     def add(self, cgf=None, depends_on=(), depends_on_all_leaves: bool = False) -> node:
-        """Add a node: a command group function, a ``dynamic_command_group``, or nothing (an empty node)."""
+        """Add a node: a command group function, a ``dynamic_command_group``, or nothing (an empty node).
+        ``depends_on``: a node or a list of nodes (a single node is taken as SYCL's
+        ``property::node::depends_on(node)`` takes one)."""
+        depends_on = _nodes(depends_on, "add depends_on")
+        depends_on_all_leaves = require_bool(depends_on_all_leaves, "add depends_on_all_leaves")
         with self._lock:
             self._check_not_recording('Explicit API "Add()" function cannot be called when a queue is currently '
                                       'recording commands to a graph.')
@@ -422,6 +459,8 @@ class command_graph:  # noqa: N801
         return alloc
 
     def make_edge(self, src: node, dest: node) -> None:
+        require_instance(src, node, "make_edge src")
+        require_instance(dest, node, "make_edge dest")
         with self._lock:
             self._check_not_recording("make_edge() cannot be called when a queue is currently recording commands "
                                       "to a graph.")
@@ -447,7 +486,7 @@ class command_graph:  # noqa: N801
         (graph property names, as a list, a mapping or keywords) hold for what they
         record and pass on to queues they put into recording transitively.  All
         queues are checked before any starts."""
-        targets = list(queues) if isinstance(queues, (list, tuple)) else [queues]
+        targets = _queues(queues, "begin_recording queues")
         props = _property_names(property_list, properties)
         seen = set()
         for q in targets:
@@ -476,8 +515,7 @@ class command_graph:  # noqa: N801
         self._start(q, scope.properties)
 
     def end_recording(self, queues=None) -> None:
-        targets = list(self._recording_queues) if queues is None else \
-            (list(queues) if isinstance(queues, (list, tuple)) else [queues])
+        targets = list(self._recording_queues) if queues is None else _queues(queues, "end_recording queues")
         for q in targets:
             if q._recording is not None and q._recording is not self:
                 raise _invalid("end_recording called for a queue which is recording to a different graph.")
@@ -540,7 +578,9 @@ class command_graph:  # noqa: N801
 
     def print_graph(self, path: str, verbose: bool = False) -> None:
         """Write the graph as Graphviz DOT (the path must end in ``.dot``)."""
-        if not str(path).endswith(".dot"):
+        path = require_path(path, "print_graph path")
+        verbose = require_bool(verbose, "print_graph verbose")
+        if not path.endswith(".dot"):
             raise _invalid("DOT graph is the only format supported at the moment.")
         lines = ["digraph dot {"]
         for n in self.nodes:
@@ -559,6 +599,8 @@ class command_graph:  # noqa: N801
             raise _invalid(f"print_graph cannot write '{path}': {err.strerror or err}") from None
 
     def finalize(self, *, updatable: bool = False, enable_profiling: bool = False) -> "executable_command_graph":
+        updatable = require_bool(updatable, "finalize updatable")
+        enable_profiling = require_bool(enable_profiling, "finalize enable_profiling")
         if self._pool and self._live_exec is not None and self._live_exec() is not None:
             raise _invalid("Graphs containing allocations can only have a single executable graph alive at any "
                            "one time.")
@@ -780,7 +822,9 @@ class executable_command_graph:  # noqa: N801
             self._memory_checked = None      # new commands everywhere: check them all at the next run
             self._update_whole(target)
             return
-        nodes = target if isinstance(target, (list, tuple)) else [target]
+        if target is None:
+            raise _invalid("update expects a node, a list of nodes or a command_graph, got None")
+        nodes = _nodes(target, "update")
         for n in nodes:
             if n not in self._commands:
                 raise _invalid("Node passed to update() is not part of the graph.")

@@ -19,6 +19,7 @@ from .events import event
 from .memory import free, usm_allocation
 from .memory_pool import USM_KINDS, memory_pool
 from .program import kernel as Kernel
+from .validate import require_callable, require_dtype, require_events
 
 __all__ = ["handler"]
 
@@ -34,10 +35,7 @@ class handler:  # noqa: N801
         self._set_args: dict[int, object] = {}
 
     def depends_on(self, events) -> None:
-        events = [events] if isinstance(events, event) else events
-        if not isinstance(events, (list, tuple)) or not all(isinstance(e, event) for e in events):
-            raise exception(errc.invalid, f"depends_on expects an event or a list of events, got {events!r}")
-        events = list(events)
+        events = require_events(events, "depends_on")
         self.deps.extend(events)
         if self.graph is None:
             # an event of an open queue recording: this group is recorded into that
@@ -53,10 +51,13 @@ class handler:  # noqa: N801
 
     def set_arg(self, index: int, value) -> None:
         """Set kernel argument ``index`` (a value or a ``dynamic_parameter``) for the next launch."""
-        self._set_args[int(index)] = value
+        self._set_args[checked_count(index, "set_arg index")] = value
 
-    def _with_set_args(self, args) -> list:
+    def _with_set_args(self, k, args) -> list:
         args = list(args)
+        if self._set_args and isinstance(k, Kernel) and max(self._set_args) >= len(k.params):
+            raise exception(errc.invalid, f"set_arg index {max(self._set_args)} is out of range: kernel '{k.name}' "
+                                          f"takes {len(k.params)} arguments")
         for i, v in sorted(self._set_args.items()):
             while len(args) <= i:
                 args.append(None)
@@ -64,10 +65,10 @@ class handler:  # noqa: N801
         return args
 
     def single_task(self, k: Kernel, *args) -> None:
-        self._record(KernelCommand(k, None, self._with_set_args(args)))
+        self._record(KernelCommand(k, None, self._with_set_args(k, args)))
 
     def parallel_for(self, k: Kernel, r, *args) -> None:
-        self._record(KernelCommand(k, r, self._with_set_args(args)))
+        self._record(KernelCommand(k, r, self._with_set_args(k, args)))
 
     def prefetch(self, ptr, nbytes: int) -> None:
         m = checked_memory(ptr, "prefetch", checked_count(nbytes, "prefetch size"))
@@ -80,7 +81,8 @@ class handler:  # noqa: N801
 
     def ext_oneapi_barrier(self, events=None) -> None:
         """A barrier on ``events`` (its wait list) when given, else on everything before it."""
-        if events:
+        if events is not None:
+            events = require_events(events, "barrier wait list")
             self.depends_on(events)
         cmd = Command("ext_oneapi_barrier", None, "barrier")
         cmd.wait_list = [events] if isinstance(events, event) else list(events or ())
@@ -145,6 +147,9 @@ class handler:  # noqa: N801
         if isinstance(dst, device_global) or isinstance(src, device_global):
             dg = dst if isinstance(dst, device_global) else src
             n = dg.elements if count is None else checked_count(count, "copy count")
+            other = checked_memory(src if dg is dst else dst, "copy")
+            if other.dtype is not None:
+                dg.check_element_type(other.dtype, "copy")
             self._device_global_copy(dg, src if dg is dst else dst, "to" if dg is dst else "from",
                                      start * dg.element_size, n * dg.element_size)
             return
@@ -194,8 +199,9 @@ class handler:  # noqa: N801
 
     def _async_allocation(self, size, dtype, kind: str, pool):
         size = checked_count(size, "async_malloc size")
-        if kind not in USM_KINDS:
-            raise exception(errc.invalid, f"unknown USM allocation kind '{kind}' ({', '.join(USM_KINDS)})")
+        if not isinstance(kind, str) or kind not in USM_KINDS:
+            raise exception(errc.invalid, f"unknown USM allocation kind {kind!r:.60} ({', '.join(USM_KINDS)})")
+        dtype = require_dtype(dtype, "async_malloc dtype")
         if self.graph is None:
             alloc = usm_allocation(size, dtype, kind, self.queue)
             self._record(Command("async_malloc", None, f"async_malloc {size}"))

@@ -30,6 +30,7 @@ import threading
 import numpy as np
 
 from .errors import errc, exception
+from .validate import require_dtype, require_queue
 
 __all__ = ["usm_allocation", "malloc_device", "malloc_shared", "malloc_host", "free", "allocation_at", "frees"]
 
@@ -146,13 +147,7 @@ def checked_shape(count, dtype) -> tuple[int, np.dtype]:
     """``(count, dtype)`` of an allocation, or ``errc::invalid`` saying what is wrong."""
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
         raise exception(errc.invalid, f"allocation size must be a non-negative integer, got {count!r}")
-    try:
-        dtype = np.dtype(dtype)
-    except TypeError as err:
-        raise exception(errc.invalid, f"not an element type: {dtype!r} ({err})") from None
-    if dtype.itemsize == 0 or dtype.hasobject:
-        raise exception(errc.invalid, f"USM cannot hold elements of type {dtype}")
-    return int(count), dtype
+    return int(count), require_dtype(dtype, "element type")
 
 
 class usm_allocation:  # noqa: N801 - SYCL-style name
@@ -207,6 +202,7 @@ class usm_allocation:  # noqa: N801 - SYCL-style name
 def _allocate(count, dtype, kind: str, queue) -> usm_allocation:
     """An allocation of ``kind`` for ``queue``'s device: a device with its own
     memory (an NVIDIA GPU: ``cuda/memory.py``) allocates it, others use host memory."""
+    require_queue(queue, f"malloc_{kind} queue", optional=True)
     own = getattr(getattr(queue, "device", None), "malloc", None)
     return own(count, dtype, kind, queue) if own is not None else usm_allocation(count, dtype, kind, queue)
 
@@ -226,6 +222,7 @@ def malloc_host(count: int, dtype=np.uint8, queue=None) -> usm_allocation:
 def free(allocation: usm_allocation, queue=None) -> None:
     if not isinstance(allocation, usm_allocation):
         raise exception(errc.invalid, f"free() expects a USM allocation, got {type(allocation).__name__}")
+    require_queue(queue, "free queue", optional=True)
     allocation.check("free()")
     release = getattr(allocation, "_release", None)       # memory a device's driver owns
     if release is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from .device import context as Context, default_context, default_device
 from .errors import errc, exception
+from .validate import checked_count, require_bool, require_choice, require_context, require_device, require_str
 
 __all__ = ["memory_pool", "USM_KINDS"]
 
@@ -28,15 +29,17 @@ class memory_pool:  # noqa: N801 - the extension's name
     def __init__(self, context: Context | None = None, device=None, kind: str = "device", *,
                  zero_init: bool = False, read_only: bool = False, initial_threshold: int = 0,
                  maximum_size: int = 0):
-        if kind not in USM_KINDS:
-            raise exception(errc.invalid, f"unknown USM allocation kind '{kind}' ({', '.join(USM_KINDS)})")
+        require_context(context, "memory_pool context", optional=True)
+        require_device(device, "memory_pool device", optional=True)
+        kind = require_choice(kind, USM_KINDS, "USM allocation kind")
+        zero_init, read_only = require_bool(zero_init, "memory_pool zero_init"), require_bool(read_only,
+                                                                                                "memory_pool read_only")
         dev = default_device(device) if device is not None else (context.devices[0] if context else default_device())
         ctx = context if context is not None else default_context(dev)
         if dev not in ctx.devices:
             raise exception(errc.invalid, f"device {dev.name} is not associated with {ctx!r}")
-        for name, value in (("initial_threshold", initial_threshold), ("maximum_size", maximum_size)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise exception(errc.invalid, f"memory_pool {name} must be a non-negative integer, got {value!r}")
+        initial_threshold = checked_count(initial_threshold, "memory_pool initial_threshold")
+        maximum_size = checked_count(maximum_size, "memory_pool maximum_size")
         self.context, self.device, self.kind = ctx, dev, kind
         self.zero_init, self.read_only = bool(zero_init), bool(read_only)
         self.initial_threshold, self.maximum_size = initial_threshold, maximum_size
@@ -56,6 +59,7 @@ class memory_pool:  # noqa: N801 - the extension's name
     def has_property(self, name: str) -> bool:
         """Whether the pool was made with property ``name`` (``zero_init``, ``read_only``,
         ``initial_threshold``, ``maximum_size``)."""
+        require_str(name, "memory_pool.has_property name")
         return bool(getattr(self, name, False)) if name in ("zero_init", "read_only", "initial_threshold",
                                                             "maximum_size") else False
 

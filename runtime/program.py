@@ -33,6 +33,7 @@ from .device_global import bind_program, device_global
 from .arguments import pack_slots, slot
 from .native import run_guarded
 from ..passes.support.signature import SignatureError, parse as parse_signature
+from .validate import require_choice, require_names, require_path, require_paths, require_str
 
 __all__ = ["program", "kernel", "load_bundle", "build_program"]
 
@@ -171,6 +172,7 @@ class program:  # noqa: N801
 
     def device_global(self, name: str):
         """The handle of a device global, by source name, IR name or unique id."""
+        name = require_str(name, "device_global name")
         for uid, info in self.device_globals.items():
             if name in (uid, info["name"]) or uid.endswith("___" + name):
                 return device_global(self, uid, info)
@@ -212,9 +214,10 @@ class program:  # noqa: N801
 
     def kernel(self, name: str) -> "kernel":
         """The kernel ``name`` (the same object each time: it remembers what its launches looked up)."""
-        found = self._kernels.get(name)
+        found = self._kernels.get(name) if type(name) is str else None
         if found is not None:
             return found
+        name = require_str(name, "kernel name")
         if name not in self.signatures:
             known = ", ".join(sorted(self.signatures)) or "none"
             raise exception(errc.invalid, f"no kernel named '{name}' in {self.name} (kernels: {known})")
@@ -243,6 +246,7 @@ class program:  # noqa: N801
     def host_function(self, name: str):
         """A host function of the program, JIT-compiled from the host module and
         callable from Python with USM allocations, ints and floats."""
+        name = require_str(name, "host_function name")
         if self._host is None:
             self._host = _HostProgram(self.bundles[0].host, f"{self.name}: host module")
         return self._host.function(name)
@@ -378,23 +382,20 @@ def _host_wrapper(name: str, types: list[str], result: str) -> str:
 def build_program(sources, *, split: str = "auto", targets=()) -> program:
     """Build sources in this process (``minisycl build`` without the file) and load the result.
     ``sources`` is one path (``str`` or path-like) or a list of them."""
-    if isinstance(sources, (str, os.PathLike)):
-        sources = [sources]
-    if not isinstance(sources, (list, tuple)) or not sources or \
-            not all(isinstance(s, (str, os.PathLike)) for s in sources):
-        raise exception(errc.invalid, f"build_program expects a path or a non-empty list of paths, got {sources!r}")
-    sources = [os.fspath(s) for s in sources]
+    sources = require_paths(sources, "build_program sources")
+    targets = require_names(targets, "build_program targets")
     # The runtime's one use of post-link beyond the bundle format, and made here,
     # not at the top, on purpose (the documented exception to the layering):
     # building from sources needs the whole compiler, which loading and running
     # a bundle never does.
     from ..passes.support.diagnostics import CompileError, UserError
-    from ..postlink.build import build
+    from ..postlink.build import SPLIT_MODES, build
+    split = require_choice(split, SPLIT_MODES, "build_program split")
     for s in sources:
         if not os.path.isfile(s):
             raise exception(errc.invalid, f"build_program: no source file '{s}'")
     try:
-        bundle, _ = build(sources, split=split, targets=list(targets))
+        bundle, _ = build(sources, split=split, targets=targets)
     except CompileError as err:
         raise exception(errc.build, str(err)) from err
     except (UserError, OSError) as err:
@@ -404,6 +405,7 @@ def build_program(sources, *, split: str = "auto", targets=()) -> program:
 
 def load_bundle(path: str) -> program:
     """Read a bundle file (``minisycl build``) as a program."""
+    path = require_path(path, "load_bundle path")
     try:
         return program(Bundle.read(path), path)
     except BundleError as err:

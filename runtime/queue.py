@@ -21,6 +21,7 @@ from .handler import UNPROFILED_GRAPH, check_graph_submission, handler
 from .native import run_range
 from .program import kernel as Kernel
 from .reductions import prepare as prepare_reductions
+from .validate import register_kind, require_bool, require_context, require_events
 from . import assertions, work_groups
 
 __all__ = ["queue", "queue_state"]
@@ -48,11 +49,11 @@ class queue:  # noqa: N801
     def __init__(self, dev: Device | str | None = None, *, in_order: bool = False, enable_profiling: bool = False,
                  device_selector=None, context: "context | None" = None):
         self.device = default_device(device_selector if dev is None else dev)
-        self.context = context or default_context(self.device)
+        self.context = require_context(context, "queue context", optional=True) or default_context(self.device)
         self._recording_ref = None    # weak reference to the command_graph this queue records into
         self._lock = threading.RLock()   # one command at a time per queue, from any thread
-        self.in_order = in_order
-        self.profiling = enable_profiling
+        self.in_order = require_bool(in_order, "queue in_order")
+        self.profiling = require_bool(enable_profiling, "queue enable_profiling")
 
     @property
     def _recording(self):
@@ -176,6 +177,8 @@ class queue:  # noqa: N801
     def ext_oneapi_submit_barrier(self, wait_list=None) -> event:
         """``sycl_ext_oneapi_enqueue_barrier``: a barrier, on ``wait_list`` when given,
         else on everything submitted before."""
+        if wait_list is not None:
+            wait_list = require_events(wait_list, "ext_oneapi_submit_barrier wait_list")
         return self.submit(lambda h: h.ext_oneapi_barrier(wait_list))
 
     # shortcuts, as sycl::queue has them
@@ -232,3 +235,6 @@ class queue:  # noqa: N801
 
     def wait_and_throw(self) -> None:
         self.wait()
+
+
+register_kind("queue", queue)

@@ -29,6 +29,7 @@ import numpy as np
 from ..passes.support.signature import parse_param
 from .errors import Refused, errc, exception
 from .memory import usm_allocation
+from .validate import require_bool
 
 __all__ = ["reduction", "plus", "multiplies", "minimum", "maximum", "bit_and", "bit_or", "bit_xor",
            "logical_and", "logical_or", "pack_reduction", "reduction_packer", "prepare", "has_reductions",
@@ -85,7 +86,8 @@ class reduction:  # noqa: N801 - SYCL-style name
         if not isinstance(op, _Operator):
             raise exception(errc.invalid, f"reduction: {op!r} is not a reduction operator "
                                           f"(sycl.{', sycl.'.join(OPERATORS)})")
-        self.ptr, self.op, self.initialize_to_identity = ptr, op, bool(initialize_to_identity)
+        self.ptr, self.op = ptr, op
+        self.initialize_to_identity = require_bool(initialize_to_identity, "reduction initialize_to_identity")
 
     def __repr__(self):
         return f"reduction({self.ptr!r}, {self.op!r}, initialize_to_identity={self.initialize_to_identity})"

@@ -37,6 +37,7 @@ from .device import CPU_MAX_WORK_GROUP_SIZE
 from .errors import Refused, errc, exception
 from .native import run_range
 from .reductions import accumulator_lines, flush_lines
+from .validate import require_dtype
 
 __all__ = ["GroupKernel", "local_memory", "lower_group_kernels", "group_launcher", "launch", "pack_local",
            "C_DTYPES", "LOCAL_ALIGN"]
@@ -56,10 +57,7 @@ class local_memory:  # noqa: N801 - SYCL-style name
     def __init__(self, count: int, dtype=np.float32):
         if not isinstance(count, (int, np.integer)) or isinstance(count, bool) or count < 0:
             raise exception(errc.invalid, f"local_memory needs a non-negative element count, got {count!r}")
-        try:
-            self.dtype = np.dtype(dtype)
-        except TypeError:
-            raise exception(errc.invalid, f"local_memory: {dtype!r} is not a data type") from None
+        self.dtype = require_dtype(dtype, "local_memory's element type")
         self.count = int(count)
 
     @property

@@ -79,7 +79,8 @@ def run_guarded(fn, *args):
     except UserError as err:
         report, status = err.render(), 1
     except OSError as err:
-        report, status = f"minisycl: error: {err.filename or ''}: {err.strerror or err}", 1
+        from .output import shown
+        report, status = f"minisycl: error: {shown(err.filename or '', quote=False)}: {err.strerror or err}", 1
     except (click.ClickException, SystemExit, KeyboardInterrupt):
         raise
     except Exception as err:  # noqa: BLE001 - the documented internal-error path

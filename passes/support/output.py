@@ -14,7 +14,22 @@ What is at an output path decides how it is written (as ``cc -o`` and ``cp`` do)
 * a folder, or a path whose folder is missing: an error naming the path the
   user gave; no command makes folders.
 
-Every ``OSError`` raised here names the user's path, never a temporary file.
+Before anything is written, ``write_files`` checks the whole planned set
+(``check_outputs``): no output may be one of the command's inputs or another
+of its outputs.  Paths are compared as files, not strings: by device and inode
+(``os.stat``, links followed) when the file exists, else by the real path
+(links followed) it would be created at, so ``a.ksl``, ``./a.ksl`` and a link
+to it are one file.  Only regular files (and paths not there yet) take part:
+writing a device, a FIFO or standard output destroys nothing, so
+``--host-output /dev/null -o /dev/null`` stays usable.  Every command writes
+through ``write_files`` and must name its inputs (``inputs=``), so no command
+can skip the check.
+
+A path is a ``str`` (bytes that are not UTF-8 carried as surrogates, as
+``os.fsdecode`` and click give them) or ``bytes``; text data is encoded with
+``surrogateescape`` so a file name written into a table keeps its bytes.
+``shown`` prints a path safely in a message.  Every ``OSError`` raised here
+names the user's path, never a temporary file.
 """
 from __future__ import annotations
 
@@ -25,20 +40,23 @@ import stat
 import sys
 import tempfile
 
-__all__ = ["write_output", "write_files", "destination"]
+__all__ = ["write_output", "write_files", "destination", "check_outputs", "shown"]
 
 
-def write_output(path: str, data: bytes | str) -> None:
+def write_output(path: str, data: bytes | str, *, inputs) -> None:
     """Write one output (see the module docstring)."""
-    write_files([(path, data)])
+    write_files([(path, data)], inputs=inputs)
 
 
-def write_files(outputs: list[tuple[str, bytes | str]]) -> None:
-    """Write several outputs all or nothing (see the module docstring)."""
+def write_files(outputs: list[tuple[str, bytes | str]], *, inputs) -> None:
+    """Write several outputs all or nothing, after ``check_outputs(paths, inputs)``
+    (see the module docstring)."""
+    check_outputs([path for path, _ in outputs], inputs)
+    outputs = [(os.fsdecode(path), data) for path, data in outputs]
     replaced, in_place = [], []
     folders: dict[str, str] = {}            # each folder resolved once (post-link writes thousands of files)
     for path, data in outputs:
-        raw = data.encode() if isinstance(data, str) else data
+        raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
         with _naming(path):
             target = destination(path, folders)
         (in_place if target is None else replaced).append((path, target, raw))
@@ -70,6 +88,60 @@ def write_files(outputs: list[tuple[str, bytes | str]]) -> None:
             else:
                 with open(path, "wb") as fh:
                     fh.write(raw)
+
+
+def check_outputs(outputs, inputs) -> None:
+    """``UserError`` naming both paths if an output is one of ``inputs`` or the
+    same file as another output (see the module docstring); ``-`` (standard
+    input or output) and files that are not regular take no part."""
+    from .diagnostics import UserError
+    seen: dict[object, tuple[str, str]] = {}
+    for role, paths in (("input", inputs), ("output", outputs)):
+        for path in paths:
+            key = _identity(path)
+            if key is None:
+                continue
+            if key in seen:
+                other_role, other = seen[key]
+                if role == "output":
+                    why = "it would destroy the input" if other_role == "input" else "both would be lost but one"
+                    raise UserError(f"output {shown(path)} is the same file as {other_role} {shown(other)}: "
+                                    f"refusing to write it ({why})")
+                continue                    # the same input twice is fine
+            seen[key] = (role, path)
+
+
+def _identity(path) -> object | None:
+    """What names a file: (device, inode) when it exists, its real path when not;
+    ``None`` for ``-`` and files that are not regular (written in place)."""
+    path = os.fsdecode(path)
+    if path == "-":
+        return None
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return ("path", os.path.realpath(path))
+    except (OSError, ValueError):
+        return None                         # unreadable: ``destination`` reports it when written
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
+def shown(path, quote: bool = True) -> str:
+    """``path`` for a message: bytes that are not UTF-8 and control characters as
+    escapes (``'\\xff.ll'``), whatever the terminal; quoted unless ``quote`` is false."""
+    out = []
+    for ch in os.fsdecode(path):
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:        # a byte that is not UTF-8 (surrogateescape)
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif code < 0x20 or code == 0x7F or 0xD800 <= code <= 0xDFFF:
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+        elif quote and ch in "'\\":
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    text = "".join(out)
+    return f"'{text}'" if quote else text
 
 
 def destination(path: str, folders: dict[str, str] | None = None) -> str | None:

@@ -26,12 +26,19 @@ def _device_names() -> list[str]:
     return [sycl.HOST_CPU] + [d.name for d in cuda_devices()]
 
 
-@pytest.fixture(scope="module", autouse=True, params=_device_names())
+def pytest_generate_tests(metafunc):
+    if "test_device" in metafunc.fixturenames:
+        metafunc.parametrize("test_device", _device_names(), indirect=True, scope="module")
+
+
+@pytest.fixture(scope="module", autouse=True)
 def test_device(request):
-    """The device the module's tests run on (``MINISYCL_DEVICE`` names it)."""
+    """The device the module's tests run on (``MINISYCL_DEVICE`` names it); the
+    host CPU for what pytest does not parametrise (``unittest``-style classes)."""
+    name = getattr(request, "param", sycl.HOST_CPU)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("MINISYCL_DEVICE", request.param)
-        yield sycl.default_device(request.param)
+        mp.setenv("MINISYCL_DEVICE", name)
+        yield sycl.default_device(name)
 
 
 @pytest.fixture(autouse=True)
