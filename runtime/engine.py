@@ -67,58 +67,57 @@ def compile_ir(text: str, what: str, *, optimize: bool = True, trusted: bool = F
     Code generation runs in a forked child (``passes.ir.in_child``) that
     returns the object: LLVM aborts on what its back end cannot do (inline
     assembly, an intrinsic nothing selects, no memory left), and that ends the
-    child, which becomes ``errc::build`` with LLVM's message.  The engine then
-    loads the object as it loads one from the disk cache.  ``trusted`` (the
-    runtime's own code) compiles here."""
+    child, which becomes ``errc::build`` with LLVM's message.  ``trusted`` (the
+    runtime's own code) compiles here.  The engine loads the object, from the
+    child or the disk cache, as it is: no Python callback runs inside LLVM
+    (one interrupted by Ctrl-C would lose the interrupt, or the object)."""
     machine = shared_machine()
     key = hashlib.sha256("\n".join([text, machine.triple, llvm.get_host_cpu_name(),
                                     llvm.get_host_cpu_features().flatten(), str(_OPT_LEVEL if optimize else 0),
-                                    "minisycl-jit-1"]).encode()).hexdigest()
+                                    "minisycl-jit-2"]).encode()).hexdigest()
+    path = _cache_path(key)
+    obj = read_entry(path)              # checked: a damaged entry is a miss (disk_cache.py)
+    from_disk = obj is not None
+    if obj is None:
+        obj = _generate(text, what, optimize, trusted)
+        write_entry(path, obj)
+    context = new_context()
+    empty = parse_and_link([""], context)
+    retarget(empty, machine)
+    engine = llvm.create_mcjit_compiler(empty, new_machine())
+    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+    engine.finalize_object()
+    return engine, context, key, from_disk
+
+
+def _generate(text: str, what: str, optimize: bool, trusted: bool) -> bytes:
+    """The object code of IR ``text`` (verified first): see ``compile_ir``."""
+    machine = shared_machine()
     context = new_context()
     try:
         mod = parse_and_link([text], context)
     except RuntimeError as err:
         raise exception(errc.build, f"{what} failed to build: {str(err).strip()}") from None
-    retarget(mod, machine)
-    problem = complaint(mod)
-    if problem is not None:
-        mod.close()             # before its context (the garbage collector's order can crash)
-        raise exception(errc.build, f"{what} failed to build: {problem.strip()}")
-    path = _cache_path(key)
-    obj = read_entry(path)
-    from_disk = obj is not None
-    if obj is None and trusted:
-        if optimize:
-            run_optimizer(mod, machine, _OPT_LEVEL)
-        engine = llvm.create_mcjit_compiler(mod, new_machine())
-        engine.set_object_cache(lambda module, data: write_entry(path, data), None)
-        engine.finalize_object()
-        return engine, context, key, False
-    if obj is None:
+    try:
+        retarget(mod, machine)
+        problem = complaint(mod)
+        if problem is not None:
+            raise exception(errc.build, f"{what} failed to build: {problem.strip()}")
+        work = functools.partial(_object_code, mod, optimize)
         try:
-            obj = in_child(functools.partial(_object_code, mod, optimize), what)
+            return work() if trusted else in_child(work, what)
         except IRError as err:
-            mod.close()
             raise exception(errc.build, f"{err} (while compiling it for this CPU)") from None
-        write_entry(path, obj)
-    engine = llvm.create_mcjit_compiler(mod, new_machine())
-    engine.set_object_cache(None, lambda module: obj)     # loaded as it is: no code generation here
-    engine.finalize_object()
-    return engine, context, key, from_disk
+    finally:
+        mod.close()             # before its context (the garbage collector's order can crash)
 
 
 def _object_code(mod, optimize: bool) -> bytes:
-    """Optimise ``mod`` and generate its object code as MCJIT does (the object
-    an engine of ``new_machine()`` would make and its object cache keep)."""
+    """Optimise ``mod`` and emit its object code for the JIT's machine."""
+    machine = shared_machine()
     if optimize:
-        run_optimizer(mod, shared_machine(), _OPT_LEVEL)
-    made = []
-    engine = llvm.create_mcjit_compiler(mod, new_machine())
-    engine.set_object_cache(lambda module, data: made.append(data), None)
-    engine.finalize_object()
-    if not made:
-        raise IRError("LLVM made no object code")
-    return made[0]
+        run_optimizer(mod, machine, _OPT_LEVEL)
+    return machine.emit_object(mod)
 
 
 def jit_module(text: str):

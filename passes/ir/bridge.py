@@ -464,6 +464,8 @@ def _work_child(work, out: int, errors: int) -> None:
         for sig in _FATAL:
             with contextlib.suppress(ValueError, OSError):
                 signal.signal(sig, signal.SIG_DFL)
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the parent's to act on
         if resource is not None:
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         os.dup2(errors, 2)
