@@ -27,7 +27,7 @@ from ..passes.support import knobs
 from .disk_cache import read_entry, write_entry
 from .errors import errc, exception
 
-__all__ = ["shared_machine", "new_machine", "compile_ir", "jit_module", "keep_context", "close_engine"]
+__all__ = ["shared_machine", "new_machine", "compile_ir", "jit_module", "keep_context", "close_engine", "with_stack_probes"]
 
 _OPT_LEVEL = 3
 _init = threading.Lock()
@@ -118,6 +118,21 @@ def _object_code(mod, optimize: bool) -> bytes:
     if optimize:
         run_optimizer(mod, machine, _OPT_LEVEL)
     return machine.emit_object(mod)
+
+
+#: the function attribute that makes a frame larger than a page touch each page
+#: as it grows (clang's -fstack-clash-protection): a kernel's huge local array
+#: then faults on the stack's guard page, never writes past it into whatever is
+#: mapped below (another thread's stack, USM); the fault guard reports it
+STACK_PROBES = {"probe-stack": "inline-asm"}
+
+
+def with_stack_probes(module) -> None:
+    """Give every function ``module`` (the IR layer's ``Module``) defines
+    ``STACK_PROBES``; LLVM's inliner gives them to the callers it inlines into."""
+    for name, fn in module.functions.items():
+        if not fn.is_declaration:
+            module.update_function_attributes(name, STACK_PROBES)
 
 
 def jit_module(text: str):

@@ -24,7 +24,7 @@ from ..passes import parse_pipeline
 from ..passes.ir import (IRError, build_item, Module, module_text, new_context, parse_and_link, read_untrusted_bitcode, run_sroa,
                          split_operands, split_type)
 from ..passes.manager import PassManager
-from .engine import close_engine, compile_ir, keep_context, shared_machine
+from .engine import close_engine, compile_ir, keep_context, shared_machine, with_stack_probes
 from .errors import errc, exception
 from . import assertions  # noqa: F401 - registers the assert hook before any kernel is compiled
 from .reductions import accumulator_lines, combine_functions, flush_lines, reducer_params, split_signature
@@ -231,6 +231,7 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
     for k in (k for k in shapes if k not in groups):            # a spir_kernel cannot be called; on the CPU it is a plain function
         fn = linked.functions[k]
         linked.functions[k] = type(fn)(k, fn.header.replace(" spir_kernel ", " spir_func ", 1), fn.body)
+    with_stack_probes(linked)
     for g in linked.globals_with("sycl-device-global-size"):
         if linked.globals[g].linkage in ("internal", "private"):
             linked.set_linkage(g, "external")     # so the runtime can find a static device global

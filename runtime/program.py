@@ -26,7 +26,7 @@ from ..postlink.bundle import Bundle, BundleError, BundleImage
 from ..postlink.propertyset import PropertySets, u32_values, u64_values
 from .device import default_context, device as Device
 from .errors import errc, exception
-from .engine import close_engine, jit_module, keep_context
+from .engine import close_engine, jit_module, keep_context, with_stack_probes
 from .jit import LinkedProgram, link_and_jit, read_bundle_bitcode
 from .device_global import bind_program, device_global
 from .arguments import pack_slots, slot
@@ -298,7 +298,8 @@ class _HostProgram:
                 continue
             self.signatures[name] = (types, fn.return_type)
             wrappers.append(_host_wrapper(name, types, fn.return_type))
-        self.engine, context = jit_module(text + "\n" + "\n".join(wrappers))
+        with_stack_probes(self.view)        # a huge local array faults on the guard page (engine.py)
+        self.engine, context = jit_module(self.view.text() + "\n" + "\n".join(wrappers))
         keep_context(self, context)
         self._fns = {}
 
