@@ -24,11 +24,23 @@ process and gives:
 
 Every piece runs under a guard: ``sigsetjmp`` before calling the launcher,
 and handlers for SIGSEGV, SIGBUS, SIGFPE and SIGILL that ``siglongjmp`` back
-to the guard of the faulting thread.  The guard reports the signal and the
+to the guard of the faulting thread.  The handlers run on an alternate signal
+stack that each thread gets the first time it runs guarded code (freed when
+the thread ends), so a kernel or host function that overflows its stack is
+caught like any other fault.  The guard reports the signal and the
 faulting address, and the caller raises ``exception(errc.runtime)``.  A fault
 outside a kernel is passed to the handler that was there before (e.g.
 Python's faulthandler) and then takes its default action, as it would have
 without us.  The handlers are put back if someone else replaced them.
+
+Ctrl-C: while a launch runs, SIGINT's handler calls the handler that was
+there before (Python's, which records the signal), sets a cancel flag that
+stops every participant from claiming another block, relays SIGINT to the
+launch's other threads (marked by its value, so Python's handler runs once)
+and jumps back to the guard of a thread inside a kernel.  The guard returns
+SIGINT, and the caller's next Python instruction raises ``KeyboardInterrupt``
+(or whatever Python's handler does).  Outside launches only Python's handler
+runs; where SIGINT is ignored or default, the runtime leaves it alone.
 
 Linux on x86-64 or AArch64 (glibc struct layouts, futex numbers); elsewhere
 kernels run on the calling thread without guards.
