@@ -43,6 +43,9 @@
 ; launches in progress; whether SIGINT arrived during one (cleared when the last ends)
 @active = internal global i64 0
 @cancel = internal global i64 0
+; bumped when @cancel is cleared: a relayed SIGINT of an earlier launch that
+; arrives late (its value holds the epoch it was sent in) is ignored
+@epoch = internal global i64 0
 ; the thread that holds @busy (its workers' launch), and each worker's thread
 @lead = internal global i64 0
 @tids = internal global [${max_threads} x i64] zeroinitializer
@@ -243,9 +246,16 @@ entry:
   %codep = getelementptr i8, ptr %info, i64 8
   %code = load i32, ptr %codep
   %queued = icmp eq i32 %code, -1
-  %magic = icmp eq i64 %value, ${interrupt_mark}
+  %low = and i64 %value, 4294967295
+  %magic = icmp eq i64 %low, ${interrupt_mark}
   %relayed = and i1 %queued, %magic
-  br i1 %relayed, label %ours, label %python
+  br i1 %relayed, label %relay_check, label %python
+relay_check:
+  %sent = lshr i64 %value, 32
+  %now = load atomic i64, ptr @epoch seq_cst, align 8
+  %now32 = and i64 %now, 4294967295
+  %late = icmp ne i64 %sent, %now32
+  br i1 %late, label %done, label %ours
 python:
   call void @call_old(i32 %sig, ptr %info, ptr %uctx)
   br label %ours
@@ -282,7 +292,11 @@ entry:
   %skip = or i1 %none, %self
   br i1 %skip, label %done, label %send
 send:
-  %r = call i32 @pthread_sigqueue(i64 %tid, i32 2, ptr inttoptr (i64 ${interrupt_mark} to ptr))
+  %ep = load atomic i64, ptr @epoch seq_cst, align 8
+  %ep32 = shl i64 %ep, 32
+  %val = or i64 %ep32, ${interrupt_mark}
+  %valp = inttoptr i64 %val to ptr
+  %r = call i32 @pthread_sigqueue(i64 %tid, i32 2, ptr %valp)
   br label %done
 done:
   ret void
@@ -322,6 +336,11 @@ entry:
   %last = icmp eq i64 %a, 1
   br i1 %last, label %clear, label %done
 clear:
+  %c = load atomic i64, ptr @cancel seq_cst, align 8
+  %set = icmp ne i64 %c, 0
+  br i1 %set, label %reset, label %done
+reset:
+  %e = atomicrmw add ptr @epoch, i64 1 seq_cst
   store atomic i64 0, ptr @cancel seq_cst, align 8
   br label %done
 done:

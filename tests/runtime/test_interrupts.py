@@ -73,8 +73,8 @@ def ctrl_c(after=0.5):
         fired = time.monotonic()
         os.kill(os.getpid(), signal.SIGINT)
     threading.Thread(target=fire, daemon=True).start()
-def interrupted(run):
-    ctrl_c()
+def interrupted(run, after=0.5):
+    ctrl_c(after)
     try:
         run()
     except KeyboardInterrupt:
@@ -124,6 +124,22 @@ def test_ctrl_c_stops_a_cpu_kernel(tmp_path, launch):
         print("ran again", flush=True)
     """)
     assert out.count("interrupted after") == 2 and "still works" in out and "ran again" in out, out
+
+
+def test_ctrl_c_again_and_again_stops_only_the_launch_it_came_in(tmp_path):
+    """The relayed SIGINT of one launch never stops the next (a worker may take
+    it late: it carries the launch's epoch)."""
+    out = run_child(tmp_path, """
+        p = sycl.malloc_shared(4, np.int32, q)
+        x = sycl.malloc_shared(1 << 22, np.int32, q)
+        for i in range(12):
+            interrupted(lambda: q.parallel_for(prog.kernel('spin_all'), 1 << 22, p), after=0.05)
+            for v in range(20):                 # launches right after: none is interrupted
+                q.parallel_for(prog.kernel('fillv'), 1 << 22, x, v)
+            assert (np.asarray(x) == 19).all()
+        print("done", flush=True)
+    """)
+    assert out.count("interrupted after") == 12 and "done" in out, out
 
 
 def test_ctrl_c_outside_kernels_is_python_s_as_before(tmp_path):
