@@ -202,37 +202,22 @@ def read_bitcode(data: bytes, cut=None):
     cut = cut or (lambda text: text)
     if not hasattr(os, "fork"):
         return _read_in_process(data, cut)
-    with tempfile.TemporaryFile() as errors:
-        r, w = os.pipe()
-        pid = _fork()
-        if pid == 0:
-            os.close(r)
-            _child(data, w, errors.fileno())     # never returns
-        os.close(w)
-        reaped, result, pending = False, None, None
-        try:
-            with os.fdopen(r, "rb") as pipe:
-                kind, payload = _record(pipe)
-                if kind == b"T":
-                    try:
-                        text = payload.decode("utf-8")
-                    except UnicodeDecodeError:
-                        text, pending = None, "LLVM's printing of it is not UTF-8"
-                    try:
-                        result = cut(text) if text is not None else None
-                    except Exception as err:        # noqa: BLE001 - raised below, after the verdict
-                        pending = err
-                    kind, payload = _record(pipe)
-            _, status = os.waitpid(pid, 0)
-            reaped = True
-        finally:
-            if not reaped:          # interrupted: do not leave the child behind
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-                    os.waitpid(pid, 0)
+    with _forked(lambda out, errors: _child(data, out, errors)) as run:
+        result, pending = None, None
+        kind, payload = _record(run.pipe)
+        if kind == b"T":
+            try:
+                text = payload.decode("utf-8")
+            except UnicodeDecodeError:
+                text, pending = None, "LLVM's printing of it is not UTF-8"
+            try:
+                result = cut(text) if text is not None else None
+            except Exception as err:        # noqa: BLE001 - raised below, after the verdict
+                pending = err
+            kind, payload = _record(run.pipe)
+        status = run.wait()
         if kind is None or os.WIFSIGNALED(status) or os.waitstatus_to_exitcode(status) != 0:
-            errors.seek(0)
-            return None, _crash(status, errors.read().decode("utf-8", "replace"))
+            return None, _crash(status, run.stderr())
         if kind == b"E":
             return None, payload.decode("utf-8", "replace")
         if payload:
@@ -242,6 +227,47 @@ def read_bitcode(data: bytes, cut=None):
         if pending is not None:
             raise pending
         return result, None
+
+
+class _Run:
+    """A forked child (``_forked``): the pipe it writes to, the file its
+    standard error goes to, and its exit status once ``wait`` reaped it."""
+
+    def __init__(self, pid: int, pipe, errors):
+        self.pid, self.pipe, self.errors, self.status = pid, pipe, errors, None
+
+    def wait(self) -> int:
+        self.pipe.close()
+        _, self.status = os.waitpid(self.pid, 0)
+        return self.status
+
+    def stderr(self) -> str:
+        self.errors.seek(0)
+        return self.errors.read().decode("utf-8", "replace")
+
+
+@contextlib.contextmanager
+def _forked(child):
+    """A forked child that runs ``child(out, errors)`` (file descriptors: a
+    pipe to the parent, a temporary file for LLVM's messages; it never
+    returns).  Left without ``wait`` - an exception, Ctrl-C - the child is
+    killed and reaped: none is left behind."""
+    with tempfile.TemporaryFile() as errors:
+        r, w = os.pipe()
+        pid = _fork()
+        if pid == 0:
+            os.close(r)
+            child(w, errors.fileno())       # never returns
+        os.close(w)
+        run = _Run(pid, os.fdopen(r, "rb"), errors)
+        try:
+            yield run
+        finally:
+            if run.status is None:
+                run.pipe.close()
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
 
 
 def _read_in_process(data: bytes, cut):
@@ -428,30 +454,14 @@ def in_child(work, what: str) -> bytes:
     message.  Without ``os.fork`` ``work`` runs here."""
     if not hasattr(os, "fork"):
         return work()
-    with tempfile.TemporaryFile() as errors:
-        r, w = os.pipe()
-        pid = _fork()
-        if pid == 0:
-            os.close(r)
-            _work_child(work, w, errors.fileno())     # never returns
-        os.close(w)
-        reaped = False
-        try:
-            with os.fdopen(r, "rb") as pipe:
-                kind, payload = _record(pipe)
-            _, status = os.waitpid(pid, 0)
-            reaped = True
-        finally:
-            if not reaped:          # interrupted (Ctrl-C): do not leave the child behind
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-                    os.waitpid(pid, 0)
+    with _forked(lambda out, errors: _work_child(work, out, errors)) as run:
+        kind, payload = _record(run.pipe)
+        status = run.wait()
         if kind == b"O" and os.WIFEXITED(status) and os.waitstatus_to_exitcode(status) == 0:
             return payload
         if kind == b"E":
             raise IRError(f"{what}: {payload.decode('utf-8', 'replace')}")
-        errors.seek(0)
-        raise IRError(f"{what}: {_fatal(status, errors.read().decode('utf-8', 'replace'))}")
+        raise IRError(f"{what}: {_fatal(status, run.stderr())}")
 
 
 def _work_child(work, out: int, errors: int) -> None:
