@@ -97,7 +97,7 @@ def run_child(tmp_path, body, source=KSL, name="k.ksl", env=None):
     script.write_text(PRELUDE + textwrap.dedent(body))
     child_env = {**os.environ, "MINISYCL_CACHE_DIR": str(tmp_path / "cache"), **(env or {})}
     run = subprocess.run([sys.executable, str(script), str(tmp_path / name)], capture_output=True, text=True,
-                         timeout=90, env=child_env)
+                         timeout=240, env=child_env)
     assert run.returncode == 0, (run.returncode, run.stdout, run.stderr[-3000:])
     return run.stdout
 
