@@ -142,7 +142,7 @@ chain:
 
 ; The handler that was there before ours for %sig, unless it was SIG_DFL,
 ; SIG_IGN or ours.
-define internal void @call_old(i32 %sig, ptr %info, ptr %uctx) {
+define internal void @call_old(i32 %sig, ptr %info, ptr %uctx) cold noinline optsize {
 entry:
   %idx = sext i32 %sig to i64
   %old = getelementptr [32 x %action], ptr @old_actions, i64 0, i64 %idx
@@ -178,7 +178,7 @@ done:
 ; faulthandler gives the main thread one); @alt_key holds it (1: not ours) and
 ; frees ours when the thread ends.
 
-define internal void @alt_stack() {
+define internal void @alt_stack() cold noinline optsize {
 entry:
   %cur = alloca { ptr, i32, i64 }, align 8
   %q = call i32 @sigaltstack(ptr null, ptr %cur)
@@ -214,7 +214,7 @@ out:
 }
 
 ; @alt_key's destructor: a thread that ends gives its stack back
-define internal void @drop_alt_stack(ptr %mem) {
+define internal void @drop_alt_stack(ptr %mem) cold noinline optsize {
 entry:
   %theirs = icmp eq ptr %mem, inttoptr (i64 1 to ptr)
   br i1 %theirs, label %done, label %drop
@@ -239,7 +239,7 @@ done:
 ; Python's handler runs once), and a thread inside a kernel jumps back to its
 ; guard, which returns 2.  Outside launches Python's handler is all that runs.
 
-define internal void @on_interrupt(i32 %sig, ptr %info, ptr %uctx) {
+define internal void @on_interrupt(i32 %sig, ptr %info, ptr %uctx) cold noinline optsize {
 entry:
   %vp = getelementptr i8, ptr %info, i64 24
   %value = load i64, ptr %vp
@@ -284,7 +284,7 @@ done:
   ret void
 }
 
-define internal void @send_interrupt(i64 %tid) {
+define internal void @send_interrupt(i64 %tid) cold noinline optsize {
 entry:
   %none = icmp eq i64 %tid, 0
   %me = call i64 @pthread_self()
@@ -303,7 +303,7 @@ done:
 }
 
 ; SIGINT to the thread leading the workers' launch and to every worker
-define internal void @relay_interrupt() {
+define internal void @relay_interrupt() cold noinline optsize {
 entry:
   %lead = load atomic i64, ptr @lead seq_cst, align 8
   call void @send_interrupt(i64 %lead)
@@ -373,7 +373,7 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 
 ; SIGINT: ours in front of a handler that is a function (Python's); SIG_DFL and
 ; SIG_IGN are left alone (Ctrl-C then does what it would do without us).
-define internal void @ensure_interrupt() {
+define internal void @ensure_interrupt() cold noinline optsize {
 entry:
   %cur = alloca %action, align 16
   %q = call i32 @sigaction(i32 2, ptr null, ptr %cur)
