@@ -131,11 +131,23 @@ class device_global:  # noqa: N801 - SYCL's name
             raise exception(errc.invalid, f"Copy {direction} device_global is out of bounds.")
 
 
+def check_one_definition(name: str, have: int, want: int) -> None:
+    """Programs that share a device global's storage (the same ``sycl-unique-id``
+    in one context) must agree on its size: one that needs more than the storage
+    holds would write past it, so it is refused (C++'s one-definition rule)."""
+    if have != want:
+        raise exception(errc.invalid, f"device_global '{name}' is {want} bytes in this program, but a program "
+                                      f"loaded before defines it with {have} bytes in the same context: one "
+                                      f"definition per name (rename one of them or make it static)")
+
+
 def _shared_storage(dg: device_global, device, ctx) -> usm_allocation:
     with _LOCK:
         key = (ctx.id, device.name, dg.uid)
         storage = _STORAGE.get(key)
-        if storage is None:
+        if storage is not None:
+            check_one_definition(dg.name, storage.count, dg.size)
+        else:
             storage = usm_allocation(dg.size, np.uint8, "device")
             init = dg.initial_bytes()
             ctypes.memmove(storage.ptr, init, min(len(init), dg.size))

@@ -2,9 +2,11 @@
 
 * ``shared_machine()``: the target machine that gives triple, data layout and
   the optimisation pipeline; ``new_machine()`` one for each execution engine.
-* ``compile_ir``: verify, optimise at -O3 and compile IR text with MCJIT, with
-  an object cache on disk (``<cache dir>/objects/<key>.o``) keyed by the IR,
-  the CPU and the options, so a new process skips LLVM's code generation.
+* ``compile_ir``: verify, optimise at -O3 and compile IR text with MCJIT, code
+  generation in a child process (an abort of LLVM's cannot end this one), with
+  an object cache on disk (``<cache dir>/objects/<key>.o``, entries checked
+  before use: ``disk_cache.py``) keyed by the IR, the CPU and the options, so
+  a new process skips LLVM's code generation.
 * ``keep_context`` / ``close_engine``: the order in which an engine and its
   LLVM context go away (see ``keep_context``).
 
@@ -14,17 +16,20 @@ bridge (``minisycl.passes.ir``); machines and engines are made here.
 from __future__ import annotations
 
 import atexit
+import functools
 import hashlib
 import os
 import threading
 
 import llvmlite.binding as llvm
 
-from ..passes.ir import complaint, new_context, parse_and_link, retarget, run_optimizer
+from ..passes.ir import IRError, complaint, in_child, new_context, parse_and_link, retarget, run_optimizer
 from ..passes.support import knobs
+from .disk_cache import read_entry, write_entry
 from .errors import errc, exception
 
-__all__ = ["shared_machine", "new_machine", "compile_ir", "jit_module", "keep_context", "close_engine", "EXITING"]
+__all__ = ["shared_machine", "new_machine", "compile_ir", "jit_module", "keep_context", "close_engine", "EXITING",
+           "with_stack_probes"]
 
 _OPT_LEVEL = 3
 _init = threading.Lock()
@@ -55,43 +60,94 @@ def new_machine():
                                         opt=_OPT_LEVEL, reloc="default", codemodel="jitdefault")
 
 
-def compile_ir(text: str, what: str):
-    """Verify, optimise and compile IR ``text`` for this CPU, reusing the disk
-    cache's object when it has one.  Returns ``(engine, context, key, from_disk)``;
-    the caller keeps the context alive (``keep_context``)."""
+def compile_ir(text: str, what: str, *, optimize: bool = True, trusted: bool = False):
+    """Verify, optimise (``optimize``: at -O3) and compile IR ``text`` for this
+    CPU, reusing the disk cache's object when it has a whole one.  Returns
+    ``(engine, context, key, from_disk)``; the caller keeps the context alive
+    (``keep_context``).
+
+    Code generation runs in a forked child (``passes.ir.in_child``) that
+    returns the object: LLVM aborts on what its back end cannot do (inline
+    assembly, an intrinsic nothing selects, no memory left), and that ends the
+    child, which becomes ``errc::build`` with LLVM's message.  ``trusted`` (the
+    runtime's own code) compiles here.  The engine loads the object, from the
+    child or the disk cache, as it is: no Python callback runs inside LLVM
+    (one interrupted by Ctrl-C would lose the interrupt, or the object)."""
     machine = shared_machine()
     key = hashlib.sha256("\n".join([text, machine.triple, llvm.get_host_cpu_name(),
-                                    llvm.get_host_cpu_features().flatten(), str(_OPT_LEVEL),
-                                    "minisycl-jit-1"]).encode()).hexdigest()
+                                    llvm.get_host_cpu_features().flatten(), str(_OPT_LEVEL if optimize else 0),
+                                    "minisycl-jit-2"]).encode()).hexdigest()
+    path = _cache_path(key)
+    obj = read_entry(path)              # checked: a damaged entry is a miss (disk_cache.py)
+    from_disk = obj is not None
+    if obj is None:
+        obj = _generate(text, what, optimize, trusted)
+        write_entry(path, obj)
+    context = new_context()
+    empty = parse_and_link([""], context)
+    retarget(empty, machine)
+    engine = llvm.create_mcjit_compiler(empty, new_machine())
+    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+    engine.finalize_object()
+    return engine, context, key, from_disk
+
+
+def _generate(text: str, what: str, optimize: bool, trusted: bool) -> bytes:
+    """The object code of IR ``text`` (verified first): see ``compile_ir``."""
+    machine = shared_machine()
     context = new_context()
     try:
         mod = parse_and_link([text], context)
     except RuntimeError as err:
         raise exception(errc.build, f"{what} failed to build: {str(err).strip()}") from None
-    retarget(mod, machine)
-    problem = complaint(mod)
-    if problem is not None:
+    try:
+        retarget(mod, machine)
+        problem = complaint(mod)
+        if problem is not None:
+            raise exception(errc.build, f"{what} failed to build: {problem.strip()}")
+        work = functools.partial(_object_code, mod, optimize)
+        try:
+            return work() if trusted else in_child(work, what)
+        except IRError as err:
+            raise exception(errc.build, f"{err} (while compiling it for this CPU)") from None
+    finally:
         mod.close()             # before its context (the garbage collector's order can crash)
-        raise exception(errc.build, f"{what} failed to build: {problem.strip()}")
-    cache = _DiskCache(key)
-    from_disk = cache.has()
-    if not from_disk:
+
+
+def _object_code(mod, optimize: bool) -> bytes:
+    """Optimise ``mod`` and emit its object code for the JIT's machine."""
+    machine = shared_machine()
+    if optimize:
         run_optimizer(mod, machine, _OPT_LEVEL)
-    engine = llvm.create_mcjit_compiler(mod, new_machine())
-    engine.set_object_cache(cache.notify, cache.get)
-    engine.finalize_object()
-    return engine, context, key, from_disk
+    return machine.emit_object(mod)
+
+
+#: the function attribute that makes a frame larger than a page touch each page
+#: as it grows (clang's -fstack-clash-protection): a kernel's huge local array
+#: then faults on the stack's guard page, never writes past it into whatever is
+#: mapped below (another thread's stack, USM); the fault guard reports it
+STACK_PROBES = {"probe-stack": "inline-asm"}
+
+
+def with_stack_probes(module) -> None:
+    """Give every function ``module`` (the IR layer's ``Module``) defines
+    ``STACK_PROBES``; LLVM's inliner gives them to the callers it inlines into."""
+    for name, fn in module.functions.items():
+        if not fn.is_declaration:
+            module.update_function_attributes(name, STACK_PROBES)
 
 
 def jit_module(text: str):
-    """An engine for IR ``text`` that LLVM printed (verified already), compiled
-    as it is: ``(engine, context)``; the caller keeps the context alive."""
-    context = new_context()
-    mod = parse_and_link([text], context)
-    retarget(mod, shared_machine())
-    engine = llvm.create_mcjit_compiler(mod, new_machine())
-    engine.finalize_object()
+    """An engine for IR ``text`` that LLVM printed, compiled as it is (no
+    optimisation; ``compile_ir``'s child and disk cache): ``(engine, context)``;
+    the caller keeps the context alive."""
+    engine, context, _, _ = compile_ir(text, "host module", optimize=False)
     return engine, context
+
+
+def _cache_path(key: str) -> str | None:
+    folder = knobs.cache_dir()
+    return os.path.join(folder, "objects", key + ".o") if folder else None
 
 
 #: id(owner) -> the LLVM context of its engine's module
@@ -125,32 +181,3 @@ def close_engine(owner) -> None:
         engine.close()
     owner.engine = None
     _CONTEXTS.pop(id(owner), None)
-
-
-class _DiskCache:
-    """MCJIT object cache: ``<cache dir>/objects/<key>.o``."""
-
-    def __init__(self, key: str):
-        d = knobs.cache_dir()
-        self.path = os.path.join(d, "objects", key + ".o") if d else None
-
-    def has(self) -> bool:
-        return self.path is not None and os.path.isfile(self.path)
-
-    def get(self, module):
-        if self.has():
-            with open(self.path, "rb") as fh:
-                return fh.read()
-        return None
-
-    def notify(self, module, data: bytes):
-        if self.path is None:
-            return
-        try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            tmp = f"{self.path}.{os.getpid()}.tmp"
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, self.path)
-        except OSError:
-            pass            # a read-only or full cache directory only costs speed

@@ -25,7 +25,7 @@ from ..passes.ir import (IRError, build_item, Module, check_signature, kernel_si
                          parse_and_link, read_untrusted_bitcode, run_sroa, split_operands, split_type)
 from ..passes.support.signature import SignatureError
 from ..passes.manager import PassManager
-from .engine import EXITING, close_engine, compile_ir, keep_context, shared_machine
+from .engine import EXITING, close_engine, compile_ir, keep_context, shared_machine, with_stack_probes
 from .errors import errc, exception
 from . import assertions  # noqa: F401 - registers the assert hook before any kernel is compiled
 from .packed_args import PACK_ABOVE, pack_kernel
@@ -267,6 +267,7 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
     for k in (k for k in shapes if k not in groups):            # a spir_kernel cannot be called; on the CPU it is a plain function
         fn = linked.functions[k]
         linked.functions[k] = type(fn)(k, fn.header.replace(" spir_kernel ", " spir_func ", 1), fn.body)
+    with_stack_probes(linked)
     for g in linked.globals_with("sycl-device-global-size"):
         if linked.globals[g].linkage in ("internal", "private"):
             linked.set_linkage(g, "external")     # so the runtime can find a static device global

@@ -83,8 +83,10 @@ class _GuardedMapping:
         # the whole reservation inaccessible and unbacked, then the data mapped over
         # its start as ordinary memory (counted by the kernel's overcommit rules, so
         # an allocation the machine cannot back fails here, not at first touch)
+        _HEADROOM.claim(size, self.length)
         base = _libc.mmap(None, self.length, _PROT_NONE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE, -1, 0)
         if base in (None, ctypes.c_void_p(-1).value):
+            _HEADROOM.release(self.length)
             err = ctypes.get_errno()
             raise exception(errc.memory_allocation, f"cannot allocate {size} bytes of USM: {os.strerror(err)}")
         got = _libc.mmap(ctypes.c_void_p(base), data, mmap.PROT_READ | mmap.PROT_WRITE,
@@ -92,6 +94,7 @@ class _GuardedMapping:
         if got != base:
             err = ctypes.get_errno()
             _libc.munmap(ctypes.c_void_p(base), self.length)
+            _HEADROOM.release(self.length)
             raise exception(errc.memory_allocation, f"cannot allocate {size} bytes of USM: {os.strerror(err)}")
         if data >= _HUGE and hasattr(_libc, "madvise"):     # as NumPy does for its large arrays
             _libc.madvise(ctypes.c_void_p(base), data, _MADV_HUGEPAGE)
@@ -106,7 +109,78 @@ class _GuardedMapping:
             spare.append(self.base)
         else:
             _libc.munmap(ctypes.c_void_p(self.base), self.length)
+            _HEADROOM.release(self.length)
         self.base = 0
+
+
+class _Headroom:
+    """USM never takes the process's last memory maps or address space.
+
+    Each allocation is two of the kernel's memory maps (``vm.max_map_count``,
+    65,530 by default) and at least 4 GiB of address space (x86-64 has 128
+    TiB).  Were USM to take them all, the next thing that maps memory would
+    fail - Python's allocator, and LLVM, which aborts the process when it
+    cannot map a JIT-compiled program (``Unable to allocate section memory``).
+    So allocations stop, with ``errc::memory_allocation``, where a reserve of
+    both remains: an eighth of each limit, and at least 8,192 maps, beyond what
+    the process used when its first allocation was made."""
+
+    def __init__(self):
+        self.maps = self.space = None       # what USM may still take (measured at first use)
+        self.lock = threading.RLock()       # reentrant: a mapping's ``__del__`` may run inside ``claim``
+
+    def _measure(self) -> None:
+        limit, used, top = 65530, 0, 1 << 47
+        try:
+            with open("/proc/sys/vm/max_map_count") as fh:
+                limit = int(fh.read())
+            with open("/proc/self/maps") as fh:
+                ends = [int(line.split("-", 1)[1].split(None, 1)[0], 16) for line in fh]
+            used = len(ends)
+            top = 1 << max(e for e in ends if e < 1 << 62).bit_length()    # the user address space
+        except (OSError, ValueError):
+            pass
+        try:
+            import resource
+            soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+            if 0 < soft < top:
+                top = soft
+        except (ImportError, OSError, ValueError):
+            pass
+        self.maps = limit - used - max(8192, limit // 8)
+        self.space = top - top // 8 - _vsize()
+
+    def claim(self, size: int, length: int) -> None:
+        with self.lock:
+            self._claim(size, length)
+
+    def _claim(self, size: int, length: int) -> None:
+        if self.maps is None:
+            self._measure()
+        if self.maps < 2 or self.space < length:
+            why = "memory maps" if self.maps < 2 else "address space"
+            raise exception(errc.memory_allocation, f"cannot allocate {size} bytes of USM: the process's {why} "
+                                                    f"would run out (the runtime keeps a reserve for compiling "
+                                                    f"and running kernels)")
+        self.maps -= 2
+        self.space -= length
+
+    def release(self, length: int) -> None:
+        with self.lock:
+            self.maps += 2
+            self.space += length
+
+
+def _vsize() -> int:
+    """The process's address space in use now (bytes; 0 where unknown)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[0]) * mmap.PAGESIZE
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+_HEADROOM = _Headroom()
 
 
 #: mapping length -> bases of unused mappings of that length (zeroed)

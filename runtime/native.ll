@@ -38,6 +38,19 @@
 @old_actions = internal global [32 x %action] zeroinitializer
 @ours = internal global %action { ptr @on_fault, [128 x i8] zeroinitializer, i32 134217732, i32 0, ptr null }
 @default = internal global %action zeroinitializer
+; Ctrl-C: SIGINT's handler (SA_ONSTACK | SA_SIGINFO, no SA_RESTART: as Python's)
+@ours_int = internal global %action { ptr @on_interrupt, [128 x i8] zeroinitializer, i32 134217732, i32 0, ptr null }
+; launches in progress; whether SIGINT arrived during one (cleared when the last ends)
+@active = internal global i64 0
+@cancel = internal global i64 0
+; bumped when @cancel is cleared: a relayed SIGINT of an earlier launch that
+; arrives late (its value holds the epoch it was sent in) is ignored
+@epoch = internal global i64 0
+; the thread that holds @busy (its workers' launch), and each worker's thread
+@lead = internal global i64 0
+@tids = internal global [${max_threads} x i64] zeroinitializer
+; the alternate signal stack of each thread that has run guarded code
+@alt_key = internal global i32 0
 
 declare i32 @__sigsetjmp(ptr, i32) returns_twice
 declare void @siglongjmp(ptr, i32) noreturn
@@ -52,6 +65,12 @@ declare i32 @sigemptyset(ptr)
 declare i32 @sigaddset(ptr, i32)
 declare i32 @pthread_sigmask(i32, ptr, ptr)
 declare i64 @llvm.umin.i64(i64, i64)
+declare i32 @sigaltstack(ptr, ptr)
+declare ptr @malloc(i64)
+declare void @free(ptr)
+declare i64 @pthread_self()
+declare i32 @pthread_sigqueue(i64, i32, ptr)
+declare i32 @getpid()
 declare i64 @llvm.umax.i64(i64, i64)
 ${spin_hint_declaration}
 
@@ -62,12 +81,29 @@ ${spin_hint_declaration}
 define internal i32 @guarded(ptr %fn, ptr %args, i64 %b, i64 %e, ptr %geom, ptr %faddr) noinline {
 entry:
   %buf = alloca [512 x i8], align 16
+  %altk = load i32, ptr @alt_key
+  %alt = call ptr @pthread_getspecific(i32 %altk)
+  %noalt = icmp eq ptr %alt, null
+  br i1 %noalt, label %make_alt, label %armed
+make_alt:
+  call void @alt_stack()
+  br label %armed
+armed:
   %key = load i32, ptr @key
   %r = call i32 @__sigsetjmp(ptr %buf, i32 0) returns_twice
   %ok = icmp eq i32 %r, 0
   br i1 %ok, label %run, label %faulted
 run:
   %s0 = call i32 @pthread_setspecific(i32 %key, ptr %buf)
+  ; SIGINT that came before the buffer was in place
+  %c = load atomic i64, ptr @cancel seq_cst, align 8
+  %cut = icmp ne i64 %c, 0
+  br i1 %cut, label %stopped, label %call
+stopped:
+  %s3 = call i32 @pthread_setspecific(i32 %key, ptr null)
+  store i64 0, ptr %faddr
+  ret i32 2
+call:
   call void %fn(ptr %args, i64 %b, i64 %e, ptr %geom)
   %s1 = call i32 @pthread_setspecific(i32 %key, ptr null)
   ret i32 0
@@ -98,14 +134,26 @@ jump:
   call void @siglongjmp(ptr %buf, i32 %sig)
   unreachable
 chain:
+  call void @call_old(i32 %sig, ptr %info, ptr %uctx)
+  ; the fault recurs on return and takes the default action
+  %r = call i32 @sigaction(i32 %sig, ptr @default, ptr null)
+  ret void
+}
+
+; The handler that was there before ours for %sig, unless it was SIG_DFL,
+; SIG_IGN or ours.
+define internal void @call_old(i32 %sig, ptr %info, ptr %uctx) cold noinline optsize {
+entry:
   %idx = sext i32 %sig to i64
   %old = getelementptr [32 x %action], ptr @old_actions, i64 0, i64 %idx
   %h = load ptr, ptr %old
   %hi = ptrtoint ptr %h to i64
   %special = icmp ule i64 %hi, 1
   %self = icmp eq ptr %h, @on_fault
-  %skip = or i1 %special, %self
-  br i1 %skip, label %reset, label %call
+  %self2 = icmp eq ptr %h, @on_interrupt
+  %mine = or i1 %self, %self2
+  %skip = or i1 %special, %mine
+  br i1 %skip, label %done, label %call
 call:
   %fp = getelementptr %action, ptr %old, i32 0, i32 2
   %flags = load i32, ptr %fp
@@ -114,13 +162,188 @@ call:
   br i1 %three, label %call3, label %call1
 call3:
   call void %h(i32 %sig, ptr %info, ptr %uctx)
-  br label %reset
+  br label %done
 call1:
   call void %h(i32 %sig)
-  br label %reset
+  br label %done
+done:
+  ret void
+}
+
+; --- alternate signal stacks --------------------------------------------------------
+; A kernel or host function that overflows its stack faults on the stack's
+; guard page; the handler can only run on another stack.  Each thread gets one
+; the first time it runs guarded code (64 KiB: the kernel's signal frame with
+; the widest vector state is ~11 KiB), unless it has one already (Python's
+; faulthandler gives the main thread one); @alt_key holds it (1: not ours) and
+; frees ours when the thread ends.
+
+define internal void @alt_stack() cold noinline optsize {
+entry:
+  %cur = alloca { ptr, i32, i64 }, align 8
+  %q = call i32 @sigaltstack(ptr null, ptr %cur)
+  %fp = getelementptr { ptr, i32, i64 }, ptr %cur, i32 0, i32 1
+  %flags = load i32, ptr %fp
+  %sp = getelementptr { ptr, i32, i64 }, ptr %cur, i32 0, i32 2
+  %size = load i64, ptr %sp
+  %disabled = and i32 %flags, 2
+  %none = icmp ne i32 %disabled, 0
+  %small = icmp ult i64 %size, 32768
+  %replace = or i1 %none, %small
+  %altk = load i32, ptr @alt_key
+  br i1 %replace, label %make, label %theirs
+theirs:
+  %s0 = call i32 @pthread_setspecific(i32 %altk, ptr inttoptr (i64 1 to ptr))
+  ret void
+make:
+  %mem = call ptr @malloc(i64 65536)
+  %got = icmp ne ptr %mem, null
+  br i1 %got, label %install, label %out
+install:
+  %new = alloca { ptr, i32, i64 }, align 8
+  store ptr %mem, ptr %new
+  %nf = getelementptr { ptr, i32, i64 }, ptr %new, i32 0, i32 1
+  store i32 0, ptr %nf
+  %ns = getelementptr { ptr, i32, i64 }, ptr %new, i32 0, i32 2
+  store i64 65536, ptr %ns
+  %r = call i32 @sigaltstack(ptr %new, ptr null)
+  %s1 = call i32 @pthread_setspecific(i32 %altk, ptr %mem)
+  br label %out
+out:
+  ret void
+}
+
+; @alt_key's destructor: a thread that ends gives its stack back
+define internal void @drop_alt_stack(ptr %mem) cold noinline optsize {
+entry:
+  %theirs = icmp eq ptr %mem, inttoptr (i64 1 to ptr)
+  br i1 %theirs, label %done, label %drop
+drop:
+  %off = alloca { ptr, i32, i64 }, align 8
+  store ptr null, ptr %off
+  %of = getelementptr { ptr, i32, i64 }, ptr %off, i32 0, i32 1
+  store i32 2, ptr %of
+  %os = getelementptr { ptr, i32, i64 }, ptr %off, i32 0, i32 2
+  store i64 0, ptr %os
+  %r = call i32 @sigaltstack(ptr %off, ptr null)
+  call void @free(ptr %mem)
+  br label %done
+done:
+  ret void
+}
+
+; --- interruption (Ctrl-C) -------------------------------------------------------
+; SIGINT during a launch: Python's handler runs (it records the signal; the
+; caller raises KeyboardInterrupt), @cancel is set (nobody claims another block),
+; the launch's other threads get SIGINT too (marked ours by its value, so
+; Python's handler runs once), and a thread inside a kernel jumps back to its
+; guard, which returns 2.  Outside launches Python's handler is all that runs.
+
+define internal void @on_interrupt(i32 %sig, ptr %info, ptr %uctx) cold noinline optsize {
+entry:
+  %vp = getelementptr i8, ptr %info, i64 24
+  %value = load i64, ptr %vp
+  %codep = getelementptr i8, ptr %info, i64 8
+  %code = load i32, ptr %codep
+  %queued = icmp eq i32 %code, -1
+  %low = and i64 %value, 4294967295
+  %magic = icmp eq i64 %low, ${interrupt_mark}
+  %relayed = and i1 %queued, %magic
+  br i1 %relayed, label %relay_check, label %python
+relay_check:
+  %sent = lshr i64 %value, 32
+  %now = load atomic i64, ptr @epoch seq_cst, align 8
+  %now32 = and i64 %now, 4294967295
+  %late = icmp ne i64 %sent, %now32
+  br i1 %late, label %done, label %ours
+python:
+  call void @call_old(i32 %sig, ptr %info, ptr %uctx)
+  br label %ours
+ours:
+  %n = load atomic i64, ptr @active seq_cst, align 8
+  %running = icmp ne i64 %n, 0
+  br i1 %running, label %stop, label %done
+stop:
+  %was = atomicrmw xchg ptr @cancel, i64 1 seq_cst
+  %first = icmp eq i64 %was, 0
+  br i1 %first, label %relay, label %jump
+relay:
+  call void @relay_interrupt()
+  br label %jump
+jump:
+  %key = load i32, ptr @key
+  %buf = call ptr @pthread_getspecific(i32 %key)
+  %outside = icmp eq ptr %buf, null
+  br i1 %outside, label %done, label %out
+out:
+  %slot = getelementptr i8, ptr %buf, i64 480
+  store volatile i64 0, ptr %slot
+  call void @siglongjmp(ptr %buf, i32 2)
+  unreachable
+done:
+  ret void
+}
+
+define internal void @send_interrupt(i64 %tid) cold noinline optsize {
+entry:
+  %none = icmp eq i64 %tid, 0
+  %me = call i64 @pthread_self()
+  %self = icmp eq i64 %tid, %me
+  %skip = or i1 %none, %self
+  br i1 %skip, label %done, label %send
+send:
+  %ep = load atomic i64, ptr @epoch seq_cst, align 8
+  %ep32 = shl i64 %ep, 32
+  %val = or i64 %ep32, ${interrupt_mark}
+  %valp = inttoptr i64 %val to ptr
+  %r = call i32 @pthread_sigqueue(i64 %tid, i32 2, ptr %valp)
+  br label %done
+done:
+  ret void
+}
+
+; SIGINT to the thread leading the workers' launch and to every worker
+define internal void @relay_interrupt() cold noinline optsize {
+entry:
+  %lead = load atomic i64, ptr @lead seq_cst, align 8
+  call void @send_interrupt(i64 %lead)
+  %n = load i64, ptr @started
+  %any = icmp ne i64 %n, 0
+  br i1 %any, label %loop, label %done
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %tp = getelementptr [${max_threads} x i64], ptr @tids, i64 0, i64 %i
+  %tid = load i64, ptr %tp
+  call void @send_interrupt(i64 %tid)
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
+
+; A launch begins: one more in progress
+define internal void @begin_launch() {
+entry:
+  %a = atomicrmw add ptr @active, i64 1 seq_cst
+  ret void
+}
+
+; A launch ends; the last to end clears @cancel.
+define internal void @end_launch() {
+entry:
+  %a = atomicrmw sub ptr @active, i64 1 seq_cst
+  %last = icmp eq i64 %a, 1
+  br i1 %last, label %clear, label %done
+clear:
+  %c = load atomic i64, ptr @cancel seq_cst, align 8
+  %set = icmp ne i64 %c, 0
+  br i1 %set, label %reset, label %done
 reset:
-  ; the fault recurs on return and takes the default action
-  %r = call i32 @sigaction(i32 %sig, ptr @default, ptr null)
+  %e = atomicrmw add ptr @epoch, i64 1 seq_cst
+  store atomic i64 0, ptr @cancel seq_cst, align 8
+  br label %done
+done:
   ret void
 }
 
@@ -148,6 +371,27 @@ done:
 
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 
+; SIGINT: ours in front of a handler that is a function (Python's); SIG_DFL and
+; SIG_IGN are left alone (Ctrl-C then does what it would do without us).
+define internal void @ensure_interrupt() cold noinline optsize {
+entry:
+  %cur = alloca %action, align 16
+  %q = call i32 @sigaction(i32 2, ptr null, ptr %cur)
+  %h = load ptr, ptr %cur
+  %mine = icmp eq ptr %h, @on_interrupt
+  %hi = ptrtoint ptr %h to i64
+  %special = icmp ule i64 %hi, 1
+  %skip = or i1 %mine, %special
+  br i1 %skip, label %done, label %set
+set:
+  %old = getelementptr [32 x %action], ptr @old_actions, i64 0, i64 2
+  call void @llvm.memcpy.p0.p0.i64(ptr %old, ptr %cur, i64 152, i1 false)
+  %r = call i32 @sigaction(i32 2, ptr @ours_int, ptr null)
+  br label %done
+done:
+  ret void
+}
+
 ; SIGSEGV's handler tells whether someone replaced ours (faulthandler.enable()
 ; replaces all four at once): one system call per launch.
 define internal void @ensure_handlers() {
@@ -164,12 +408,14 @@ set:
   call void @install(i32 4)
   br label %done
 done:
+  call void @ensure_interrupt()
   ret void
 }
 
 define void @msycl_init(i64 %nworkers) {
 entry:
   %r = call i32 @pthread_key_create(ptr @key, ptr null)
+  %r2 = call i32 @pthread_key_create(ptr @alt_key, ptr @drop_alt_stack)
   %n = call i64 @llvm.umin.i64(i64 %nworkers, i64 ${max_threads})
   store i64 %n, ptr @nworkers
   call void @ensure_handlers()
@@ -182,6 +428,9 @@ entry:
   store i64 0, ptr @started
   store i32 0, ptr @busy
   store i32 0, ptr @sleepers
+  store i64 0, ptr @active
+  store i64 0, ptr @cancel
+  store i64 0, ptr @lead
   call void @llvm.memset.p0.i64(ptr @slots, i8 0, i64 ${slots_bytes}, i1 false)
   ret void
 }
@@ -248,7 +497,9 @@ entry:
   %blk = load i64, ptr @job_block
   br label %next
 next:
-  %h = load atomic i64, ptr @halt monotonic, align 8
+  %h0 = load atomic i64, ptr @halt monotonic, align 8
+  %c0 = load atomic i64, ptr @cancel monotonic, align 8
+  %h = or i64 %h0, %c0
   %halted = icmp ne i64 %h, 0
   br i1 %halted, label %done, label %look
 look:
@@ -356,6 +607,9 @@ create:
   %ok = icmp eq i32 %r, 0
   br i1 %ok, label %next, label %failed
 next:
+  %tv = load i64, ptr %tid
+  %tp = getelementptr [${max_threads} x i64], ptr @tids, i64 0, i64 %i
+  store i64 %tv, ptr %tp
   %i1 = add i64 %i, 1
   store i64 %i1, ptr @started
   br label %loop
@@ -368,8 +622,16 @@ done:
 
 define i32 @msycl_run(ptr %fn, ptr %args, i64 %total, ptr %geom, i64 %chunks, ptr %faddr) {
 entry:
-  %me = alloca %entry
+  call void @begin_launch()
   call void @ensure_handlers()
+  %s = call i32 @run_launch(ptr %fn, ptr %args, i64 %total, ptr %geom, i64 %chunks, ptr %faddr)
+  call void @end_launch()
+  ret i32 %s
+}
+
+define internal i32 @run_launch(ptr %fn, ptr %args, i64 %total, ptr %geom, i64 %chunks, ptr %faddr) {
+entry:
+  %me = alloca %entry
   %par = icmp ugt i64 %chunks, 1
   br i1 %par, label %lock, label %alone
 lock:
@@ -380,6 +642,8 @@ alone:
   %s = call i32 @guarded(ptr %fn, ptr %args, i64 0, i64 %total, ptr %geom, ptr %faddr)
   ret i32 %s
 start:
+  %self = call i64 @pthread_self()
+  store atomic i64 %self, ptr @lead seq_cst, align 8
   call void @start_workers()
   %avail = load i64, ptr @started
   %want = sub i64 %chunks, 1
@@ -387,6 +651,7 @@ start:
   %any = icmp ugt i64 %w, 0
   br i1 %any, label %split, label %unlock_alone
 unlock_alone:
+  store atomic i64 0, ptr @lead seq_cst, align 8
   store atomic i32 0, ptr @busy seq_cst, align 4
   br label %alone
 split:
@@ -469,6 +734,17 @@ check:
   %fin = call i1 @spin(ptr %finp, i64 %jt, i1 true)
   br i1 %fin, label %ran, label %yield
 yield:
+  ; interrupted: a worker still in a kernel gets SIGINT again (it may have
+  ; entered its block just after the first)
+  %cn = load atomic i64, ptr @cancel seq_cst, align 8
+  %cut = icmp ne i64 %cn, 0
+  br i1 %cut, label %resend, label %pause
+resend:
+  %wt = getelementptr [${max_threads} x i64], ptr @tids, i64 0, i64 %j
+  %wtid = load i64, ptr %wt
+  call void @send_interrupt(i64 %wtid)
+  br label %pause
+pause:
   %y = call i32 @sched_yield()
   br label %check
 ran:
@@ -491,15 +767,30 @@ joined:
   %jm = icmp ult i64 %j1, %w
   br i1 %jm, label %join, label %finish
 finish:
+  ; interrupted: blocks may be left unclaimed (2, unless a fault came first)
+  %cn2 = load atomic i64, ptr @cancel seq_cst, align 8
+  %cut2 = icmp ne i64 %cn2, 0
+  %clean2 = icmp eq i32 %st2, 0
+  %stop2 = and i1 %cut2, %clean2
+  %st3 = select i1 %stop2, i32 2, i32 %st2
+  store atomic i64 0, ptr @lead seq_cst, align 8
   store atomic i32 0, ptr @busy seq_cst, align 4
-  ret i32 %st2
+  ret i32 %st3
 }
 
 ; Entries run in order on the calling thread; the index of the one that
 ; faulted (its signal and address in %fault[0..1]), or -1.
 define i64 @msycl_run_plan(ptr %entries, i64 %count, ptr %fault) {
-start:
+entry:
+  call void @begin_launch()
   call void @ensure_handlers()
+  %at = call i64 @run_entries(ptr %entries, i64 %count, ptr %fault)
+  call void @end_launch()
+  ret i64 %at
+}
+
+define internal i64 @run_entries(ptr %entries, i64 %count, ptr %fault) {
+start:
   %empty = icmp eq i64 %count, 0
   br i1 %empty, label %done, label %loop
 loop:

@@ -24,11 +24,23 @@ process and gives:
 
 Every piece runs under a guard: ``sigsetjmp`` before calling the launcher,
 and handlers for SIGSEGV, SIGBUS, SIGFPE and SIGILL that ``siglongjmp`` back
-to the guard of the faulting thread.  The guard reports the signal and the
+to the guard of the faulting thread.  The handlers run on an alternate signal
+stack that each thread gets the first time it runs guarded code (freed when
+the thread ends), so a kernel or host function that overflows its stack is
+caught like any other fault.  The guard reports the signal and the
 faulting address, and the caller raises ``exception(errc.runtime)``.  A fault
 outside a kernel is passed to the handler that was there before (e.g.
 Python's faulthandler) and then takes its default action, as it would have
 without us.  The handlers are put back if someone else replaced them.
+
+Ctrl-C: while a launch runs, SIGINT's handler calls the handler that was
+there before (Python's, which records the signal), sets a cancel flag that
+stops every participant from claiming another block, relays SIGINT to the
+launch's other threads (marked by its value, so Python's handler runs once)
+and jumps back to the guard of a thread inside a kernel.  The guard returns
+SIGINT, and the caller's next Python instruction raises ``KeyboardInterrupt``
+(or whatever Python's handler does).  Outside launches only Python's handler
+runs; where SIGINT is ignored or default, the runtime leaves it alone.
 
 Linux on x86-64 or AArch64 (glibc struct layouts, futex numbers); elsewhere
 kernels run on the calling thread without guards.
@@ -41,6 +53,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import signal
 import string
 import sys
 import threading
@@ -58,6 +71,9 @@ MAX_THREADS = 64
 _SPIN = 20000            # spin-wait hints before a worker sleeps (~0.2-1 ms)
 _SLOT_BYTES = 128        # a worker's slot (%slot in native.ll)
 _BLOCKS = 8              # blocks each participant's share of a launch is cut into (%part in native.ll)
+#: the value SIGINT carries when the runtime relays it to a launch's other threads
+_INTERRUPT_MARK = 0x6D737963
+_SIGINT = 2
 #: the signals a kernel's guard catches: number -> (name, what it means, whether it has a faulting address)
 SIGNALS = {4: ("SIGILL", "illegal instruction (a trap or unreachable code)", False),
            7: ("SIGBUS", "bus error (misaligned or truncated memory)", True),
@@ -80,13 +96,14 @@ def native_ir(futex: int, hint_decl: str, hint: str) -> str:
     template = string.Template(resources.files(__package__).joinpath("native.ll").read_text(encoding="utf-8"))
     return template.substitute(max_threads=MAX_THREADS, slots_bytes=MAX_THREADS * _SLOT_BYTES, max_parts=MAX_THREADS + 1,
                                blocks_per_part=_BLOCKS, blocks_per_part_minus_1=_BLOCKS - 1, futex_syscall=futex,
-                               spin_hint_declaration=hint_decl, spin_hint=hint, spin_limit=_SPIN)
+                               spin_hint_declaration=hint_decl, spin_hint=hint, spin_limit=_SPIN,
+                               interrupt_mark=_INTERRUPT_MARK)
 
 
 class _Native:
     def __init__(self, futex: int, hint_decl: str, hint: str, workers: int):
         text = native_ir(futex, hint_decl, hint)
-        self.engine, context, _, _ = compile_ir(text, "the runtime's native support")
+        self.engine, context, _, _ = compile_ir(text, "the runtime's native support", trusted=True)
         keep_context(self, context)
         addr = self.engine.get_function_address
         P, I64 = ctypes.c_void_p, ctypes.c_int64
@@ -117,7 +134,16 @@ def _native() -> _Native | None:
 
 
 def _fault(kernel: str, sig: int, addr: int, subject: str | None = None) -> exception:
-    """The error of a fault: in kernel ``kernel``, or in what ``subject`` names."""
+    """The error of a fault: in kernel ``kernel``, or in what ``subject`` names.
+
+    SIGINT (Ctrl-C) is no fault: Python's own handler ran when it came, and
+    Python runs the handler's Python side (``KeyboardInterrupt`` by default) at
+    the first instruction after the native call, which is here; only a handler
+    that returns lets the ``errc::runtime`` below be raised."""
+    if sig == _SIGINT:
+        signal.getsignal(signal.SIGINT)     # any call: Python's pending handler runs now
+        return exception(errc.runtime, f"{subject or f'kernel {kernel!r}'} was interrupted (SIGINT); "
+                                       f"its remaining work may not have run")
     name, what, has_address = SIGNALS.get(sig, (f"signal {sig}", "fault", False))
     where = f" at address 0x{addr:x}" if has_address else ""
     if subject is not None:

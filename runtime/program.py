@@ -27,7 +27,7 @@ from ..postlink.propertyset import PropertySets, u32_values, u64_values
 from .device import default_context, device as Device
 from .errors import errc, exception
 from .layouts import ClassLayouts
-from .engine import EXITING, close_engine, jit_module, keep_context
+from .engine import EXITING, close_engine, jit_module, keep_context, with_stack_probes
 from .jit import LinkedProgram, keep_if_code_escapes, link_and_jit, read_bundle_bitcode
 from .device_global import bind_program, device_global
 from .arguments import pack_slots, slot
@@ -325,7 +325,8 @@ class _HostProgram:
                 continue
             self.signatures[name] = (types, fn.return_type)
             wrappers.append(_host_wrapper(name, types, fn.return_type))
-        self.engine, context = jit_module(text + "\n" + "\n".join(wrappers))
+        with_stack_probes(self.view)        # a huge local array faults on the guard page (engine.py)
+        self.engine, context = jit_module(self.view.text() + "\n" + "\n".join(wrappers))
         keep_context(self, context)
         keep_if_code_escapes(self, self.view)       # objects it constructs point at its vtables
         self._fns = {}

@@ -17,7 +17,7 @@ Why text and not LLVM's in-memory module: extracting one device image then
 costs in proportion to the image, where cloning a module per image costs the
 whole module each time (``bench/bench_postlink.py`` shows both).
 """
-from .bridge import (IRError, complaint, emit_ptx, module_text, new_context, parse_and_link, parse_assembly, parse_bitcode,
+from .bridge import (IRError, complaint, emit_ptx, in_child, module_text, new_context, parse_and_link, parse_assembly, parse_bitcode,
                      retarget, run_optimizer, run_sroa)
 from .loading import (InternalCompilerError, link, load, parse_text, read_untrusted_bitcode, verify_and_serialize,
                       verify_generated)
@@ -44,5 +44,7 @@ __all__ = ["build_item", "IRError", "Module", "Function", "Global", "load", "par
            # for the runtime's JIT: untrusted bitcode in, LLVM's own modules (bridge.py)
            "read_untrusted_bitcode", "complaint", "new_context", "parse_and_link", "retarget", "run_sroa",
            "run_optimizer", "module_text",
+           # code generation where an abort of LLVM cannot take the process (bridge.py)
+           "in_child",
            # for the runtime's CUDA devices: PTX from NVPTX IR
            "emit_ptx"]

@@ -221,37 +221,22 @@ def read_bitcode(data: bytes, cut=None):
     cut = cut or (lambda text: text)
     if not hasattr(os, "fork"):
         return _read_in_process(data, cut)
-    with tempfile.TemporaryFile() as errors:
-        r, w = os.pipe()
-        pid = _fork()
-        if pid == 0:
-            os.close(r)
-            _child(data, w, errors.fileno())     # never returns
-        os.close(w)
-        reaped, result, pending = False, None, None
-        try:
-            with os.fdopen(r, "rb") as pipe:
-                kind, payload = _record(pipe)
-                if kind == b"T":
-                    try:
-                        text = payload.decode("utf-8")
-                    except UnicodeDecodeError:
-                        text, pending = None, "LLVM's printing of it is not UTF-8"
-                    try:
-                        result = cut(text) if text is not None else None
-                    except Exception as err:        # noqa: BLE001 - raised below, after the verdict
-                        pending = err
-                    kind, payload = _record(pipe)
-            _, status = os.waitpid(pid, 0)
-            reaped = True
-        finally:
-            if not reaped:          # interrupted: do not leave the child behind
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-                    os.waitpid(pid, 0)
+    with _forked(lambda out, errors: _child(data, out, errors)) as run:
+        result, pending = None, None
+        kind, payload = _record(run.pipe)
+        if kind == b"T":
+            try:
+                text = payload.decode("utf-8")
+            except UnicodeDecodeError:
+                text, pending = None, "LLVM's printing of it is not UTF-8"
+            try:
+                result = cut(text) if text is not None else None
+            except Exception as err:        # noqa: BLE001 - raised below, after the verdict
+                pending = err
+            kind, payload = _record(run.pipe)
+        status = run.wait()
         if kind is None or os.WIFSIGNALED(status) or os.waitstatus_to_exitcode(status) != 0:
-            errors.seek(0)
-            return None, _crash(status, errors.read().decode("utf-8", "replace"))
+            return None, _crash(status, run.stderr())
         if kind == b"E":
             return None, payload.decode("utf-8", "replace")
         if payload:
@@ -261,6 +246,47 @@ def read_bitcode(data: bytes, cut=None):
         if pending is not None:
             raise pending
         return result, None
+
+
+class _Run:
+    """A forked child (``_forked``): the pipe it writes to, the file its
+    standard error goes to, and its exit status once ``wait`` reaped it."""
+
+    def __init__(self, pid: int, pipe, errors):
+        self.pid, self.pipe, self.errors, self.status = pid, pipe, errors, None
+
+    def wait(self) -> int:
+        self.pipe.close()
+        _, self.status = os.waitpid(self.pid, 0)
+        return self.status
+
+    def stderr(self) -> str:
+        self.errors.seek(0)
+        return self.errors.read().decode("utf-8", "replace")
+
+
+@contextlib.contextmanager
+def _forked(child):
+    """A forked child that runs ``child(out, errors)`` (file descriptors: a
+    pipe to the parent, a temporary file for LLVM's messages; it never
+    returns).  Left without ``wait`` - an exception, Ctrl-C - the child is
+    killed and reaped: none is left behind."""
+    with tempfile.TemporaryFile() as errors:
+        r, w = os.pipe()
+        pid = _fork()
+        if pid == 0:
+            os.close(r)
+            child(w, errors.fileno())       # never returns
+        os.close(w)
+        run = _Run(pid, os.fdopen(r, "rb"), errors)
+        try:
+            yield run
+        finally:
+            if run.status is None:
+                run.pipe.close()
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
 
 
 def _read_in_process(data: bytes, cut):
@@ -426,3 +452,81 @@ def emit_ptx(texts: list[str], cpu: str, features: str, keep=()) -> str:
         return machine.emit_assembly(mod)
     finally:
         mod.close()             # before its context
+
+
+# -- work that LLVM may abort on: run in a child process ---------------------------------
+# LLVM's back ends do not report what they cannot do: inline assembly without an
+# assembly parser, an intrinsic no instruction selects, running out of memory
+# all end in ``report_fatal_error`` or ``abort`` and take the process with them.
+# Code generation of modules whose contents came from a user (the runtime's JIT)
+# runs in a forked child that returns the object bytes; a child that dies is
+# one ``IRError`` with LLVM's message.
+
+__all__ += ["in_child"]
+
+
+def in_child(work, what: str) -> bytes:
+    """``work()`` (which returns bytes: an object file, PTX) run in a forked
+    child, its bytes back through a pipe.  LLVM's fatal errors and crashes in
+    the child raise ``IRError`` naming ``what`` with LLVM's message (``LLVM
+    ERROR: ...``); a Python exception in ``work`` raises ``IRError`` with its
+    message.  Without ``os.fork`` ``work`` runs here."""
+    if not hasattr(os, "fork"):
+        return work()
+    with _forked(lambda out, errors: _work_child(work, out, errors)) as run:
+        kind, payload = _record(run.pipe)
+        status = run.wait()
+        if kind == b"O" and os.WIFEXITED(status) and os.waitstatus_to_exitcode(status) == 0:
+            return payload
+        if kind == b"E":
+            raise IRError(f"{what}: {payload.decode('utf-8', 'replace')}")
+        raise IRError(f"{what}: {_fatal(status, run.stderr())}")
+
+
+def _work_child(work, out: int, errors: int) -> None:
+    """The child of ``in_child``: ``work()``'s bytes (``O``) or its exception's
+    message (``E``) to ``out``; LLVM's messages to the file ``errors``.  Only
+    ``os._exit`` leaves it."""
+    code = 70
+    try:
+        faulthandler.disable()
+        for sig in _FATAL:
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(sig, signal.SIG_DFL)
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the parent's to act on
+        if resource is not None:
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        os.dup2(errors, 2)
+        try:
+            data = work()
+        except Exception as err:        # noqa: BLE001 - reported to the parent as text
+            _send(out, b"E", (first_line(err) if isinstance(err, RuntimeError) else str(err)).encode("utf-8"))
+        else:
+            _send(out, b"O", bytes(data))
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _fatal(status: int, stderr: str) -> str:
+    """LLVM's message for a child that died: its ``LLVM ERROR`` line, assertion or
+    last words, and how it ended."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            how = f"killed by {signal.Signals(sig).name}"
+        except ValueError:
+            how = f"killed by signal {sig}"
+        if sig == signal.SIGKILL:
+            how += " (out of memory?)"
+    else:
+        how = f"exit status {os.waitstatus_to_exitcode(status)}"
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    said = next((ln for ln in lines if ln.startswith("LLVM ERROR:")), None)
+    if said is None:
+        m = re.search(r"Assertion `(.*)' failed", stderr)
+        said = f"assertion '{m.group(1)}'" if m else " ".join(" ".join(lines[-3:]).split())[:300]
+    if "bad_alloc" in stderr:
+        said = "out of memory" + (f" ({said})" if said else "")
+    return f"LLVM stopped ({how}){': ' + said if said else ''}"

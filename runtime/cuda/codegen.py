@@ -7,7 +7,8 @@
 2. The ``lower-to-nvptx`` pass makes it NVPTX IR; with libdevice (found by
    ``libdevice_path``) math goes to libdevice, which is linked in.
 3. llvmlite's NVPTX target emits PTX for the device's ``sm_XX``
-   (``passes.ir.emit_ptx``), cached on disk as ``<cache dir>/ptx/<key>.ptx``,
+   (``passes.ir.emit_ptx``), cached on disk as ``<cache dir>/ptx/<key>.ptx``
+   (entries checked before use: ``disk_cache.py``),
    ``key`` the SHA-256 of the lowered IR, the architecture, the features and
    the libdevice file; the driver JIT-compiles it (``cuModuleLoadDataEx``,
    with its error log in any failure).  The program keeps the built module in
@@ -25,10 +26,11 @@ import threading
 import time
 
 from ...passes import parse_pipeline
-from ...passes.ir import Module, emit_ptx, module_text, new_context, parse_and_link
+from ...passes.ir import Module, emit_ptx, in_child, module_text, new_context, parse_and_link
 from ...passes.manager import PassManager
 from ...passes.support import knobs
 from ...passes.support.diagnostics import UserError
+from ..disk_cache import read_entry, write_entry
 from ..errors import errc, exception
 from ..jit import check_signatures, read_bundle_bitcode
 from . import driver
@@ -207,24 +209,16 @@ def build_program(dev, image_bitcodes: list[bytes], kernels: list[str], names: l
     stamp = f"{lib}:{os.path.getmtime(lib)}" if needs_lib else "-"
     key = hashlib.sha256("\n".join([text, dev.sm, PTX_FEATURES, stamp, _VERSION]).encode()).hexdigest()
     path = _disk(key)
-    ptx, from_disk = None, False
-    if path and os.path.isfile(path):
-        with open(path, encoding="utf-8") as fh:
-            ptx, from_disk = fh.read(), True
+    cached = read_entry(path)           # checked: a damaged entry is a miss (disk_cache.py)
+    ptx, from_disk = (cached.decode("utf-8", "replace"), True) if cached is not None else (None, False)
     if ptx is None:
-        try:
-            ptx = emit_ptx([text] + ([_libdevice(lib)] if needs_lib else []), dev.sm, PTX_FEATURES, keep=kernels)
+        texts = [text] + ([_libdevice(lib)] if needs_lib else [])
+        try:        # in a child: the NVPTX back end aborts on what it cannot select
+            ptx = in_child(lambda: emit_ptx(texts, dev.sm, PTX_FEATURES, keep=kernels).encode("utf-8"),
+                           "the NVPTX back end").decode("utf-8")
         except (UserError, RuntimeError) as err:
             raise exception(errc.build, f"{names[0]}: PTX generation failed: {err}") from None
-        if path:
-            try:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                tmp = f"{path}.{os.getpid()}.tmp"
-                with open(tmp, "w", encoding="utf-8") as fh:
-                    fh.write(ptx)
-                os.replace(tmp, path)
-            except OSError:
-                pass
+        write_entry(path, ptx.encode("utf-8"))
     module = load_module(dev, ptx, names[0])
     return CudaProgram(dev, module, ptx, key, from_disk, shapes, time.perf_counter() - start)
 

@@ -23,7 +23,7 @@ import threading
 
 from ...device_configs.targets import ConfigError, load_target, target_names
 from ..device import RUNTIME_ASPECTS, device, register_hardware
-from ..device_global import apply_relocations
+from ..device_global import apply_relocations, check_one_definition
 from ..errors import errc, exception
 from ...device_configs.aspects import Aspect
 from . import driver
@@ -79,6 +79,7 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
         self._lock = threading.Lock()
         self.lost: str | None = None       # set when a fault poisoned the context
         self._globals: dict = {}            # (context id, device-global id) -> device address
+        self._global_sizes: dict = {}       # the same keys -> the size the first program gave it
         self._relocations: dict = {}        # same key -> relocations not yet written
 
     @property
@@ -171,9 +172,12 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
         key = (ctx.id, uid)
         with self._lock:
             addr = self._globals.get(key)
-            if addr is None:
+            if addr is not None:
+                check_one_definition(info["name"], self._global_sizes[key], int(info["size"]))
+            else:
                 self.activate()
                 size = max(int(info["size"]), 1)
+                self._global_sizes[key] = int(info["size"])
                 p = ctypes.c_uint64()
                 driver.call("cuMemAlloc_v2", ctypes.byref(p), size, what=f"device_global '{info['name']}'")
                 init = (bytes.fromhex(info.get("init") or "") or bytes(size))[:size]

@@ -12,8 +12,10 @@ reference event recorded when the queue was made, added to the host clock at
 that moment), otherwise when the event is waited on or depended on while later
 commands are on the stream (recorded then, it covers this command and those
 after it: waiting for more is still a valid wait).  Waiting on the latest
-command is one ``cuStreamSynchronize``; an event whose command is known to be
-finished (a synchronisation since) costs no driver call.  Host tasks
+command waits for the stream, any other for a CUDA event, polling with
+``cuStreamQuery``/``cuEventQuery`` so that Ctrl-C can stop a wait (``_await``);
+an event whose command is known to be finished (a synchronisation since)
+costs no driver call.  Host tasks
 run on the submitting thread once everything before them on the stream has
 finished.  Kernels launch with ``cuLaunchKernel``: ``id`` kernels over a grid
 rounded up to whole blocks (the kernel checks the range), ``nd_item`` kernels
@@ -61,6 +63,37 @@ _NON_BLOCKING = 1
 _DISABLE_TIMING = 2
 _NOT_READY = 600
 _SHARED_ALIGN = 16
+
+
+#: a wait polls this long (seconds) before it sleeps between polls; sleeps grow to _NAP_MAX
+_SPIN_S = 200e-6
+_NAP_MAX = 1e-3
+
+
+def _await(query: str, synchronize: str, handle) -> None:
+    """Wait for a stream or event (``query``: ``cuStreamQuery`` or
+    ``cuEventQuery``) in a way Ctrl-C can stop: the driver's synchronize call
+    cannot be interrupted, so this polls, first back to back (a short kernel
+    finishes within microseconds: no sleep's latency), then with sleeps of up
+    to a millisecond.  Python runs its signal handlers between polls, so
+    SIGINT raises ``KeyboardInterrupt`` here; the queue stays usable (the
+    work goes on on the GPU, as after a wait that returned early).  A failed
+    command's error comes from ``synchronize``, as before."""
+    fn = driver.function(query)
+    rc = fn(handle)
+    if rc == 0:
+        return
+    deadline = time.perf_counter() + _SPIN_S
+    nap = 20e-6
+    while rc == _NOT_READY:
+        if time.perf_counter() < deadline:
+            rc = fn(handle)
+            continue
+        time.sleep(nap)
+        nap = min(nap * 2, _NAP_MAX)
+        rc = fn(handle)
+    if rc != 0:
+        driver.call(synchronize, handle)     # the failure, named as the synchronize call names it
 
 
 class cuda_event(event):  # noqa: N801
@@ -368,9 +401,9 @@ class cuda_queue(queue):  # noqa: N801
         seq = self._seq
         try:
             if ev is None:
-                driver.call("cuStreamSynchronize", self._stream)
+                _await("cuStreamQuery", "cuStreamSynchronize", self._stream)
             else:
-                driver.call("cuEventSynchronize", ev)
+                _await("cuEventQuery", "cuEventSynchronize", ev)
         except driver.DriverError as err:
             raise self._failed(err, f"command '{label}'" if label else "the queue") from None
         if ev is None:

@@ -15,6 +15,7 @@ import numpy as np
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from minisycl import runtime as sycl
+from minisycl.passes.support import knobs
 
 KSL = """
 kernel fillv(id<1> i, int* x, int v) { if (i == 0) x[0] = v; }
@@ -237,7 +238,7 @@ for name, (_, arity) in sorted(ENTRIES.items()):
             args[pos] = v
             cases[0] += 1
             report(name, args, attempt(name, args))
-    if os.environ.get("API_FUZZ_TIMES"):
+    if knobs.fuzz_verbose():
         print(f"{time.time() - t0:6.2f}s {name}", file=sys.stderr, flush=True)
 if EXAMPLES:
     run()

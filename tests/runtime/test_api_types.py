@@ -39,7 +39,7 @@ def prog(tmp_path_factory):
     d = tmp_path_factory.mktemp("t")
     (d / "t.ksl").write_text("kernel fill(id<1> i, int* x) { x[i] = 1; }\n"
                              "kernel one(int* x) { x[0] = 7; }\n"
-                             "device_global<long> counter;\n"
+                             "device_global<long> wide_counter;\n"
                              "device_global<float> scale;\n")
     return sycl.build_program(d / "t.ksl")
 
@@ -123,7 +123,7 @@ def test_selectors_and_aspects_are_checked():
 
 def test_copy_checks_element_types_against_a_device_global(prog):
     q = sycl.queue()
-    counter, scale = prog.device_global("counter"), prog.device_global("scale")
+    counter, scale = prog.device_global("wide_counter"), prog.device_global("scale")
     invalid(lambda: q.copy(np.array([1.5]), counter), "holds i64, not float64")
     invalid(lambda: q.copy(np.array([1], np.int32), counter), "holds i64, not int32")
     invalid(lambda: q.copy(np.array([1], np.int32), scale), "holds float, not int32")

@@ -240,3 +240,21 @@ def test_handler_forms_and_dependencies(prog):
     dst = np.zeros(4, np.int32)
     q.submit(lambda h: (h.depends_on([e2]), h.memcpy(dst, arr, 16, 0))).wait()
     assert dst.tolist() == [9, 9, 9, 9]
+
+
+def test_programs_sharing_a_name_must_agree_on_its_size(tmp_path):
+    """Two bundles in one context share the storage of an external device_global
+    of the same name (one definition per name); a program whose definition is
+    larger than the storage a program before it made is refused instead of
+    writing past it."""
+    small, large = tmp_path / "small.ksl", tmp_path / "large.ksl"
+    small.write_text("device_global<int> odr_shared = 5;\nkernel put_small(int* out) { out[0] = odr_shared; }\n")
+    large.write_text("device_global<long> odr_shared;\nkernel put_large(long* out) { odr_shared = 1; out[0] = odr_shared; }\n")
+    q = sycl.queue()
+    out, wide = sycl.malloc_shared(1, np.int32, q), sycl.malloc_shared(1, np.int64, q)
+    q.single_task(sycl.build_program(small).kernel("put_small"), out).wait()
+    with pytest.raises(sycl.exception) as err:
+        q.single_task(sycl.build_program(large).kernel("put_large"), wide).wait()
+    assert err.value.code() == sycl.errc.invalid
+    assert "odr_shared" in str(err.value) and "8 bytes" in str(err.value) and "4 bytes" in str(err.value)
+    q.single_task(sycl.build_program(small).kernel("put_small"), out).wait()    # the same definition again: fine
