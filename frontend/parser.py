@@ -283,7 +283,7 @@ class _Builder:
     def float_lit(self, c):
         text = c[0][1]
         suffix = text[-1].lower() if text[-1] in "fFhH" else ""
-        return ast.FloatLit(self._loc(c[0]), float(text.rstrip("fFhH")), suffix)
+        return ast.FloatLit(self._loc(c[0]), float(text.rstrip("fFhH")), suffix, text)
 
     def char_lit(self, c):
         body = unescape(c[0][1][1:-1])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...device_configs.aspects import Aspect
 from .. import ast, types
+from ..data_layout import MAX_OBJECT_SIZE
 from ..types import DOUBLE, GENERIC, HALF, LOCAL, ArrayType, ItemType, PointerType
 from .context import Part
 
@@ -37,7 +38,16 @@ class TypeNames(Part):
                 self.error(spec.loc, "array of void")
                 return None
             ty = ArrayType(ty, n)
+            if not self.fits_address_space(ty):
+                self.error(dim.loc, f"array is too large ({n} elements)")
+                return None
         return ty
+
+    def fits_address_space(self, ty) -> bool:
+        """Whether an object of type ``ty`` fits the 64-bit address space
+        (``data_layout.MAX_OBJECT_SIZE``): the one check of object sizes, for
+        arrays as their type is built and for classes as they are completed."""
+        return self.cx.sizeof is None or self.cx.sizeof(ty) < MAX_OBJECT_SIZE
 
     def base_type(self, spec: ast.TypeSpec) -> types.Type | None:
         """The type a primitive, class or item spelling names (before ``*`` and ``[N]``)."""
