@@ -136,12 +136,16 @@ _FOLD = {ast.IntLit: _literal, ast.CharLit: _literal, ast.FloatLit: _literal, as
 # -- the arithmetic of constant expressions (shared with ``constexpr``) -------------
 def round_float(value, ty):
     """``value`` rounded to floating type ``ty``'s precision (overflow: infinity)."""
+    try:
+        value = float(value)            # (an integer converts through double, as struct.pack does)
+    except OverflowError:
+        return math.copysign(math.inf, value)
     if ty.bits == 64:
-        return float(value)
+        return value
     fmt = "f" if ty.bits == 32 else "e"
     try:
         return struct.unpack(fmt, struct.pack(fmt, value))[0]
-    except OverflowError:
+    except (OverflowError, struct.error):
         return math.copysign(math.inf, value)
 
 

@@ -77,6 +77,11 @@ def printable(text: str) -> str:
     return "".join(ch if ch.isprintable() else _escaped(ch) for ch in text)
 
 
+def printable_lines(text: str) -> str:
+    """``printable`` for each line of ``text`` (its line breaks kept)."""
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
 def _escaped(ch: str) -> str:
     code = ord(ch)
     if 0xDC80 <= code <= 0xDCFF:
@@ -121,7 +126,7 @@ class UserError(Exception):
     with status 1."""
 
     def render(self) -> str:
-        return "\n".join(printable(line) for line in f"minisycl: error: {self}".split("\n"))
+        return printable_lines(f"minisycl: error: {self}")
 
 
 class CompileError(Exception):

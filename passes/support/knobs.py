@@ -53,6 +53,13 @@ def cuda_libdevice() -> str | None:
     return os.environ.get("MINISYCL_CUDA_LIBDEVICE") or None
 
 
+def fuzz_examples() -> int | None:
+    """MINISYCL_FUZZ_EXAMPLES: how many cases each generator test (``tests/test_fuzz_*.py``)
+    runs, instead of its small CI count; for a long run, e.g. 5000."""
+    value = os.environ.get("MINISYCL_FUZZ_EXAMPLES", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
 def cuda_home() -> str | None:
     """CUDA_HOME (or CUDA_PATH): a CUDA toolkit's folder, where libdevice is looked for."""
     return os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or None
