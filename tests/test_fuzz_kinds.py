@@ -24,7 +24,8 @@ flags.
 Hypothesis draws the cases in a child Python, which runs each one in a forked
 grandchild (``fuzz_harness.run_case``): a signal, an abort, a hang, an internal
 error (exit 3), a traceback, a raw control character in the diagnostics, or a
-changed input file fails the test, and hypothesis shrinks it to a small case.
+changed input file fails the test; the run goes on, and reports the first few
+cases of each kind that failed.
 Exit 0 and exit 1 (one clean error report) both pass; for narrowing of integer
 constants, the verdict is also checked against C++'s rule.  CI runs a few dozen
 cases per surface; ``MINISYCL_FUZZ_EXAMPLES=5000 python -m pytest
@@ -323,19 +324,20 @@ def child(surface: str, count: int, work: str) -> None:
     from minisycl.passes.support import knobs
 
     compile_source(VALID, "warm.ksl")           # the grammar and the parser, loaded before any fork
-    summary = {"cases": 0, "verdicts": {}, "failure": None}
+    summary = {"cases": 0, "verdicts": {}, "failures": []}
     long_run = knobs.fuzz_examples() is not None
 
     def record(kind, verdict, detail):
+        """Count the case; keep a failure (the first few of each kind and
+        verdict) and go on, so that one run reports every kind it finds."""
         summary["cases"] += 1
         summary["verdicts"].setdefault(kind, {}).setdefault(str(verdict), 0)
         summary["verdicts"][kind][str(verdict)] += 1
-        ok = verdict in (0, 1, 2)
-        assert ok, f"{kind}: {verdict} ({detail})"
+        if verdict not in (0, 1, 2) and summary["verdicts"][kind][str(verdict)] <= 3:
+            summary["failures"].append(f"{kind}: {verdict} ({detail})"[:2000])
 
     config = settings(max_examples=count, deadline=None, database=None, derandomize=not long_run,
-                      suppress_health_check=list(HealthCheck),
-                      phases=[Phase.generate, Phase.shrink] if long_run else [Phase.generate])
+                      suppress_health_check=list(HealthCheck), phases=[Phase.generate])
     if surface == "ksl":
         path, out, log = (os.path.join(work, n) for n in ("case.ksl", "case.ll", "case.log"))
 
@@ -352,8 +354,9 @@ def child(surface: str, count: int, work: str) -> None:
             if expected is not None:
                 with open(log, "rb") as fh:
                     said = fh.read()
-                narrowed = b"narrowed" in said
-                assert narrowed == expected, f"narrowing of {text[:200]!r}: C++ says {expected}, minisycl {said!r}"
+                if (b"narrowed" in said) != expected and verdict in (0, 1):
+                    summary["failures"].append(f"narrowing of {text[-120:]!r}: C++ says {'an' if expected else 'no'} "
+                                               f"error, minisycl said {said[:300]!r}")
     else:
         from minisycl.frontend import compile_source as cs
         base = cs(IR_SOURCE, "ir.ksl").ir
@@ -378,10 +381,7 @@ def child(surface: str, count: int, work: str) -> None:
                     os.unlink(os.path.join(work, name))
             record(f"{kind}/{tool}", verdict, f"{args[:-2]} {text[:200]!r}")
 
-    try:
-        prop()
-    except AssertionError as err:
-        summary["failure"] = str(err)[:3000]
+    prop()
     print(json.dumps(summary))
 
 
@@ -399,11 +399,11 @@ def run_surface(surface: str, ci_count: int, tmp_path) -> dict:
 
 def test_ksl_sources_by_kind(tmp_path):
     summary = run_surface("ksl", 40, tmp_path)
-    assert summary["failure"] is None, summary["failure"]
+    assert summary["failures"] == [], "\n".join(summary["failures"])
     assert summary["cases"] >= examples(40) // 2
 
 
 def test_ir_into_opt_and_post_link_by_kind(tmp_path):
     summary = run_surface("ir", 30, tmp_path)
-    assert summary["failure"] is None, summary["failure"]
+    assert summary["failures"] == [], "\n".join(summary["failures"])
     assert summary["cases"] >= examples(30) // 2
