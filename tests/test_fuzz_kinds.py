@@ -259,6 +259,7 @@ def ir_case(draw, base: str):
         md = draw(st.sampled_from(["reqd_work_group_size", "intel_reqd_sub_group_size", "work_group_num_dim",
                                    "max_work_group_size", "sycl_fixed_targets"]))
         value = draw(st.sampled_from(METADATA_VALUES))
+        kind = f"metadata-{md}"
         lines = ir.split("\n")
         at = next(n for n, line in enumerate(lines) if line.startswith("define spir_kernel void @k("))
         head = re.sub(rf" !{md} !\d+", "", lines[at])
@@ -267,6 +268,7 @@ def ir_case(draw, base: str):
     elif kind == "attribute":
         key = draw(st.sampled_from(["sycl-device-global-size", "sycl-host-access", "sycl-optlevel"]))
         value = draw(st.sampled_from(ATTRIBUTE_VALUES))
+        kind = f"attribute-{key}"
         if key == "sycl-device-global-size":
             ir = re.sub(r'"sycl-device-global-size"="[^"]*"', f'"{key}"="{value}"', ir, count=1)
         else:
@@ -275,6 +277,7 @@ def ir_case(draw, base: str):
     elif kind == "number":
         n = draw(st.sampled_from(["4294967296", "99999999999999999999", "1" + "0" * 400, "-" + "9" * 5000]))
         where = draw(st.sampled_from(["array", "add", "align", "vector"]))
+        kind = f"number-{where}"
         ir += {"array": f"\n@big = global [{n} x i8] zeroinitializer\n",
                "add": f"\ndefine i32 @num(i32 %x) {{\n  %y = add i32 %x, {n}\n  ret i32 %y\n}}\n",
                "align": f"\n@al = global i32 0, align {n}\n",
@@ -282,9 +285,11 @@ def ir_case(draw, base: str):
     elif kind == "nesting":
         d = draw(DEPTHS)
         shape = draw(st.sampled_from(["array-type", "struct-type", "metadata", "constant"]))
+        kind = f"nesting-{shape}-{d}"
         ir += {"array-type": "\n@deep = global " + "[1 x " * d + "i8" + "]" * d + " zeroinitializer\n",
                "struct-type": "\n@deep = global " + "{ " * d + "i8" + " }" * d + " zeroinitializer\n",
-               "metadata": "\n!deep = !{" + "!{" * d + "}" * d + "}\n",
+               "metadata": "\n!deep = !{!9001}\n" + "".join(f"!{9001 + j} = !{{!{9002 + j}}}\n" for j in range(d))
+                           + f"!{9001 + d} = !{{}}\n",
                "constant": "\n@deep = global ptr " + "getelementptr (i8, ptr " * d + "null" + ", i64 1)" * d
                            + "\n"}[shape]
     elif kind == "control":
@@ -297,6 +302,7 @@ def ir_case(draw, base: str):
     else:
         n = draw(SIZES)
         where = draw(st.sampled_from(["name", "string", "comment", "quoted-name"]))
+        kind = f"token-{where}"
         ir += {"name": f"\n@{'n' * n} = global i32 0\n",
                "string": f'\n@str = global [{n} x i8] c"{"s" * n}"\n',
                "comment": f"\n; {'c' * n}\n",
@@ -350,7 +356,7 @@ def child(surface: str, count: int, work: str) -> None:
             verdict = run_case(_compile_case(path, out), inputs=[path], log=log, check_output=True)
             if os.path.exists(out):
                 os.unlink(out)
-            record(kind, verdict, text[:200])
+            record(kind, verdict, text[:120] + b" ... " + text[-120:] if len(text) > 260 else text)
             if expected is not None:
                 with open(log, "rb") as fh:
                     said = fh.read()
@@ -379,7 +385,7 @@ def child(surface: str, count: int, work: str) -> None:
             for name in os.listdir(work):
                 if name.startswith("out"):
                     os.unlink(os.path.join(work, name))
-            record(f"{kind}/{tool}", verdict, f"{args[:-2]} {text[:200]!r}")
+            record(f"{kind}/{tool}", verdict, f"{args[:2]} {text[-200:]!r}")
 
     prop()
     print(json.dumps(summary))
