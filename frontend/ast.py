@@ -49,10 +49,10 @@ class IntLit(Expr):
 
 
 class FloatLit(Expr):
-    __slots__ = ("value", "suffix")
+    __slots__ = ("value", "suffix", "text")
 
-    def __init__(self, loc, value, suffix):
-        self.loc, self.value, self.suffix = loc, value, suffix
+    def __init__(self, loc, value, suffix, text=""):
+        self.loc, self.value, self.suffix, self.text = loc, value, suffix, text
 
 
 class BoolLit(Expr):

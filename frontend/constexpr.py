@@ -38,11 +38,8 @@ The result, ``construct(...)``, is the checker's value tree for the type
 """
 from __future__ import annotations
 
-import math
-import struct
-
 from . import ast
-from .constants import convert_const
+from .constants import NotConstant, arith, arith_result, convert_const, convert_value, round_float
 from .data_layout import flat_fields
 from .symbols import ConstSym, LocalSym
 
@@ -51,14 +48,6 @@ __all__ = ["NotConstant", "construct", "needs_construction", "MAX_STEPS", "MAX_D
 #: clang's defaults for -fconstexpr-steps and -fconstexpr-depth
 MAX_STEPS = 1_048_576
 MAX_DEPTH = 512
-
-
-class NotConstant(Exception):
-    """``loc``: the construct that cannot be evaluated; ``reason``: why, in words."""
-
-    def __init__(self, loc, reason: str):
-        super().__init__(reason)
-        self.loc, self.reason = loc, reason
 
 
 class Vptr:
@@ -127,17 +116,6 @@ def construct(ty, ctor, args, loc):
     else:
         ev.default_construct(ty, this, loc)
     return ev.tree(ty, holder[0], loc)
-
-
-def _round(value, ty):
-    """``value`` rounded to floating type ``ty``'s precision (overflow: infinity)."""
-    if ty.bits == 64:
-        return float(value)
-    fmt = "f" if ty.bits == 32 else "e"
-    try:
-        return struct.unpack(fmt, struct.pack(fmt, value))[0]
-    except OverflowError:
-        return math.copysign(math.inf, value)
 
 
 class _Evaluator:
@@ -441,7 +419,7 @@ class _Evaluator:
         return int(e.value)
 
     def e_FloatLit(self, e):
-        return _round(e.value, e.ty)
+        return round_float(e.value, e.ty)
 
     def e_NullLit(self, e):
         return None
@@ -469,7 +447,7 @@ class _Evaluator:
             return int(not v)
         if e.op == "~":
             return convert_const(~int(v), ty)
-        return self.arith_result(-v, ty, e.loc)
+        return arith_result(-v, ty, e.loc)
 
     def e_AddrOf(self, e):
         return self.place(e.operand)
@@ -482,27 +460,15 @@ class _Evaluator:
         if ty.is_ptr:
             new = self.element(old.container, self.offset(old, e.loc) + delta, e.loc, allow_end=True)
         else:
-            new = self.arith_result(old + delta, ty, e.loc)
+            new = arith_result(old + delta, ty, e.loc)
         ref.set(new)
         return new if e.prefix else old
-
-    def arith_result(self, v, ty, loc):
-        """``v`` as a ``ty``: floats rounded, unsigned integers wrapped, signed
-        overflow refused (undefined behaviour is not a constant expression)."""
-        if ty.is_float:
-            return _round(v, ty)
-        if ty.is_bool:
-            return int(bool(v))
-        wrapped = convert_const(v, ty)
-        if ty.signed and wrapped != v:
-            raise NotConstant(loc, f"the result {v} overflows '{ty}'")
-        return wrapped
 
     def e_Binary(self, e):
         a, b = self.value(e.lhs), self.value(e.rhs)
         kind, op = e.kind, e.op
         if kind == "arith":
-            return self.arith(op, a, b, e.operand_ty, e.loc)
+            return arith(op, a, b, e.operand_ty, e.loc)
         if kind == "cmp":
             return int({"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b, "==": a == b, "!=": a != b}[op])
         if kind == "ptr_cmp":
@@ -517,24 +483,6 @@ class _Evaluator:
         if a is None or b is None or a.container is not b.container:     # ptr_diff
             raise NotConstant(e.loc, "subtracts pointers into different objects")
         return self.offset(a, e.loc) - self.offset(b, e.loc)
-
-    def arith(self, op, a, b, ty, loc):
-        if ty.is_float:
-            if op == "/" and b == 0:
-                raise NotConstant(loc, "division by zero")
-            v = {"+": a + b, "-": a - b, "*": a * b}.get(op) if op != "/" else a / b
-            return _round(v, ty)
-        if op in ("/", "%"):
-            if b == 0:
-                raise NotConstant(loc, "division by zero")
-            q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)     # C truncates towards zero
-            return self.arith_result(q if op == "/" else a - q * b, ty, loc)
-        if op in ("<<", ">>"):
-            if not 0 <= b < ty.bits:
-                raise NotConstant(loc, f"shift by {b} of a {ty.bits}-bit value")
-            return a >> b if op == ">>" else convert_const(a << b, ty)     # C++20: both defined
-        v = {"+": a + b, "-": a - b, "*": a * b, "&": a & b, "|": a | b, "^": a ^ b}[op]
-        return self.arith_result(v, ty, loc)
 
     def e_Logical(self, e):
         a = self.value(e.lhs)
@@ -574,12 +522,7 @@ class _Evaluator:
         if kind == "tobool":
             return int(v is not None and v != 0) if not isinstance(v, Ref) else 1
         if kind == "conv":
-            if e.ty.is_float:
-                return _round(v, e.ty)
-            if e.operand.ty.is_float and not e.ty.is_bool:
-                if not math.isfinite(v) or convert_const(int(v), e.ty) != int(v):
-                    raise NotConstant(e.loc, f"{v} does not fit in '{e.ty}'")
-            return convert_const(v, e.ty)
+            return convert_value(v, e.operand.ty, e.ty, e.loc)
         return v                                # noop, ptr, void
 
     def e_Call(self, e):

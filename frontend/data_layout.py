@@ -13,6 +13,12 @@ from . import types
 TRIPLE = "spir64-unknown-unknown"
 DATALAYOUT = "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-n8:16:32:64"
 
+#: The largest object size, in bytes, for a 64-bit address space: clang's
+#: limit (an object's size in bits, 8x its bytes, must fit 64 bits; an array
+#: index of any element must fit ``long``), which keeps every offset LLVM
+#: computes from overflowing.
+MAX_OBJECT_SIZE = 1 << 61
+
 #: nd_item<N> holds five N-vectors, in this order (item_queries indexes them).
 ND_ITEM_FIELDS = ("global_id", "local_id", "group", "global_range", "local_range")
 

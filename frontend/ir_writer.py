@@ -17,6 +17,10 @@ from ..passes.ir.lexer import quote_name
 from .ir_attributes import quote
 
 
+#: the longest local value name written (in UTF-8 at most 4x as many bytes, below LLVM's 1024)
+LOCAL_NAME_CHARS = 200
+
+
 def global_name(name: str) -> str:
     """``@name``, quoted when LLVM's lexer needs it."""
     return "@" + quote_name(name)
@@ -158,7 +162,10 @@ class Function(Value):
         self.args = [Value(t, "%" + (self.unique(n) if n else self.temp())) for t, n in zip(self.params, names)]
 
     def unique(self, name: str) -> str:
-        """``name``, or ``name.N`` if taken (llvmlite's scheme); values and blocks share it."""
+        """``name``, or ``name.N`` if taken (llvmlite's scheme); values and blocks share it.
+        A long name is cut to ``LOCAL_NAME_CHARS`` first: LLVM cuts a local value's
+        name at 1024 bytes, so two long names with one prefix would clash in its parser."""
+        name = name[:LOCAL_NAME_CHARS]
         used = self._used
         if name not in used:
             used.add(name)

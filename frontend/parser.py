@@ -79,7 +79,7 @@ class _Builder:
         return ast.TypeSpec(self._loc(c[0]), "named", name=c[0][1])
 
     def item_type(self, c):
-        return ast.TypeSpec(self._loc(c[0]), "item", name=c[0][1], dims=_int_value(c[2][1])[0])
+        return ast.TypeSpec(self._loc(c[0]), "item", name=c[0][1], dims=int_value(c[2][1])[0])
 
     def dg_type(self, c):
         return ast.TypeSpec(self._loc(c[0]), "dg", inner=c[2], inner_dims=c[3])
@@ -277,13 +277,13 @@ class _Builder:
         return list(c)
 
     def int_lit(self, c):
-        value, _ = _int_value(c[0][1])
+        value, _ = int_value(c[0][1])
         return ast.IntLit(self._loc(c[0]), value, c[0][1])
 
     def float_lit(self, c):
         text = c[0][1]
         suffix = text[-1].lower() if text[-1] in "fFhH" else ""
-        return ast.FloatLit(self._loc(c[0]), float(text.rstrip("fFhH")), suffix)
+        return ast.FloatLit(self._loc(c[0]), float(text.rstrip("fFhH")), suffix, text)
 
     def char_lit(self, c):
         body = unescape(c[0][1][1:-1])
@@ -308,7 +308,7 @@ class _Builder:
         return ast.Scoped(self._loc(c[1]), c[0][1], c[1][1])
 
 
-def _int_value(text: str) -> tuple[int, str]:
+def int_value(text: str) -> tuple[int, str]:
     """Value and (lower-case) suffix of an integer literal."""
     body = text.rstrip("uUlL")
     suffix = text[len(body):].lower()

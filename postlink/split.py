@@ -3,6 +3,7 @@
 ``split_module`` composes the stages, each a module of its own with its
 algorithm in its docstring.
 
+    ir_values.check_values           the numbers later stages read from the IR are in range
     passes.host_only_virtuals.with_vtable_stubs   a module that was not split: vtable slots
                                      of host-only virtual methods name stubs (on a copy)
     outlining.with_created_sets      kernels annotated with the sets they create
@@ -31,6 +32,7 @@ from .dummies import dummy_image, needs_dummy
 from ..passes.entry_points import entry_points
 from .grouping import group_entry_points, group_key
 from .image import Image, SplitError
+from .ir_values import check_values
 from .image_contents import KeptExternal, SplitContext, image_module, internalize
 from .outlining import export_virtual_functions, holds_virtual_functions, with_created_sets
 from .properties import compute_properties
@@ -58,6 +60,7 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     if mode not in SPLIT_MODES:
         raise SplitError(f"unknown split mode '{mode}' (expected one of: {', '.join(SPLIT_MODES)})")
     jit = target is None
+    check_values(module)
     module = with_created_sets(with_vtable_stubs(module))
     virtual = module.functions_with("indirectly-callable")
     emptied = set() if jit else emptied_virtual_functions(module, target, virtual)

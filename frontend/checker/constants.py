@@ -3,8 +3,8 @@ variables and device-global initialisers (values folded by ``frontend.constants`
 from __future__ import annotations
 
 from .. import ast
-from ..constants import const_fold
-from ..constexpr import NotConstant, construct, needs_construction
+from ..constants import NotConstant, evaluate
+from ..constexpr import construct, needs_construction
 from ..data_layout import flat_fields
 from ..symbols import ConstSym
 from .brace_elision import nest
@@ -12,16 +12,25 @@ from .context import Part
 
 
 class Constants(Part):
-    uses = {"expressions": ("expr", "rvalue"), "conversions": ("convert",), "declarations": ("define_global",)}
+    uses = {"expressions": ("expr", "rvalue"), "conversions": ("convert", "convert_braced"), "declarations": ("define_global",)}
+
+    def fold(self, e):
+        """The value of ``e`` where a constant expression is required, and the
+        notes that say why it is not one when its evaluation has undefined
+        behaviour (``INT_MAX + 1``, a shift by 40 of an int...): ``(None, notes)``."""
+        try:
+            return evaluate(e), None
+        except NotConstant as x:
+            return None, [self.note(x.loc, x.reason)]
 
     def array_size(self, dim, loc):
         if dim is None:
             self.error(loc, "array size missing")
             return None
         e = self.expr(dim)
-        v = const_fold(e)
+        v, why = self.fold(e)
         if not isinstance(v, int) or isinstance(v, bool) or not e.ty.is_int and not e.ty.is_bool:
-            self.error(dim.loc, "array size must be an integer constant expression")
+            self.error(dim.loc, "array size must be an integer constant expression", why)
             return None
         if v <= 0:
             self.error(dim.loc, f"array size must be positive, not {v}")
@@ -42,23 +51,26 @@ class Constants(Part):
             self.error(dcl.loc, f"constant '{dcl.name}' needs an arithmetic type and an initialiser")
             return
         e = self.convert(self.expr(dcl.init), ty, "initialiser")
-        v = const_fold(e)
+        v, why = self.fold(e)
         if v is None:
-            self.error(dcl.init.loc, f"initialiser of constant '{dcl.name}' is not a constant expression")
+            self.error(dcl.init.loc, f"initialiser of constant '{dcl.name}' is not a constant expression", why)
             return
         self.define_global(dcl.name, ConstSym(dcl.name, ty, v, dcl.loc), dcl.loc)
 
-    def const_initializer(self, init, ty):
-        """Constant value tree for a device_global initialiser: scalars, lists for arrays/classes."""
+    def const_initializer(self, init, ty, braced=False):
+        """Constant value tree for a device_global initialiser: scalars, lists for
+        arrays/classes (``braced``: ``init`` is an element of a brace list, where
+        narrowing is an error)."""
         if isinstance(init, ast.InitList):
             return self.const_list(init, ty)
         if not ty.is_arith:
             self.error(init.loc, f"'{ty}' must be initialised with a brace list")
             return None
-        e = self.convert(self.expr(init), ty, "initialiser")
-        v = const_fold(e)
+        e = self.rvalue(self.expr(init))
+        e = self.convert_braced(e, ty, "initialiser") if braced else self.convert(e, ty, "initialiser")
+        v, why = self.fold(e)
         if v is None:
-            self.error(init.loc, "device_global initialiser must be a constant expression")
+            self.error(init.loc, "device_global initialiser must be a constant expression", why)
         return v
 
     def const_list(self, init: ast.InitList, ty):
@@ -67,7 +79,7 @@ class Constants(Part):
             if len(init.items) > ty.count:
                 self.error(init.loc, f"too many initialisers for '{ty}'")
                 return None
-            return [self.const_initializer(i, ty.elem) for i in init.items]
+            return [self.const_initializer(i, ty.elem, True) for i in init.items]
         if ty.is_class:
             flat = flat_fields(ty)
             if len(init.items) > len(flat):
@@ -76,9 +88,9 @@ class Constants(Part):
             if ty.polymorphic:
                 self.error(init.loc, f"a device_global of polymorphic class '{ty}' cannot have an initialiser")
                 return None
-            return [self.const_initializer(i, fty) for i, (_, fty) in zip(init.items, flat)]
+            return [self.const_initializer(i, fty, True) for i, (_, fty) in zip(init.items, flat)]
         if len(init.items) == 1:
-            return self.const_initializer(init.items[0], ty)
+            return self.const_initializer(init.items[0], ty, True)
         self.error(init.loc, f"brace initialiser for scalar type '{ty}' must have one element")
         return None
 
@@ -122,7 +134,8 @@ class Constants(Part):
             if isinstance(a, ast.InitList):
                 self.error(a.loc, f"argument {i + 1} of the constructor of '{ty.name}' cannot be a brace list")
                 return
-            args.append(self.convert(self.rvalue(self.expr(a)), t, f"argument {i + 1} of constructor"))
+            convert = self.convert_braced if isinstance(init, ast.InitList) else self.convert
+            args.append(convert(self.rvalue(self.expr(a)), t, f"argument {i + 1} of constructor"))
         g.construct = (ctor, args)
 
     def _construct(self, g, ctor, args) -> None:

@@ -12,7 +12,7 @@ from .mangling import constructor_name, method_name, static_member_name, unique_
 
 
 class Declarations(Part):
-    uses = {"type_names": ("resolve_type", "is_complete"),
+    uses = {"type_names": ("resolve_type", "is_complete", "fits_address_space"),
             "properties": ("apply_function_props", "dg_props"),
             "constants": ("declare_constant", "device_global_init")}
 
@@ -50,6 +50,9 @@ class Declarations(Part):
         offset = (1 if cls.own_vptr else 0) + (1 if cls.base else 0)
         cls.field_index = {name: offset + i for i, (name, _) in enumerate(cls.fields)}
         cls.complete = True
+        if not self.fits_address_space(cls):
+            self.error(node.loc, f"'{cls.name}' is too large: its size exceeds the address space's limit of "
+                                 f"2^61 bytes")
         self.prog.classes.append(cls)
         return [(m, s) for m, s in methods if m.body is not None]
 

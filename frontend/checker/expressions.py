@@ -4,13 +4,20 @@ placement ``new``.  Each ``e_<Node>`` types one node in place (``ty``,
 ``lvalue``) and returns it, or the node that replaces it."""
 from __future__ import annotations
 
+import math
+
 from .. import ast, types
-from ..constants import const_fold
+from ..constants import const_fold, round_float
 from ..data_layout import flat_fields
 from ..symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym
 from ..types import BOOL, DOUBLE, FLOAT, GENERIC, HALF, INT, LOCAL, LONG, VOID, PointerType
 from .calls import BUILTINS
 from .context import Part
+
+#: bits -> the largest finite and the smallest positive value of that floating
+#: type, as clang writes them in its warnings about out-of-range literals
+_FLOAT_LIMITS = {16: ("6.5504E+4", "5.9604645E-8"), 32: ("3.40282347E+38", "1.40129846E-45"),
+                 64: ("1.7976931348623157E+308", "4.9406564584124654E-324")}
 
 
 def address_space(e) -> int:
@@ -96,7 +103,16 @@ class Expressions(Part):
         return self.set(e, ty)
 
     def e_FloatLit(self, e):
-        return self.set(e, {"f": FLOAT, "h": HALF}.get(e.suffix, DOUBLE))
+        ty = {"f": FLOAT, "h": HALF}.get(e.suffix, DOUBLE)
+        value = round_float(e.value, ty)
+        if math.isinf(value):
+            self.cx.diags.warning(e.loc, f"magnitude of floating-point constant too large for type '{ty}'; "
+                                         f"maximum is {_FLOAT_LIMITS[ty.bits][0]}")
+        elif value == 0 and any(c in "123456789" for c in e.text.lower().partition("e")[0]):
+            self.cx.diags.warning(e.loc, f"magnitude of floating-point constant too small for type '{ty}'; "
+                                         f"minimum is {_FLOAT_LIMITS[ty.bits][1]}")
+        e.value = value         # what the constant is: infinity or zero after those warnings
+        return self.set(e, ty)
 
     def e_BoolLit(self, e):
         return self.set(e, BOOL)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...device_configs.aspects import lookup as lookup_aspect
 from ...passes.ir.sycl_names import set_symbol
+from ..parser import int_value
 from ..symbols import DeviceGlobalSym
 from .context import Part
 
@@ -89,20 +90,21 @@ class Properties(Part):
             if not 1 <= len(p.args) <= 3:
                 self.error(p.loc, "reqd_work_group_size takes 1 to 3 sizes")
             for kind_, value, loc in p.args:
-                if kind_ != "INT" or int(value, 0) <= 0:
-                    self.error(loc, f"reqd_work_group_size: '{value}' is not a positive integer")
+                n = _size(value) if kind_ == "INT" else None
+                if n is None:
+                    self.error(loc, f"reqd_work_group_size: '{_shown(value)}' is not a positive integer below 2^31")
                 else:
-                    vals.append(int(value, 0))
+                    vals.append(n)
             sym.reqd_wg = vals
         if "reqd_sub_group_size" in props:
             sym.reqd_sg = self.sub_group_size(props["reqd_sub_group_size"])
 
     def sub_group_size(self, p) -> int | None:
         """The one positive size ``reqd_sub_group_size(n)`` takes."""
-        if len(p.args) != 1 or p.args[0][0] != "INT" or not 0 < int(p.args[0][1], 0) < 2 ** 31:
-            self.error(p.args[0][2] if p.args else p.loc, "reqd_sub_group_size takes one positive integer")
-            return None
-        return int(p.args[0][1], 0)
+        n = _size(p.args[0][1]) if len(p.args) == 1 and p.args[0][0] == "INT" else None
+        if n is None:
+            self.error(p.args[0][2] if p.args else p.loc, "reqd_sub_group_size takes one positive integer below 2^31")
+        return n
 
     def dg_props(self, dcl, g: DeviceGlobalSym):
         props = self.check_props(dcl.props, "device_global", "a device_global")
@@ -131,3 +133,20 @@ class Properties(Part):
                        f"{p.name} takes one of: {', '.join(table)}")
             return None
         return table[p.args[0][1]]
+
+
+def _size(text: str) -> int | None:
+    """The value of integer literal ``text`` (any base, any suffix) when it is a
+    size a property can hold, 1 to 2^31 - 1 (the IR writes it as an ``i32``),
+    else None (also for a literal too long to be one: not converted)."""
+    if len(text) > 40:
+        return None
+    try:
+        n = int_value(text)[0]
+    except ValueError:
+        return None
+    return n if 0 < n < 2 ** 31 else None
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= 40 else text[:40] + "..."

@@ -4,7 +4,6 @@ control flow (``break``/``continue``/``return`` where they may go) and
 from __future__ import annotations
 
 from .. import ast
-from ..constants import const_fold
 from ..data_layout import flat_fields
 from ..symbols import FuncSym, LocalSym
 from ..types import INT, PointerType
@@ -14,8 +13,8 @@ from .flow import completes
 
 
 class Statements(Part):
-    uses = {"expressions": ("expr", "rvalue"), "conversions": ("convert", "cond"),
-            "type_names": ("resolve_type", "is_complete", "note_type_aspects"), "groups": ("workgroup_variable",)}
+    uses = {"expressions": ("expr", "rvalue"), "conversions": ("convert", "convert_braced", "cond"),
+            "type_names": ("resolve_type", "is_complete", "note_type_aspects"), "constants": ("fold",), "groups": ("workgroup_variable",)}
 
     def connect(self):
         super().connect()
@@ -87,7 +86,9 @@ class Statements(Part):
         local = LocalSym(dcl.name, ty, s.type.const and not s.type.ptr, self.scopes.boundary, False, dcl.loc,
                          workgroup)
         if local.const and (ty.is_int or ty.is_bool) and isinstance(dcl.init, ast.Expr):
-            local.value = const_fold(dcl.init)
+            local.value, why = self.fold(dcl.init)
+            if why:
+                self.error(dcl.init.loc, f"initialiser of constant '{dcl.name}' is not a constant expression", why)
         dcl.sym = local
         self.scopes.declare(dcl.name, local)
 
@@ -121,7 +122,7 @@ class Statements(Part):
             self.error(il.loc, f"brace initialiser for scalar type '{ty}' must have one element")
             il.items = []
         else:
-            il.items = [self.convert(self.rvalue(self.expr(il.items[0])), ty, "initialiser")]
+            il.items = [self.convert_braced(self.rvalue(self.expr(il.items[0])), ty, "initialiser")]
         il.ty = ty
         il.lvalue = False
         return il
@@ -129,7 +130,7 @@ class Statements(Part):
     def init_item(self, item, ty):
         if isinstance(item, ast.InitList):
             return self.init_list(item, ty)
-        return self.convert(self.rvalue(self.expr(item)), ty, "initialiser")
+        return self.convert_braced(self.rvalue(self.expr(item)), ty, "initialiser")
 
     def s_If(self, s):
         s.cond = self.cond(s.cond)

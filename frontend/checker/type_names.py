@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...device_configs.aspects import Aspect
 from .. import ast, types
+from ..data_layout import MAX_OBJECT_SIZE
 from ..types import DOUBLE, GENERIC, HALF, LOCAL, ArrayType, ItemType, PointerType
 from .context import Part
 
@@ -29,6 +30,7 @@ class TypeNames(Part):
                                  "a pointer into it is 'local T*'")
         for i in range(spec.ptr):
             ty = PointerType(ty, LOCAL if spec.local and i == 0 else GENERIC)
+        size = self.object_size(ty) if dims and not ty.is_void else 0
         for dim in reversed(dims):
             n = self.array_size(dim, spec.loc)
             if n is None:
@@ -37,7 +39,20 @@ class TypeNames(Part):
                 self.error(spec.loc, "array of void")
                 return None
             ty = ArrayType(ty, n)
+            size *= n                       # (not sizeof(ty) again: linear in the number of dimensions)
+            if size >= MAX_OBJECT_SIZE:
+                self.error(dim.loc, f"array is too large ({n} elements)")
+                return None
         return ty
+
+    def object_size(self, ty) -> int:
+        return self.cx.sizeof(ty) if self.cx.sizeof is not None else 0
+
+    def fits_address_space(self, ty) -> bool:
+        """Whether an object of type ``ty`` fits the 64-bit address space
+        (``data_layout.MAX_OBJECT_SIZE``): the limit arrays are checked against
+        as their type is built (``resolve_type``), and classes as they are completed."""
+        return self.object_size(ty) < MAX_OBJECT_SIZE
 
     def base_type(self, spec: ast.TypeSpec) -> types.Type | None:
         """The type a primitive, class or item spelling names (before ``*`` and ``[N]``)."""

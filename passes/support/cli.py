@@ -71,7 +71,7 @@ def run_guarded(fn, *args):
     error's frames (and the LLVM modules they hold) are released at once, not
     left in reference cycles for the collector, which may dispose of an LLVM
     context before its module."""
-    from .diagnostics import CompileError, UserError
+    from .diagnostics import CompileError, UserError, printable_lines
     try:
         return fn(*args)
     except CompileError as err:
@@ -89,7 +89,7 @@ def run_guarded(fn, *args):
         report = (f"minisycl: internal error: {type(err).__name__}: {err}\n"
                   f"  reproduce with: MINISYCL_DEBUG=1 {_command_line()}")
         status = INTERNAL_ERROR
-    click.echo(report, err=True)
+    click.echo(printable_lines(report), err=True)      # (a file name or message may hold control bytes)
     sys.exit(status)
 
 

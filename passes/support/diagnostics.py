@@ -6,6 +6,7 @@ clang, LLVM and xDSL print them.  Every stage reports user errors through a
 """
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -30,19 +31,64 @@ class Diagnostic:
 
     def render(self, sources: dict[str, str] | None = None) -> str:
         head = f"{self.loc}: " if self.loc else "minisycl: "
-        out = [f"{head}{self.severity}: {self.message}"]
+        out = [printable(f"{head}{self.severity}: {self.message}")]
         if self.loc and sources and self.loc.file in sources:
-            lines = sources[self.loc.file].splitlines()
-            if 1 <= self.loc.line <= len(lines):
-                text = lines[self.loc.line - 1].expandtabs(1)
+            text = source_line(sources[self.loc.file], self.loc.line)
+            if text is not None:
+                text = text.expandtabs(1)
                 start = max(self.loc.col - 1, 0)
                 width = max(1, min(self.loc.length, max(len(text) - start, 1), SHOWN_COLUMNS // 2))
                 text, start = _window(text, start)
-                out.append(text)
-                out.append(" " * start + "^" + "~" * (width - 1))
+                shown = printable(text[:start])
+                underlined = printable(text[start:start + width]) or " "
+                out.append(shown + printable(text[start:]))
+                out.append(" " * len(shown) + "^" + "~" * (len(underlined) - 1))
         for note in self.notes:
             out.append(note.render(sources))
         return "\n".join(out)
+
+
+def source_line(source: str, line: int) -> str | None:
+    """Line ``line`` (1-based) of ``source`` as the lexers count lines (ended by
+    ``\n`` only; a CRLF's ``\r`` dropped), or None past the end.  Not
+    ``str.splitlines``: it also splits at ``\r``, form feeds and U+2028, so the
+    line shown would not be the line the location names."""
+    if line < 1:
+        return None
+    start = 0
+    for _ in range(line - 1):
+        start = source.find("\n", start) + 1
+        if start == 0:
+            return None
+    end = source.find("\n", start)
+    text = source[start:] if end < 0 else source[start:end]
+    if end < 0 and not text and start == len(source) and line > 1:
+        return None
+    return text[:-1] if text.endswith("\r") else text
+
+
+def printable(text: str) -> str:
+    """``text`` safe to write to a terminal, as clang shows source lines:
+    control and other invisible characters (escape sequences, ``\r``, bidi
+    overrides, line separators) as ``<U+XXXX>``, an undecodable byte (a lone
+    surrogate from ``surrogateescape``) as ``<XX>``."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else _escaped(ch) for ch in text)
+
+
+def printable_lines(text: str) -> str:
+    """``printable`` for each line of ``text`` (its line breaks kept)."""
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
+def _escaped(ch: str) -> str:
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"<{code - 0xDC00:02X}>"
+    if ch == " " or unicodedata.category(ch) == "Zs":
+        return ch
+    return f"<U+{code:04X}>"
 
 
 #: A source line longer than this is shown as the part of it around the caret.
@@ -80,7 +126,7 @@ class UserError(Exception):
     with status 1."""
 
     def render(self) -> str:
-        return f"minisycl: error: {self}"
+        return printable_lines(f"minisycl: error: {self}")
 
 
 class CompileError(Exception):

@@ -2,6 +2,7 @@
 from click.testing import CliRunner
 
 from minisycl.passes.support.cli import main
+from minisycl.passes.support.diagnostics import Diagnostic, SourceLoc, UserError, printable, source_line
 
 
 def compile_text(tmp_path, text: str):
@@ -33,3 +34,33 @@ def test_a_long_line_is_shown_around_the_caret(tmp_path):
 def test_a_short_line_is_shown_whole(tmp_path):
     r = compile_text(tmp_path, "int f() { return missing; }\n")
     assert r.output.splitlines()[1:3] == ["int f() { return missing; }", "                 ^~~~~~~"]
+
+
+# -- control characters (issue 27, point 8) ---------------------------------------------
+def test_control_characters_are_escaped_and_the_caret_follows():
+    src = "int x;\n\x1b]0;title\x07 y = \x9b1m z;\n"
+    col = src.split("\n")[1].index("z") + 1
+    text = Diagnostic("error", SourceLoc("a.ksl", 2, col, 1), "bad '\x1b[2J'").render({"a.ksl": src})
+    head, shown, caret = text.split("\n")
+    assert head == "a.ksl:2:%d: error: bad '<U+001B>[2J'" % col
+    assert shown == "<U+001B>]0;title<U+0007> y = <U+009B>1m z;"
+    assert shown[caret.index("^")] == "z"
+    assert all(c.isprintable() for c in text.replace("\n", ""))
+
+
+def test_undecodable_bytes_and_invisible_characters():
+    assert printable("a\udcffb") == "a<FF>b"
+    assert printable("\u202e\u2028\ufeff\x00") == "<U+202E><U+2028><U+FEFF><U+0000>"
+    assert printable("naïve ü 漢字 \u00a0") == "naïve ü 漢字 \u00a0"       # printable non-ASCII stays
+    assert UserError("x\x1by\nnext\rline").render() == "minisycl: error: x<U+001B>y\nnext<U+000D>line"
+
+
+def test_the_line_shown_is_the_lexers_line():
+    """Only ``\\n`` ends a line (as the lexer counts): a form feed, a vertical tab
+    or U+2028 inside a line does not move the line shown."""
+    src = "a\x0cb\x0bc\u2028d\nsecond\r\nthird"
+    assert source_line(src, 1) == "a\x0cb\x0bc\u2028d"
+    assert source_line(src, 2) == "second"
+    assert source_line(src, 3) == "third"
+    assert source_line(src, 4) is None and source_line(src, 0) is None
+    assert source_line("one\n", 2) is None
