@@ -32,9 +32,9 @@ class Diagnostic:
         head = f"{self.loc}: " if self.loc else "minisycl: "
         out = [f"{head}{self.severity}: {self.message}"]
         if self.loc and sources and self.loc.file in sources:
-            lines = sources[self.loc.file].splitlines()
-            if 1 <= self.loc.line <= len(lines):
-                text = lines[self.loc.line - 1].expandtabs(1)
+            text = source_line(sources[self.loc.file], self.loc.line)
+            if text is not None:
+                text = text.expandtabs(1)
                 start = max(self.loc.col - 1, 0)
                 width = max(1, min(self.loc.length, max(len(text) - start, 1), SHOWN_COLUMNS // 2))
                 text, start = _window(text, start)
@@ -47,6 +47,36 @@ class Diagnostic:
 
 #: A source line longer than this is shown as the part of it around the caret.
 SHOWN_COLUMNS = 120
+
+
+def source_line(text: str, line: int) -> str | None:
+    """Line ``line`` (1-based) of ``text`` without its line end, or None past
+    the end.  Lines end at ``\\n`` as the lexers count them (a ``\\r`` before
+    it is dropped).  Found by counting line ends a block at a time, not by
+    splitting the whole source: a diagnostic on a 50 MB file costs a scan, not
+    a list of its lines."""
+    if line < 1:
+        return None
+    start, todo, n = 0, line - 1, len(text)
+    while todo:
+        block = text.count("\n", start, start + _BLOCK)
+        if block >= todo or start + _BLOCK >= n:
+            break
+        todo -= block
+        start += _BLOCK
+    for _ in range(todo):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return None
+    if start >= n and line > 1:
+        return None
+    end = text.find("\n", start)
+    shown = text[start:] if end == -1 else text[start:end]
+    return shown[:-1] if shown.endswith("\r") else shown
+
+
+#: how much ``source_line`` counts at once before it looks for single line ends
+_BLOCK = 1 << 16
 
 
 def _window(text: str, caret: int) -> tuple[str, int]:
@@ -104,6 +134,11 @@ class CompileError(Exception):
         return f"{n} error{'s' if n != 1 else ''} generated."
 
 
+#: Warnings kept per compilation: bounded like errors, so that a source repeating
+#: one warned construct a million times costs neither a million objects nor lines.
+MAX_WARNINGS = 1000
+
+
 class DiagnosticSink:
     """Collects diagnostics of one compilation, in the order they were found."""
 
@@ -112,6 +147,7 @@ class DiagnosticSink:
         self.sources = sources if sources is not None else {}
         self.max_errors = max_errors
         self.error_count = 0
+        self.warning_count = 0
 
     def error(self, loc: SourceLoc | None, message: str, notes: list[Diagnostic] | None = None) -> None:
         self.error_count += 1
@@ -119,7 +155,12 @@ class DiagnosticSink:
             self.diagnostics.append(Diagnostic("error", loc, message, notes or []))
 
     def warning(self, loc: SourceLoc | None, message: str, notes: list[Diagnostic] | None = None) -> None:
-        self.diagnostics.append(Diagnostic("warning", loc, message, notes or []))
+        self.warning_count += 1
+        if self.warning_count <= MAX_WARNINGS:
+            self.diagnostics.append(Diagnostic("warning", loc, message, notes or []))
+        elif self.warning_count == MAX_WARNINGS + 1:
+            self.diagnostics.append(Diagnostic("warning", None, f"more than {MAX_WARNINGS} warnings; "
+                                                                "the rest are not shown"))
 
     @staticmethod
     def note(loc: SourceLoc | None, message: str) -> Diagnostic:
