@@ -28,6 +28,7 @@ import yaml
 from . import aspects as aspect_table
 from ..passes.support import knobs
 from ..passes.support.diagnostics import UserError
+from ..passes.support.inputs import read_input
 
 __all__ = ["TargetInfo", "ConfigError", "load_target", "load_file", "load_all", "target_names", "is_config_path",
            "CONFIG_DIR"]
@@ -108,7 +109,7 @@ def load_target(name: str) -> TargetInfo:
     if is_config_path(name):
         return load_file(name)
     path = os.path.join(_config_dir(), name + ".yaml")
-    if not os.path.isfile(path):
+    if not os.path.exists(path):
         raise ConfigError(f"unknown target '{name}'; known targets: {', '.join(target_names())}")
     return load_file(path, name)
 
@@ -127,12 +128,9 @@ def load_all() -> tuple[list[TargetInfo], list[ConfigError]]:
 def _read_text(path: str) -> str:
     """The file as text; bytes that are not UTF-8 are an error at their place."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
+        data = read_input(path, MAX_FILE_BYTES, "device config")
     except OSError as err:
         raise ConfigError(f"{path}: {err.strerror}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise _error_at(path, 1, 1, f"a device config is at most {MAX_FILE_BYTES} bytes")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -208,9 +208,9 @@ def build_cmd(sources, output, split, targets, jobs, stop_after, emit, quiet):
         wanted.discard("all")
         if wanted and output == "-":
             raise UserError("--emit writes beside -o: give -o a file name, not '-'")
+        from ..passes.support.inputs import check_input
         for s in sources:
-            if not os.path.isfile(s):
-                raise OSError(2, "no such file", s)
+            check_input(s, "source")
         with Progress("build", last + 1, quiet=quiet) as bar:
             bar.step(STAGE_NAMES[0], count=0)
 

@@ -70,6 +70,8 @@ def run_cmd(script, args):
     exception of the script with the script's own traceback; both exit with
     status 1."""
     def body():
+        from ..passes.support.inputs import check_input
+        check_input(script, "Python script")        # runpy would read /dev/zero forever
         sys.argv = [script, *args]
         try:
             runpy.run_path(script, run_name="__main__")

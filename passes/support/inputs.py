@@ -13,7 +13,7 @@ import errno
 import os
 import stat
 
-__all__ = ["read_input", "is_readable_file", "NOT_REGULAR"]
+__all__ = ["read_input", "check_input", "NOT_REGULAR"]
 
 #: What a path that is not a regular file is called in messages.
 NOT_REGULAR = {stat.S_IFDIR: "a directory", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
@@ -24,8 +24,13 @@ NOT_REGULAR = {stat.S_IFDIR: "a directory", stat.S_IFCHR: "a character device", 
 _UNSIZED = 1 << 26
 
 
-def _kind(mode: int) -> str:
-    return NOT_REGULAR.get(stat.S_IFMT(mode), "not a regular file")
+def _refusal(mode: int, what: str, path) -> OSError:
+    """The error for a path that is not a regular file: the OS's own for a
+    directory (``Is a directory``), else what the path is."""
+    if stat.S_ISDIR(mode):
+        return IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    kind = NOT_REGULAR.get(stat.S_IFMT(mode), "a special file")
+    return OSError(errno.EINVAL, f"is {kind}, not a regular file ({what} expected)", path)
 
 
 def read_input(path: str | bytes, limit: int | None = None, what: str = "file") -> bytes:
@@ -39,7 +44,7 @@ def read_input(path: str | bytes, limit: int | None = None, what: str = "file") 
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, f"is {_kind(st.st_mode)}, not a regular {what}", path)
+            raise _refusal(st.st_mode, what, path)
         if limit is not None and st.st_size > limit:
             raise OSError(errno.EFBIG, f"is {st.st_size} bytes; a {what} is at most {limit} bytes", path)
         # A regular file can grow while it is read, or report size 0 as /proc
@@ -62,10 +67,10 @@ def read_input(path: str | bytes, limit: int | None = None, what: str = "file") 
         os.close(fd)
 
 
-def is_readable_file(path: str | bytes) -> bool:
-    """Whether ``path`` is a regular file (what ``read_input`` accepts), by
-    ``stat`` of the path without opening it."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except (OSError, ValueError):
-        return False
+def check_input(path: str | bytes, what: str = "file") -> None:
+    """Raise the ``OSError`` that ``read_input`` would for a path that is
+    missing or not a regular file, without opening it: commands check all
+    their inputs before they start work."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise _refusal(st.st_mode, what, path)
