@@ -28,7 +28,7 @@ import llvmlite.binding as llvm        # MCJIT only: modules come from the IR la
 
 from ..passes.ir import Function, Global, IRError, Module, parse_assembly, quote_name, split_operands
 from .native import for_this_cpu
-from .properties import is_image_scope
+from .properties import device_global_size, is_image_scope
 
 __all__ = ["device_global_table", "element_size", "initial_bytes"]
 
@@ -127,7 +127,7 @@ def device_global_table(module: Module) -> dict[str, dict]:
     for name in module.globals_with("sycl-device-global-size"):
         g = module.globals[name]
         attrs = module.global_attributes(name)
-        size = int(attrs["sycl-device-global-size"])
+        size = device_global_size(name, attrs)
         scope = is_image_scope(attrs)
         fields = split_operands(g.value_type.strip()[1:-1]) if g.value_type.startswith("{") else [g.value_type]
         value_type = fields[-1]

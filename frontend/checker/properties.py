@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...device_configs.aspects import lookup as lookup_aspect
 from ...passes.ir.sycl_names import set_symbol
+from ..parser import _int_value
 from ..symbols import DeviceGlobalSym
 from .context import Part
 
@@ -89,20 +90,22 @@ class Properties(Part):
             if not 1 <= len(p.args) <= 3:
                 self.error(p.loc, "reqd_work_group_size takes 1 to 3 sizes")
             for kind_, value, loc in p.args:
-                if kind_ != "INT" or int(value, 0) <= 0:
-                    self.error(loc, f"reqd_work_group_size: '{value}' is not a positive integer")
+                n = _int_value(value)[0] if kind_ == "INT" else 0
+                if not 0 < n < 2 ** 31:
+                    self.error(loc, f"reqd_work_group_size: '{value[:40]}' is not a positive integer below 2**31")
                 else:
-                    vals.append(int(value, 0))
+                    vals.append(n)
             sym.reqd_wg = vals
         if "reqd_sub_group_size" in props:
             sym.reqd_sg = self.sub_group_size(props["reqd_sub_group_size"])
 
     def sub_group_size(self, p) -> int | None:
         """The one positive size ``reqd_sub_group_size(n)`` takes."""
-        if len(p.args) != 1 or p.args[0][0] != "INT" or not 0 < int(p.args[0][1], 0) < 2 ** 31:
+        n = _int_value(p.args[0][1])[0] if len(p.args) == 1 and p.args[0][0] == "INT" else 0
+        if not 0 < n < 2 ** 31:
             self.error(p.args[0][2] if p.args else p.loc, "reqd_sub_group_size takes one positive integer")
             return None
-        return int(p.args[0][1], 0)
+        return n
 
     def dg_props(self, dcl, g: DeviceGlobalSym):
         props = self.check_props(dcl.props, "device_global", "a device_global")
