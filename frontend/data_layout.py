@@ -13,6 +13,11 @@ from . import types
 TRIPLE = "spir64-unknown-unknown"
 DATALAYOUT = "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-n8:16:32:64"
 
+#: The largest object, in bytes, a 64-bit target can address (clang's limit:
+#: sizes are signed 64-bit offsets); every target the front end emits for
+#: (spir64, nvptx64, the 64-bit host) has 64-bit pointers.
+MAX_OBJECT_BYTES = 2 ** 63 - 1
+
 #: nd_item<N> holds five N-vectors, in this order (item_queries indexes them).
 ND_ITEM_FIELDS = ("global_id", "local_id", "group", "global_range", "local_range")
 

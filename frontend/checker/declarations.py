@@ -4,6 +4,7 @@ file-scope constants and device globals."""
 from __future__ import annotations
 
 from .. import ast
+from ..data_layout import MAX_OBJECT_BYTES, sizeof
 from ..symbols import DeviceGlobalSym, FuncSym
 from ..types import INT, LOCAL, VOID, ClassType, PointerType
 from .calls import BUILTINS
@@ -50,6 +51,9 @@ class Declarations(Part):
         offset = (1 if cls.own_vptr else 0) + (1 if cls.base else 0)
         cls.field_index = {name: offset + i for i, (name, _) in enumerate(cls.fields)}
         cls.complete = True
+        if sizeof(cls) > MAX_OBJECT_BYTES:
+            self.error(node.loc, f"class '{cls.name}' is too large "
+                       f"({sizeof(cls)} bytes: more than the {MAX_OBJECT_BYTES} a 64-bit target can address)")
         self.prog.classes.append(cls)
         return [(m, s) for m, s in methods if m.body is not None]
 

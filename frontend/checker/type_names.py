@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...device_configs.aspects import Aspect
 from .. import ast, types
+from ..data_layout import MAX_OBJECT_BYTES, sizeof
 from ..types import DOUBLE, GENERIC, HALF, LOCAL, ArrayType, ItemType, PointerType
 from .context import Part
 
@@ -24,6 +25,10 @@ class TypeNames(Part):
             return None
         if ty is HALF:
             self.prog.uses_half = True
+        if spec.ptr + len(dims) > types.MAX_TYPE_DEPTH:
+            self.error(spec.loc, f"type has {spec.ptr} '*' and {len(dims)} array dimensions; at most "
+                                 f"{types.MAX_TYPE_DEPTH} together are allowed")
+            return None
         if spec.local and not spec.ptr and not allow_local:
             self.error(spec.loc, "'local' declares work-group memory only as a variable in a function body; "
                                  "a pointer into it is 'local T*'")
@@ -37,6 +42,10 @@ class TypeNames(Part):
                 self.error(spec.loc, "array of void")
                 return None
             ty = ArrayType(ty, n)
+            if sizeof(ty) > MAX_OBJECT_BYTES:
+                self.error(getattr(dim, "loc", spec.loc), f"array is too large ({n} elements of {sizeof(ty.elem)} bytes: "
+                                                          f"more than the {MAX_OBJECT_BYTES} bytes a 64-bit target can address)")
+                return None
         return ty
 
     def base_type(self, spec: ast.TypeSpec) -> types.Type | None:
@@ -52,7 +61,8 @@ class TypeNames(Part):
                 self.error(spec.loc, f"unknown type '{spec.name}'")
             return ty
         if spec.dims not in (1, 2, 3):     # item
-            self.error(spec.loc, f"{spec.name}<{spec.dims}>: dimensions must be 1, 2 or 3")
+            shown = spec.dims if spec.dims < 2 ** 64 else "..."      # the parser's TOO_LARGE
+            self.error(spec.loc, f"{spec.name}<{shown}>: dimensions must be 1, 2 or 3")
             return None
         return ItemType(spec.name, spec.dims)
 
