@@ -114,8 +114,11 @@ def _shared_storage(dg: device_global, device, ctx) -> usm_allocation:
         storage = _STORAGE.get(key)
         if storage is None:
             storage = usm_allocation(dg.size, np.uint8, "device")
-            init = dg.initial_bytes()
-            ctypes.memmove(storage.ptr, init, min(len(init), dg.size))
+            init = bytes.fromhex(dg.info.get("init") or "")
+            if init:
+                ctypes.memmove(storage.ptr, init, min(len(init), dg.size))
+            else:                       # a zero-initialised T has no bytes in the bundle
+                ctypes.memset(storage.ptr, 0, dg.size)
             _STORAGE[key] = storage
             if dg.info.get("relocations"):
                 _PENDING[key] = list(dg.info["relocations"])
