@@ -23,6 +23,10 @@ def global_name(name: str) -> str:
 
 
 # ----------------------------------------------------------------------- types
+#: The longest local value or block name written (a source's local variable
+#: may have any length; the IR only needs it to be readable and unique).
+MAX_LOCAL_NAME = 256
+
 class Type:
     """An LLVM type: ``kind`` is void, int, float, ptr, array or struct; ``elems``
     holds struct members, or ``(element, count)`` for arrays."""
@@ -158,7 +162,10 @@ class Function(Value):
         self.args = [Value(t, "%" + (self.unique(n) if n else self.temp())) for t, n in zip(self.params, names)]
 
     def unique(self, name: str) -> str:
-        """``name``, or ``name.N`` if taken (llvmlite's scheme); values and blocks share it."""
+        """``name``, or ``name.N`` if taken (llvmlite's scheme); values and blocks share it.
+        A name is cut to ``MAX_LOCAL_NAME`` characters first: LLVM cuts local names
+        past 1024 itself, which made two long names one (and the IR invalid)."""
+        name = name[:MAX_LOCAL_NAME]
         used = self._used
         if name not in used:
             used.add(name)

@@ -91,8 +91,10 @@ class Properties(Part):
                 self.error(p.loc, "reqd_work_group_size takes 1 to 3 sizes")
             for kind_, value, loc in p.args:
                 n = _int_value(value)[0] if kind_ == "INT" else 0
-                if not 0 < n < 2 ** 31:
-                    self.error(loc, f"reqd_work_group_size: '{value[:40]}' is not a positive integer below 2**31")
+                if n <= 0:
+                    self.error(loc, f"reqd_work_group_size: '{value[:40]}' is not a positive integer")
+                elif n >= 2 ** 31:
+                    self.error(loc, f"reqd_work_group_size: '{value[:40]}' is too large (at most {2 ** 31 - 1})")
                 else:
                     vals.append(n)
             sym.reqd_wg = vals
