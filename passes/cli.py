@@ -1,8 +1,6 @@
 """``minisycl link`` and ``minisycl opt``: thin shells around ``link`` and the pass manager."""
 from __future__ import annotations
 
-import os
-
 import click
 
 from .support.cli import run_guarded

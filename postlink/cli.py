@@ -190,7 +190,6 @@ def build_cmd(sources, output, split, targets, jobs, stop_after, emit, quiet):
       bundle          the bundle (the default)
     """
     def body():
-        import os
         from ..passes.support.diagnostics import UserError
         from ..passes.support.output import write_files
         from ..passes.support.progress import Progress

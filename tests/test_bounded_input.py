@@ -263,15 +263,22 @@ COMMANDS = {
 }
 
 
+@pytest.fixture(scope="module")
+def ok_ll(tmp_path_factory):
+    """A valid IR file, for the tables that name a special file beside it."""
+    from minisycl.frontend import compile_source
+    path = tmp_path_factory.mktemp("ok") / "ok.ll"
+    path.write_text(compile_source("kernel k(int* p) { p[0] = 1; }\n", "ok.ksl").ir)
+    return path
+
+
 @pytest.mark.parametrize("kind", ["device", "fifo", "directory"])
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_special_files_are_refused_everywhere(tmp_path, command, kind):
+def test_special_files_are_refused_everywhere(tmp_path, ok_ll, command, kind):
     special = _special(tmp_path, kind)
     out = tmp_path / "out"
     out.mkdir()
     (out / "ok.ksl").write_text("kernel k(int* p) { p[0] = 1; }\n")
-    ok_ll = out / "ok.ll"
-    subprocess.run([*MINISYCL, "compile", str(out / "ok.ksl"), "-o", str(ok_ll)], check=True)
     (out / "special.table").write_text(f"[Code|Symbols]\n{special}|{special}\n")
     (out / "props.table").write_text(f"[Code|Properties]\n{ok_ll}|{special}\n")
     proc = subprocess.run([*MINISYCL, *COMMANDS[command](special, str(out))],
@@ -320,7 +327,6 @@ def test_long_ir_costs_linear_memory(tmp_path, shape):
     path.write_text(IR_SHAPES[shape](n))
     run_case(f"""
         from minisycl.passes.ir import load
-        from minisycl.passes.ir.lexer import tokens
         module = load({str(path)!r})
         module.text()
     """, n)
