@@ -28,6 +28,8 @@ import yaml
 from . import aspects as aspect_table
 from ..passes.support import knobs
 from ..passes.support.diagnostics import UserError
+from ..passes.support.inputs import read_input
+from ..passes.support.numbers import parse_int
 
 __all__ = ["TargetInfo", "ConfigError", "load_target", "load_file", "load_all", "target_names", "is_config_path",
            "CONFIG_DIR"]
@@ -108,7 +110,7 @@ def load_target(name: str) -> TargetInfo:
     if is_config_path(name):
         return load_file(name)
     path = os.path.join(_config_dir(), name + ".yaml")
-    if not os.path.isfile(path):
+    if not os.path.exists(path):
         raise ConfigError(f"unknown target '{name}'; known targets: {', '.join(target_names())}")
     return load_file(path, name)
 
@@ -127,12 +129,9 @@ def load_all() -> tuple[list[TargetInfo], list[ConfigError]]:
 def _read_text(path: str) -> str:
     """The file as text; bytes that are not UTF-8 are an error at their place."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
+        data = read_input(path, MAX_FILE_BYTES, "device config")
     except OSError as err:
         raise ConfigError(f"{path}: {err.strerror}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise _error_at(path, 1, 1, f"a device config is at most {MAX_FILE_BYTES} bytes")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -196,10 +195,11 @@ def load_file(path: str, name: str | None = None) -> TargetInfo:
             sizes = []
             for item in items(value, key, "positive integers"):
                 text = scalar(item, key, "a list of positive integers")
-                if not (text.isascii() and text.isdigit()) or not 0 < int(text) <= MAX_SUB_GROUP_SIZE:
+                n = parse_int(text)
+                if n is None or not 0 < n <= MAX_SUB_GROUP_SIZE:
                     fail(item, f"'sub-group-sizes' must be a list of positive integers (at most "
-                               f"{MAX_SUB_GROUP_SIZE}), not '{text}'")
-                sizes.append(int(text))
+                               f"{MAX_SUB_GROUP_SIZE}), not '{text[:40]}'")
+                sizes.append(n)
             fields["sub_group_sizes"] = tuple(sizes)
         elif key in ("may_support_other_aspects", "runtime-device"):
             if scalar(value, key, "true or false") not in ("true", "false"):
@@ -207,9 +207,10 @@ def load_file(path: str, name: str | None = None) -> TargetInfo:
             fields[key.replace("-", "_")] = value.value == "true"
         elif key == "local-mem-size":
             text = scalar(value, key, "a positive integer (bytes)")
-            if not (text.isascii() and text.isdigit()) or not 0 < int(text) < 2**63:
-                fail(value, f"'local-mem-size' must be a positive integer (bytes), not '{text}'")
-            fields["local_mem_size"] = int(text)
+            n = parse_int(text)
+            if n is None or not 0 < n < 2**63:
+                fail(value, f"'local-mem-size' must be a positive integer (bytes), not '{text[:40]}'")
+            fields["local_mem_size"] = n
         elif key == "aot-toolchain":
             fields["aot_toolchain"] = scalar(value, key, "a string")
         else:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from ..passes import parse_pipeline
 from ..passes.manager import PassContext, PassManager
 from ..passes.support.gc_pause import gc_paused
+from ..passes.support.inputs import read_input
 from .emitter import emit
 from ..passes.ir import InternalCompilerError, Module, link, verify_generated
 from ..passes.support.diagnostics import CompileError, Diagnostic, DiagnosticSink, NestingTooDeep, SourceLoc
@@ -144,8 +145,7 @@ def compile_files(paths: list[str]) -> CompileResult:
     files are reported together."""
     results, errors, sources, error_count = [], [], {}, 0
     for path in paths:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
+        text = read_input(path, what="source").decode("utf-8", errors="replace")
         try:
             results.append(compile_source(text, path))
         except CompileError as err:

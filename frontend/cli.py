@@ -30,9 +30,10 @@ def compile_cmd(sources, output, emit_bc, check_only, show_time, quiet):
         from . import compile_files, compile_source
         if "-" in sources and len(sources) > 1:
             raise UserError("'-' (standard input) must be the only source")
+        from ..passes.support.inputs import check_input
         for s in sources:
-            if s != "-" and not os.path.isfile(s):
-                raise OSError(2, "no such file", s)
+            if s != "-":
+                check_input(s, "source")
         with Progress("compiling", 2, quiet=quiet) as progress:
             progress.step(", ".join(sources) if len(sources) < 4 else f"{len(sources)} sources", count=0)
             if sources == ("-",):

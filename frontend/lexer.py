@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ..passes.support.diagnostics import DiagnosticSink, SourceLoc
+from ..passes.support.diagnostics import MAX_WARNINGS, DiagnosticSink, SourceLoc
 
 #: Reserved words and the terminal each becomes.  Primitive type words are all ``PRIM``.
 KEYWORDS = {
@@ -90,19 +90,23 @@ Token = tuple
 
 # Each match takes the blanks in front of a token with it, so that the loop
 # below runs once per token (and once per line end), not once per gap.
+# Every repetition that can run over a whole token is possessive (``*+``) or
+# repeats one character class: a backtracking group (``(?:a|b)*``) keeps a
+# frame per character, which made a 10 MB comment or string cost gigabytes.
+# ``test_lexer_bounds`` checks time and memory on long tokens of each kind.
 _TOKEN_RE = re.compile(r"""
     [ \t\r\f\v]*
     (?:
       (?P<nl>\n)
     | (?P<lcomment>//[^\n]*)
-    | (?P<bcomment>/\*(?:[^*]|\*(?!/))*\*/)
+    | (?P<bcomment>/\*(?:[^*]|\*(?!/))*+\*/)
     | (?P<ucomment>/\*)
     | (?P<FLOAT>(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?[fFhH]?|\d+[eE][+-]?\d+[fFhH]?)
     | (?P<INT>(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)?)
     | (?P<CHAR>'(?:\\.|[^\\'\n])')
-    | (?P<STRING>"(?:\\.|[^\\"\n])*")
-    | (?P<ustring>"(?:\\.|[^\\"\n])*)
-    | (?P<uchar>'(?:\\.|[^\\'\n])*'?)
+    | (?P<STRING>"[^\\"\n]*+(?:\\.[^\\"\n]*+)*+")
+    | (?P<ustring>"[^\\"\n]*+(?:\\.[^\\"\n]*+)*+)
+    | (?P<uchar>'[^\\'\n]*+(?:\\.[^\\'\n]*+)*+'?)
     | (?P<NAME>[A-Za-z_][A-Za-z_0-9]*)
     | (?P<PUNCT><<=|>>=|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||\+=|-=|\*=|/=|%=|&=|\|=|\^=|::|[-+*/%<>=!~&|^?:;,.()\[\]{}])
     | (?P<bad>.)
@@ -201,6 +205,8 @@ def _check_escapes(literal: str, filename: str, line: int, col: int, diags: Diag
     i = literal.find("\\")
     while i != -1 and i + 1 < len(literal):
         if literal[i + 1] not in ESCAPES:
+            if diags.warning_count > MAX_WARNINGS:
+                return          # no more are shown: don't walk the rest
             diags.warning(SourceLoc(filename, line, col + i, 2), f"unknown escape sequence '\\{literal[i + 1]}'")
         i = literal.find("\\", i + 2)
 

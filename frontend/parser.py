@@ -24,6 +24,7 @@ from lark.lexer import Lexer
 from . import ast
 from ..passes.support import knobs
 from ..passes.support.diagnostics import DiagnosticSink, SourceLoc
+from ..passes.support.numbers import parse_int
 from .lexer import ESCAPES, LOCAL_WORD, SPELLING, Token, mark_local, split_top_level, tokenize
 
 
@@ -308,20 +309,27 @@ class _Builder:
         return ast.Scoped(self._loc(c[1]), c[0][1], c[1][1])
 
 
+#: What ``int_value`` gives a literal of more than 64 bits: the checker's
+#: "integer literal is too large" (any value of 2**64 or more).
+TOO_LARGE = 2 ** 64
+
+
 def int_value(text: str) -> tuple[int, str]:
-    """Value and (lower-case) suffix of an integer literal."""
+    """Value and (lower-case) suffix of an integer literal; ``TOO_LARGE`` when
+    it needs more than 64 bits, at any length (``parse_int``)."""
     body = text.rstrip("uUlL")
     suffix = text[len(body):].lower()
     if body[:2] in ("0x", "0X"):
-        return int(body, 16), suffix
-    if body[:2] in ("0b", "0B"):
-        return int(body[2:], 2), suffix
-    if len(body) > 1 and body[0] == "0":
-        try:
-            return int(body, 8), suffix
-        except ValueError:
-            return int(body, 10), suffix
-    return int(body), suffix
+        value = parse_int(body[2:], 16, 64)
+    elif body[:2] in ("0b", "0B"):
+        value = parse_int(body[2:], 2, 64)
+    elif len(body) > 1 and body[0] == "0":
+        value = parse_int(body, 8, 64)
+        if value is None and body.isdigit():    # 08 and 09 read as decimal
+            value = parse_int(body, 10, 64)
+    else:
+        value = parse_int(body, 10, 64)
+    return (TOO_LARGE if value is None else value), suffix
 
 
 class _Tables:

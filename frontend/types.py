@@ -57,6 +57,11 @@ class FloatType(Type):
         return self.name
 
 
+#: Pointers and array dimensions one declared type may stack (``int***[2][3]``
+#: is 5): types are walked recursively (printing, hashing, layout), so an
+#: unbounded stack of ``*`` crashed the compiler; clang's bracket depth is 256.
+MAX_TYPE_DEPTH = 256
+
 #: address spaces of pointers: generic (any memory) and work-group memory (SPIR's local)
 GENERIC, LOCAL = 0, 3
 

@@ -1,11 +1,10 @@
 """``minisycl link`` and ``minisycl opt``: thin shells around ``link`` and the pass manager."""
 from __future__ import annotations
 
-import os
-
 import click
 
 from .support.cli import run_guarded
+from .support.inputs import read_input
 from .support.output import write_files
 
 
@@ -14,9 +13,11 @@ def _sources_of(diagnostics) -> dict[str, str]:
     out = {}
     for d in diagnostics:
         for x in [d] + list(d.notes):
-            if x.loc and x.loc.file not in out and os.path.isfile(x.loc.file):
-                with open(x.loc.file, encoding="utf-8", errors="replace") as fh:
-                    out[x.loc.file] = fh.read()
+            if x.loc and x.loc.file not in out:
+                try:
+                    out[x.loc.file] = read_input(x.loc.file).decode("utf-8", errors="replace")
+                except (OSError, ValueError):
+                    pass        # a place that is no readable file is shown without its line
     return out
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from ..passes.support.diagnostics import UserError
 from ..passes.support.signature import MAX_TEXT as MAX_SIGNATURE_TEXT, SignatureError, parse as parse_signature
+from ..passes.support.inputs import read_input
 from .propertyset import BYTE_ARRAY, PropertyError, PropertySets
 
 __all__ = ["Bundle", "BundleImage", "BundleError", "FORMAT_VERSION", "MAGIC", "check_header", "check_properties",
@@ -124,8 +125,7 @@ class Bundle:
     @classmethod
     def read(cls, path: str) -> "Bundle":
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
+            data = read_input(path, what="bundle")
         except OSError as err:
             raise BundleError(f"{path}: {err.strerror}") from None
         return cls.from_bytes(data, path)

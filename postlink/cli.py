@@ -192,7 +192,6 @@ def build_cmd(sources, output, split, targets, jobs, stop_after, emit, quiet):
       bundle          the bundle (the default)
     """
     def body():
-        import os
         from ..passes.support.diagnostics import UserError
         from ..passes.support.output import write_files
         from ..passes.support.progress import Progress
@@ -210,9 +209,9 @@ def build_cmd(sources, output, split, targets, jobs, stop_after, emit, quiet):
         wanted.discard("all")
         if wanted and output == "-":
             raise UserError("--emit writes beside -o: give -o a file name, not '-'")
+        from ..passes.support.inputs import check_input
         for s in sources:
-            if not os.path.isfile(s):
-                raise OSError(2, "no such file", s)
+            check_input(s, "source")
         with Progress("build", last + 1, quiet=quiet) as bar:
             bar.step(STAGE_NAMES[0], count=0)
 

@@ -16,6 +16,7 @@ import struct
 from ..device_configs.aspects import aspect_name
 from ..passes.support.diagnostics import UserError
 from ..passes.support.signature import parse as parse_signature
+from ..passes.support.inputs import check_input, read_input
 from .bundle import MAGIC, Bundle
 from .propertyset import BYTE_ARRAY, PropertySets, u32_values, u64_values
 
@@ -122,8 +123,7 @@ def _read_text(path: str, what: str, errors: str = "strict") -> str:
     """The file's text; ``errors="surrogateescape"`` for text made of file names,
     which may be any bytes the OS takes (a table's rows)."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_input(path, what=what)
     except OSError as err:
         raise OSError(err.errno, err.strerror, path) from None
     try:
@@ -180,6 +180,7 @@ def describe_properties(path: str) -> dict:
 def read_any(path: str) -> dict:
     """What ``minisycl inspect`` shows of ``path``: a bundle (by its magic), a
     ``.table`` or a ``.prop`` file (by their name or first line)."""
+    check_input(path, "bundle, table or property file")
     try:
         with open(path, "rb") as fh:
             head = fh.read(len(MAGIC))

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from ..passes.ir import Module, split_operands
 from ..passes.propagate_aspects import used_aspects
 from ..passes.virtual_functions import CREATES
+from ..passes.support.numbers import parse_int
+from .image import SplitError
 from .propertyset import PropertySets, byte_array, string_value, u32_array, u64_array
 
 DEVICE_REQUIREMENTS = "SYCL/device requirements"
@@ -65,16 +67,25 @@ def is_image_scope(attrs: dict) -> bool:
     return "sycl-device-image-scope" in attrs and attrs["sycl-device-image-scope"] != "false"
 
 
+def device_global_size(name: str, attrs: dict) -> int:
+    """The ``"sycl-device-global-size"`` of device global ``name``: a uint32 in
+    ``[SYCL/device globals]``, so anything else (negative, too large, not a
+    number, of any length) is refused here, the one place that reads it."""
+    text = attrs.get("sycl-device-global-size")
+    size = parse_int(text, 10, 32) if isinstance(text, str) else None
+    if size is None:
+        raise SplitError(f"device global '{name}': \"sycl-device-global-size\"=\"{str(text)[:40]}\" "
+                         f"is not a size (a decimal uint32)")
+    return size
+
+
 def device_globals(module: Module) -> dict[str, bytes]:
     """``unique id`` → ``{uint32 size, uint32 device_image_scope}`` for every device global."""
     out = {}
     for name in module.globals_with("sycl-device-global-size"):
         g = module.globals[name]
         attrs = module.global_attributes(g)
-        try:
-            size = int(attrs["sycl-device-global-size"])
-        except (TypeError, ValueError):
-            continue
+        size = device_global_size(name, attrs)
         scope = is_image_scope(attrs)
         uid = attrs.get("sycl-unique-id") or name
         out[uid] = byte_array(struct.pack("<II", size, int(scope)))

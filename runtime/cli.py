@@ -4,11 +4,12 @@ from __future__ import annotations
 import os
 import runpy
 import sys
+import warnings
 
 import click
 
 from ..passes.support.cli import run_guarded
-from .device import config_problems, default_device, get_devices, info
+from .device import ConfigWarning, config_problems, default_device, get_devices, info, skipped_config
 from .errors import exception
 
 
@@ -19,8 +20,11 @@ def devices_cmd(verbose):
     """List the devices the runtime offers (MINISYCL_DEVICE picks the default).
     A broken device-config file is reported as a warning and skipped."""
     def body():
-        for problem in config_problems():
-            click.echo(f"{problem.render().replace(': error: ', ': warning: ', 1)} (skipped)", err=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConfigWarning)     # shown here, as one list
+            problems = config_problems()
+        for problem in problems:
+            click.echo(skipped_config(problem), err=True)
         try:
             default = default_device()
         except exception as err:
@@ -76,6 +80,8 @@ def run_cmd(script, args):
     exception of the script with the script's own traceback; both exit with
     status 1."""
     def body():
+        from ..passes.support.inputs import check_input
+        check_input(script, "Python script")        # runpy would read /dev/zero forever
         sys.argv = [script, *args]
         try:
             runpy.run_path(script, run_name="__main__")

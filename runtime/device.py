@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 
 import numpy as np
 
@@ -215,7 +216,18 @@ def _scan() -> tuple[tuple[device, ...], tuple[ConfigError, ...]]:
     found = tuple(device(c) for c in runtime)
     for source in _HARDWARE:
         found += tuple(source())
+    for problem in problems:            # once per process: the scan is cached
+        warnings.warn(f"{skipped_config(problem)}", ConfigWarning, stacklevel=3)
     return found, tuple(problems)
+
+
+class ConfigWarning(UserWarning):
+    """A device-config file was broken and its device skipped (``config_problems``)."""
+
+
+def skipped_config(problem: ConfigError) -> str:
+    """The one-line warning for a broken config file that was skipped."""
+    return f"{problem.render().replace(': error: ', ': warning: ', 1)} (skipped)"
 
 
 #: functions giving the devices of real hardware, after the config-file devices:

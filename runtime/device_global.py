@@ -149,8 +149,11 @@ def _shared_storage(dg: device_global, device, ctx) -> usm_allocation:
             check_one_definition(dg.name, storage.count, dg.size)
         else:
             storage = usm_allocation(dg.size, np.uint8, "device")
-            init = dg.initial_bytes()
-            ctypes.memmove(storage.ptr, init, min(len(init), dg.size))
+            init = bytes.fromhex(dg.info.get("init") or "")
+            if init:
+                ctypes.memmove(storage.ptr, init, min(len(init), dg.size))
+            else:                       # a zero-initialised T has no bytes in the bundle
+                ctypes.memset(storage.ptr, 0, dg.size)
             _STORAGE[key] = storage
             if dg.info.get("relocations"):
                 _PENDING[key] = list(dg.info["relocations"])

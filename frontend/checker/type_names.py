@@ -25,6 +25,10 @@ class TypeNames(Part):
             return None
         if ty is HALF:
             self.prog.uses_half = True
+        if spec.ptr + len(dims) > types.MAX_TYPE_DEPTH:
+            self.error(spec.loc, f"type has {spec.ptr} '*' and {len(dims)} array dimensions; at most "
+                                 f"{types.MAX_TYPE_DEPTH} together are allowed")
+            return None
         if spec.local and not spec.ptr and not allow_local:
             self.error(spec.loc, "'local' declares work-group memory only as a variable in a function body; "
                                  "a pointer into it is 'local T*'")
@@ -67,7 +71,8 @@ class TypeNames(Part):
                 self.error(spec.loc, f"unknown type '{spec.name}'")
             return ty
         if spec.dims not in (1, 2, 3):     # item
-            self.error(spec.loc, f"{spec.name}<{spec.dims}>: dimensions must be 1, 2 or 3")
+            shown = spec.dims if spec.dims < 2 ** 64 else "..."      # the parser's TOO_LARGE
+            self.error(spec.loc, f"{spec.name}<{shown}>: dimensions must be 1, 2 or 3")
             return None
         return ItemType(spec.name, spec.dims)
 

@@ -41,7 +41,7 @@ class LexError(ValueError):
 _NAME = r'(?:"[^"]*"|[-a-zA-Z$._0-9]+)'
 _NUMBER = r'-?0x[0-9A-Za-z]+|[-+]?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?'
 _TOKEN = re.compile(
-    r'(?:\s+|;[^\n]*)*'                                   # blanks and comments between tokens
+    r'(?:\s+|;[^\n]*)*+'                                  # blanks and comments between tokens
     r'(c?"[^"]*"|[@%$]' + _NAME + r'|!(?:"[^"]*"|[-a-zA-Z$._\\0-9]*)|#[0-9]+'
     r'|(?:"[^"]*"|[-a-zA-Z$._][-a-zA-Z$._0-9]*+):'       # labels, DI field names
     r'|' + _NUMBER + r'|[-a-zA-Z$._][-a-zA-Z$._0-9]*+|\.\.\.|\S)?')     # none: trailing blanks

@@ -21,6 +21,7 @@ import re
 import sys
 
 from ..support.gc_pause import gc_paused
+from ..support.inputs import read_input
 from .bridge import (BITCODE_MAGIC, IRError, close_in_background, complaint, first_line, in_background, link_assembly,
                      parse_and_verify, parse_assembly, read_bitcode)
 from .module import Module
@@ -145,8 +146,7 @@ def load(path: str) -> Module:
         if path == "-":
             data = sys.stdin.buffer.read()
         else:
-            with open(path, "rb") as fh:
-                data = fh.read()
+            data = read_input(path, what="IR file")
     except OSError as err:
         raise IRError(f"{path}: {err.strerror or err}") from None
     name = "<stdin>" if path == "-" else path

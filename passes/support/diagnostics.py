@@ -95,6 +95,36 @@ def _escaped(ch: str) -> str:
 SHOWN_COLUMNS = 120
 
 
+def source_line(text: str, line: int) -> str | None:
+    """Line ``line`` (1-based) of ``text`` without its line end, or None past
+    the end.  Lines end at ``\\n`` as the lexers count them (a ``\\r`` before
+    it is dropped).  Found by counting line ends a block at a time, not by
+    splitting the whole source: a diagnostic on a 50 MB file costs a scan, not
+    a list of its lines."""
+    if line < 1:
+        return None
+    start, todo, n = 0, line - 1, len(text)
+    while todo:
+        block = text.count("\n", start, start + _BLOCK)
+        if block >= todo or start + _BLOCK >= n:
+            break
+        todo -= block
+        start += _BLOCK
+    for _ in range(todo):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return None
+    if start >= n and line > 1:
+        return None
+    end = text.find("\n", start)
+    shown = text[start:] if end == -1 else text[start:end]
+    return shown[:-1] if shown.endswith("\r") else shown
+
+
+#: how much ``source_line`` counts at once before it looks for single line ends
+_BLOCK = 1 << 16
+
+
 def _window(text: str, caret: int) -> tuple[str, int]:
     """``text`` cut to about ``SHOWN_COLUMNS`` around ``caret`` (``...`` where
     cut), and the caret's column in what is shown."""
@@ -150,6 +180,11 @@ class CompileError(Exception):
         return f"{n} error{'s' if n != 1 else ''} generated."
 
 
+#: Warnings kept per compilation: bounded like errors, so that a source repeating
+#: one warned construct a million times costs neither a million objects nor lines.
+MAX_WARNINGS = 1000
+
+
 class DiagnosticSink:
     """Collects diagnostics of one compilation, in the order they were found."""
 
@@ -158,6 +193,7 @@ class DiagnosticSink:
         self.sources = sources if sources is not None else {}
         self.max_errors = max_errors
         self.error_count = 0
+        self.warning_count = 0
 
     def error(self, loc: SourceLoc | None, message: str, notes: list[Diagnostic] | None = None) -> None:
         self.error_count += 1
@@ -165,7 +201,12 @@ class DiagnosticSink:
             self.diagnostics.append(Diagnostic("error", loc, message, notes or []))
 
     def warning(self, loc: SourceLoc | None, message: str, notes: list[Diagnostic] | None = None) -> None:
-        self.diagnostics.append(Diagnostic("warning", loc, message, notes or []))
+        self.warning_count += 1
+        if self.warning_count <= MAX_WARNINGS:
+            self.diagnostics.append(Diagnostic("warning", loc, message, notes or []))
+        elif self.warning_count == MAX_WARNINGS + 1:
+            self.diagnostics.append(Diagnostic("warning", None, f"more than {MAX_WARNINGS} warnings; "
+                                                                "the rest are not shown"))
 
     @staticmethod
     def note(loc: SourceLoc | None, message: str) -> Diagnostic:

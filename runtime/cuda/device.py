@@ -238,7 +238,10 @@ def cuda_devices() -> tuple[cuda_device, ...]:
             name = config_for(attrs["cc_major"], attrs["cc_minor"])
             if name is None:
                 continue                    # older than every config we have
-            config = load_target(name)
+            try:
+                config = load_target(name)
+            except ConfigError:
+                continue                    # a broken config: skipped, and warned of by get_devices
             n = seen.get(name, 0)
             seen[name] = n + 1
             out.append(cuda_device(config, ordinal, handle.value, name if n == 0 else f"{name}@{n}",

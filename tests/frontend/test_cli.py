@@ -44,7 +44,7 @@ def test_error_format_and_status(tmp_path):
 def test_missing_file(tmp_path):
     r = CliRunner().invoke(main, ["compile", str(tmp_path / "nope.ksl")])
     assert r.exit_code == 1
-    assert "no such file" in r.output
+    assert "no such file" in r.output.lower()
 
 
 def test_deterministic_output(tmp_path):

@@ -258,3 +258,30 @@ def test_programs_sharing_a_name_must_agree_on_its_size(tmp_path):
     assert err.value.code() == sycl.errc.invalid
     assert "odr_shared" in str(err.value) and "8 bytes" in str(err.value) and "4 bytes" in str(err.value)
     q.single_task(sycl.build_program(small).kernel("put_small"), out).wait()    # the same definition again: fine
+
+
+def test_zero_initialised_globals_store_no_bytes_and_read_zero(tmp_path):
+    """A zero-initialised device_global puts no bytes in the bundle (64 MB of
+    zeros would otherwise be 128 MB of hex in its header), and the runtime
+    still starts it at zero, on first use by a kernel and by a copy; a
+    non-zero initialiser is still stored."""
+    n = 1 << 24
+    (tmp_path / "z.ksl").write_text(
+        f"device_global<int[{n}]> big;\ndevice_global<long> zero = 0;\ndevice_global<int> seven = 7;\n"
+        "kernel read(int* out) { out[0] = big[0] + big[16777215]; out[1] = (int)zero; out[2] = seven; big[5] = 3; }\n")
+    bundle, _ = build([str(tmp_path / "z.ksl")])
+    path = tmp_path / "z.bundle"
+    path.write_bytes(bundle.to_bytes())
+    assert path.stat().st_size < 1 << 20
+    infos = {g["name"]: g for g in bundle.device_globals.values()}
+    assert infos["big"]["init"] == "" and infos["zero"]["init"] == ""
+    assert bytes.fromhex(infos["seven"]["init"]) == (7).to_bytes(4, "little")
+    prog = sycl.load_bundle(str(path))
+    q = sycl.queue()
+    out = sycl.malloc_shared(3, np.int32, q)
+    out[:] = 99
+    run(q, prog, "read", out).wait()
+    assert list(out) == [0, 0, 7]
+    v = np.full(8, 9, np.int32)
+    q.copy(prog.device_global("big"), v, count=8).wait()
+    assert list(v) == [0, 0, 0, 0, 0, 3, 0, 0]
