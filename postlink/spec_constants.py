@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from ..passes.ir import Function, Module, quote_name, split_operands, split_type
 from ..passes.ir.lexer import closing, tokens
 from .image import Image, SplitError
-from .ir_layout import Layout, LayoutError, _aggregate_elements
+from ..passes.ir.layout import Layout, LayoutError, aggregate_elements as _aggregate_elements
 from .propertyset import PropertySets, byte_array
 
 __all__ = ["SPEC_CONSTANTS", "SPEC_CONSTANTS_DEFAULTS", "MODES", "SpecConstError", "SpecConstants",

@@ -48,26 +48,26 @@ class Constants(Part):
             return
         self.define_global(dcl.name, ConstSym(dcl.name, ty, v, dcl.loc), dcl.loc)
 
-    def const_initializer(self, init, ty):
-        """Constant value tree for a device_global initialiser: scalars, lists for arrays/classes."""
+    def const_initializer(self, init, ty, what="device_global initialiser"):
+        """Constant value tree for a device_global initialiser (or ``what``): scalars, lists for arrays/classes."""
         if isinstance(init, ast.InitList):
-            return self.const_list(init, ty)
+            return self.const_list(init, ty, what)
         if not ty.is_arith:
             self.error(init.loc, f"'{ty}' must be initialised with a brace list")
             return None
         e = self.convert(self.expr(init), ty, "initialiser")
         v = const_fold(e)
         if v is None:
-            self.error(init.loc, "device_global initialiser must be a constant expression")
+            self.error(init.loc, f"{what} must be a constant expression")
         return v
 
-    def const_list(self, init: ast.InitList, ty):
+    def const_list(self, init: ast.InitList, ty, what="device_global initialiser"):
         init = nest(init, ty)
         if ty.is_array:
             if len(init.items) > ty.count:
                 self.error(init.loc, f"too many initialisers for '{ty}'")
                 return None
-            return [self.const_initializer(i, ty.elem) for i in init.items]
+            return [self.const_initializer(i, ty.elem, what) for i in init.items]
         if ty.is_class:
             flat = flat_fields(ty)
             if len(init.items) > len(flat):
@@ -76,9 +76,9 @@ class Constants(Part):
             if ty.polymorphic:
                 self.error(init.loc, f"a device_global of polymorphic class '{ty}' cannot have an initialiser")
                 return None
-            return [self.const_initializer(i, fty) for i, (_, fty) in zip(init.items, flat)]
+            return [self.const_initializer(i, fty, what) for i, (_, fty) in zip(init.items, flat)]
         if len(init.items) == 1:
-            return self.const_initializer(init.items[0], ty)
+            return self.const_initializer(init.items[0], ty, what)
         self.error(init.loc, f"brace initialiser for scalar type '{ty}' must have one element")
         return None
 

@@ -24,10 +24,10 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from ..passes.ir import split_operands, split_type
-from ..passes.support.diagnostics import UserError
+from .lexer import split_operands, split_type
+from ..support.diagnostics import UserError
 
-__all__ = ["Layout", "LayoutError", "Leaf", "parse_constant"]
+__all__ = ["Layout", "LayoutError", "Leaf", "parse_constant", "aggregate_elements", "scalar_bytes"]
 
 
 class LayoutError(UserError):
@@ -179,7 +179,7 @@ class Layout:
                 sub = self.leaves(fty, v, base + off)
                 out.extend(sub)
             return out
-        elems = _aggregate_elements(body, v)
+        elems = aggregate_elements(body, v)
         if len(elems) != len(fields):
             raise LayoutError(f"the constant '{v[:60]}' does not match the type '{ty}'")
         out = []
@@ -196,7 +196,7 @@ class Layout:
         return bytes(out)
 
 
-def _aggregate_elements(body: str, v: str) -> list[tuple[str | None, str]]:
+def aggregate_elements(body: str, v: str) -> list[tuple[str | None, str]]:
     """``(type, value)`` of each element of an aggregate constant's text."""
     if v.startswith('c"'):                                  # c"ab\00": i8 elements
         raw = _c_string(v)
