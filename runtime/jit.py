@@ -49,6 +49,10 @@ class KernelShape:
     dims: int
     item_type: str            # LLVM spelling of the item parameter's type
     params: list[str]         # LLVM types of the other parameters, in order
+    #: the ``ptr`` of a buffer of specialization constant values to pass for the last
+    #: parameter (a ``kernel_handler``) instead of its slot: the launcher of a kernel
+    #: compiled for a set of values, whose loads from it LLVM folds
+    spec_buffer: str | None = None
 
 
 def kernel_shape(module: Module, name: str) -> KernelShape:
@@ -105,6 +109,9 @@ def _loop_ir(shape: KernelShape, name: str, callee: str | None = None, accs=None
             lines += [f"  %acc{i} = alloca {a.type}", f"  store {a.type} {a.identity}, ptr %acc{i}"]
         if i in reducers:
             lines += accumulator_lines(i, *reducers[i])
+        if shape.spec_buffer is not None and i == len(shape.params) - 1:
+            call_args.append(f"ptr {shape.spec_buffer}")
+            continue
         call_args.append(f"ptr %acc{i}" if i in private else f"ptr %red{i}" if i in reducers else f"{ty} %arg{i}")
     n = shape.dims
     for d in range(n):
@@ -203,9 +210,12 @@ def read_bundle_bitcode(bitcode: bytes, what: str, cut=None):
 
 
 def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[str] | None = None,
-                 sub_group_size: int = 0) -> LinkedProgram:
+                 sub_group_size: int = 0, spec: bytes | None = None) -> LinkedProgram:
     """Steps 1-3 for the images (the first holds the kernels); ``names`` name
-    them in errors; ``sub_group_size``: the device's default, for work-group kernels."""
+    them in errors; ``sub_group_size``: the device's default, for work-group kernels;
+    ``spec``: the buffer of specialization constant values to compile the kernels
+    that take a ``kernel_handler`` with (a constant global their launchers pass
+    them, so that LLVM folds the values in: a specialised kernel)."""
     names = names or [f"device image {i + 1}" for i in range(len(image_bitcodes))]
     texts = [read_bundle_bitcode(bc, name) for bc, name in zip(image_bitcodes, names)]
     _declare_duplicates(texts)
@@ -226,6 +236,13 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
     linked = Module.parse(linked_text)
     aggregated = _aggregate_atomics(linked) if aggregating else {}
     shapes = {k: kernel_shape(linked, k) for k in kernels if k in linked.functions}
+    spec_text = ""
+    if spec is not None:
+        spec_text = _spec_global(spec)
+        for k, s in shapes.items():
+            signature = linked.function_attributes(k).get("minisycl-kernel-signature") or ""
+            if signature.endswith("kernel_handler") and s.params and s.params[-1] == "ptr":
+                s.spec_buffer = f"@{_SPEC_GLOBAL}"
     reducers = {k: _reducers(linked, k, s) for k, s in shapes.items()}     # reductions.py
     groups = lower_group_kernels(linked, shapes, sub_group_size)    # hook: work_groups.py (barriers, local memory)
     for k in (k for k in shapes if k not in groups):            # a spir_kernel cannot be called; on the CPU it is a plain function
@@ -241,11 +258,22 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
                                    _launcher_ir(s, accs[k], aggregated[k].copy if accs[k] else None, reducers[k])
                                    for k, s in shapes.items())
     text += combine_functions({r for found in reducers.values() for r in found.values()}, set(linked.functions))
+    text += spec_text
     engine, context, key, from_disk = compile_ir(text, "device program")
     program = LinkedProgram(engine, context, shapes, key, from_disk,
                             {k: list(found) for k, found in accs.items() if found})
     program.groups = groups
     return program
+
+
+_SPEC_GLOBAL = "__minisycl.spec_constants"
+
+
+def _spec_global(spec: bytes) -> str:
+    """The constant global holding a buffer of specialization constant values."""
+    data = "".join(chr(b) if 0x20 <= b < 0x7F and b not in (0x22, 0x5C) else f"\\{b:02X}" for b in spec)
+    return (f"@{_SPEC_GLOBAL} = private unnamed_addr constant [{len(spec)} x i8] c\"{data}\", "
+            f"align 16\n")
 
 
 def _reducers(linked: Module, kernel: str, shape: KernelShape) -> dict[int, tuple[str, str]]:
