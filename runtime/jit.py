@@ -27,6 +27,7 @@ from ..passes.manager import PassManager
 from .engine import close_engine, compile_ir, keep_context, shared_machine
 from .errors import errc, exception
 from . import assertions  # noqa: F401 - registers the assert hook before any kernel is compiled
+from .spec_constants import SPEC_GLOBAL, spec_global
 from .reductions import accumulator_lines, combine_functions, flush_lines, reducer_params, split_signature
 from .work_groups import group_launcher, lower_group_kernels
 
@@ -238,11 +239,11 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
     shapes = {k: kernel_shape(linked, k) for k in kernels if k in linked.functions}
     spec_text = ""
     if spec is not None:
-        spec_text = _spec_global(spec)
+        spec_text = spec_global(spec)
         for k, s in shapes.items():
             signature = linked.function_attributes(k).get("minisycl-kernel-signature") or ""
             if signature.endswith("kernel_handler") and s.params and s.params[-1] == "ptr":
-                s.spec_buffer = f"@{_SPEC_GLOBAL}"
+                s.spec_buffer = f"@{SPEC_GLOBAL}"
     reducers = {k: _reducers(linked, k, s) for k, s in shapes.items()}     # reductions.py
     groups = lower_group_kernels(linked, shapes, sub_group_size)    # hook: work_groups.py (barriers, local memory)
     for k in (k for k in shapes if k not in groups):            # a spir_kernel cannot be called; on the CPU it is a plain function
@@ -264,16 +265,6 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
                             {k: list(found) for k, found in accs.items() if found})
     program.groups = groups
     return program
-
-
-_SPEC_GLOBAL = "__minisycl.spec_constants"
-
-
-def _spec_global(spec: bytes) -> str:
-    """The constant global holding a buffer of specialization constant values."""
-    data = "".join(chr(b) if 0x20 <= b < 0x7F and b not in (0x22, 0x5C) else f"\\{b:02X}" for b in spec)
-    return (f"@{_SPEC_GLOBAL} = private unnamed_addr constant [{len(spec)} x i8] c\"{data}\", "
-            f"align 16\n")
 
 
 def _reducers(linked: Module, kernel: str, shape: KernelShape) -> dict[int, tuple[str, str]]:

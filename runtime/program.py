@@ -159,7 +159,13 @@ class program:  # noqa: N801
                 images = [self.images[i].ir for i in chosen]
                 names = [self._image_name(i) for i in chosen]
                 if custom:
-                    linked = custom(images, kernels, names, spec=spec) if spec is not None else \
+                    # no launcher there: an image reading its constants from the buffer (one
+                    # without a defaults-folded twin) is built with the defaults folded in
+                    fold = spec
+                    if fold is None and SPEC_CONSTANTS in self.images[main].properties:
+                        table = self.spec_table(name)
+                        fold = table.defaults if table is not None else None
+                    linked = custom(images, kernels, names, spec=fold) if fold is not None else \
                         custom(images, kernels, names)
                 else:
                     linked = link_and_jit(images, kernels, names, dev.sub_group_sizes[0] if dev.sub_group_sizes else 1,

@@ -19,17 +19,19 @@ or record).  Reading one back gives the same shapes: a number, a tuple, a list.
 """
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..passes.ir import Layout, LayoutError, split_type
+from ..passes.ir import Layout, LayoutError, split_operands, split_type
 from ..postlink.propertyset import PropertySets, u32_values
 from .arguments import slot
 from .errors import errc, exception
 
-__all__ = ["SPEC_CONSTANTS", "SPEC_DEFAULTS", "REPLACED_WITH_DEFAULT", "SpecConstant", "SpecTable"]
+__all__ = ["SPEC_CONSTANTS", "SPEC_DEFAULTS", "REPLACED_WITH_DEFAULT", "SpecConstant", "SpecTable", "SPEC_GLOBAL",
+           "spec_global", "fold_handler_parameters"]
 
 SPEC_CONSTANTS = "SYCL/specialization constants"
 SPEC_DEFAULTS = "SYCL/specialization constants default values"
@@ -158,3 +160,39 @@ def _raw_bytes(value) -> bytes | None:
 
 def _source_type(ty: str) -> str:
     return {"i1": "bool", "i8": "char", "i16": "short", "i32": "int", "i64": "long"}.get(ty, ty)
+
+
+#: the constant global a specialised build reads its values from
+SPEC_GLOBAL = "__minisycl.spec_constants"
+
+
+def spec_global(spec: bytes) -> str:
+    """IR of the constant global holding a buffer of specialization constant values."""
+    data = "".join(chr(b) if 0x20 <= b < 0x7F and b not in (0x22, 0x5C) else f"\\{b:02X}" for b in spec)
+    return f'@{SPEC_GLOBAL} = private unnamed_addr constant [{len(spec)} x i8] c"{data}", align 16\n'
+
+
+def fold_handler_parameters(module, kernels, spec: bytes) -> list[str]:
+    """For a device that calls kernels directly (no launcher: an NVIDIA GPU), make
+    each kernel of ``kernels`` whose last parameter is a ``kernel_handler`` read
+    ``spec`` from a constant global instead of that parameter (which stays in
+    its signature, unused), so that LLVM folds the values in.  ``module`` is an
+    IR-layer ``Module``, edited in place; returns the kernels changed."""
+    changed = []
+    for name in kernels:
+        fn = module.functions.get(name)
+        if fn is None or fn.body is None:
+            continue
+        signature = module.function_attributes(name).get("minisycl-kernel-signature") or ""
+        if not signature.endswith("kernel_handler"):
+            continue
+        last = split_operands(fn.params[1:-1])[-1].split()
+        if len(last) < 2 or not last[-1].startswith("%"):
+            continue
+        param = last[-1]
+        body = re.sub(re.escape(param) + r"(?![-a-zA-Z$._0-9])", "@" + SPEC_GLOBAL, fn.body)
+        module.functions[name] = type(fn)(name, fn.header, body)
+        changed.append(name)
+    if changed:
+        module.add_entities(spec_global(spec))
+    return changed

@@ -31,6 +31,7 @@ from ...passes.support import knobs
 from ...passes.support.diagnostics import UserError
 from ..errors import errc, exception
 from ..jit import read_bundle_bitcode
+from ..spec_constants import fold_handler_parameters
 from . import driver
 
 __all__ = ["CudaProgram", "build_program", "libdevice_path", "lower_images", "PTX_FEATURES"]
@@ -84,8 +85,11 @@ def _libdevice(path: str) -> str:
         return text
 
 
-def lower_images(image_bitcodes: list[bytes], names: list[str], libdevice: bool) -> Module:
-    """Steps 1-2: the linked, lowered module."""
+def lower_images(image_bitcodes: list[bytes], names: list[str], libdevice: bool, kernels=(),
+                 spec: bytes | None = None) -> Module:
+    """Steps 1-2: the linked, lowered module; ``spec``: the buffer of
+    specialization constant values the ``kernels`` that take a ``kernel_handler``
+    are compiled with (``spec_constants.fold_handler_parameters``)."""
     texts = [read_bundle_bitcode(bc, name) for bc, name in zip(image_bitcodes, names)]
     defined: set[str] = set()
     for m in texts:
@@ -105,6 +109,8 @@ def lower_images(image_bitcodes: list[bytes], names: list[str], libdevice: bool)
     for g in linked.globals_with("sycl-device-global-size"):
         if linked.globals[g].linkage in ("internal", "private"):
             linked.set_linkage(g, "external")     # cuModuleGetGlobal finds it by name
+    if spec is not None:
+        fold_handler_parameters(linked, kernels, spec)
     try:
         PassManager(parse_pipeline("lower-to-nvptx" + ("{libdevice=true}" if libdevice else ""))).run(linked)
     except UserError as err:
@@ -187,11 +193,12 @@ def _disk(key: str) -> str | None:
     return os.path.join(d, "ptx", key + ".ptx") if d else None
 
 
-def build_program(dev, image_bitcodes: list[bytes], kernels: list[str], names: list[str]) -> CudaProgram:
-    """Steps 1-3 for ``dev``."""
+def build_program(dev, image_bitcodes: list[bytes], kernels: list[str], names: list[str],
+                  spec: bytes | None = None) -> CudaProgram:
+    """Steps 1-3 for ``dev`` (``spec``: see ``lower_images``)."""
     start = time.perf_counter()
     lib = libdevice_path()
-    lowered = lower_images(image_bitcodes, names, lib is not None)
+    lowered = lower_images(image_bitcodes, names, lib is not None, kernels, spec)
     shapes = {}
     for k in kernels:
         fn = lowered.functions.get(k)

@@ -161,9 +161,9 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
         from .graph import cuda_graph
         return cuda_graph(ex)
 
-    def link_images(self, image_bitcodes, kernels, names):
+    def link_images(self, image_bitcodes, kernels, names, spec: bytes | None = None):
         from .codegen import build_program
-        return build_program(self, image_bitcodes, kernels, names)
+        return build_program(self, image_bitcodes, kernels, names, spec)
 
     def global_storage(self, uid: str, info: dict, ctx) -> int:
         """The device address of a shared device global's value in ``ctx``

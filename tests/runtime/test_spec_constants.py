@@ -1,6 +1,8 @@
 """Specialization constants end to end: the front end's reads, the build's
 emulation images and defaults-folded images, the runtime's specialised JIT,
 kernel bundles, and every misuse an ``errc::invalid`` naming the constant."""
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -223,3 +225,20 @@ def test_generated_constants_reach_the_kernel(tmp_path_factory, types, data):
                         h.single_task(prog.kernel("g"), out))).wait()
     want = [float(np.float32(float(defaults[i]))) for i in range(slot)]
     assert np.asarray(out).tolist() == want, src
+
+
+def test_gpu_build_folds_the_handler_parameter(prog):
+    """A device without launchers (an NVIDIA GPU) gets the kernel's body reading
+    the constant global instead of the handler parameter."""
+    from minisycl.passes.ir import Module
+    from minisycl.runtime.spec_constants import SPEC_GLOBAL, fold_handler_parameters
+    index = next(i for i, im in enumerate(prog.images) if "k" in im.entry_points
+                 and "SYCL/specialization constants" in im.properties)
+    module = Module.parse(prog._image_view(index).text())
+    blob = prog.spec_table("k").buffer({})
+    assert fold_handler_parameters(module, ["k", "plain"], blob) == ["k"]
+    body = module.functions["k"].body
+    assert f"store ptr @{SPEC_GLOBAL}, ptr %kh.addr" in body
+    assert re.search(r"%kh(?![-a-zA-Z$._0-9])", body) is None
+    assert f"@{SPEC_GLOBAL} = private unnamed_addr constant [{len(blob)} x i8]" in module.text()
+    module.verify()
