@@ -121,6 +121,8 @@ class _Call:
     symbol: str
     default: str                # the default value's constant text (typed by ``ty``)
     buffer: str                 # the buffer operand's value text
+    buffer_type: str = "ptr"    # its pointer type (``ptr addrspace(4)`` in SPIR modules)
+    sret_type: str = "ptr"      # the sret operand's pointer type
 
 
 def _operand_value(op: str) -> tuple[str, str]:
@@ -230,11 +232,14 @@ class _Lowering:
             if not composite:
                 raise SpecConstError(f"{where}: @{reader.name} returns a scalar but takes an sret pointer")
             ty = sret_param.group(1).strip()
-            dst = _operand_value(args[0])[1] if args else ""
+            dst_type, dst = _operand_value(args[0]) if args else ("ptr", "")
             rest = args[1:]
         else:
             ty = reader.return_type.strip()
-            dst = None
+            for attr in ("zeroext ", "signext ", "noundef ", "inreg "):
+                ty = ty.replace(attr, "")
+            ty = ty.strip()
+            dst, dst_type = None, "ptr"
             rest = args
             if ty == "void":
                 raise SpecConstError(f"{where}: @{reader.name} returns nothing and has no sret parameter")
@@ -250,12 +255,12 @@ class _Lowering:
                                  f"{line.strip()[:100]}")
         symbol = self._string_of(rest[0], where)
         default = self._default_of(rest[1], ty, where)
-        buffer = _operand_value(rest[2])[1]
+        buffer_type, buffer = _operand_value(rest[2])
         known = self.types.setdefault(symbol, ty)
         if self.layout.resolve(known) != self.layout.resolve(ty):
             raise SpecConstError(f"{where}: specialization constant '{symbol}' is read as '{ty}' here and as "
                                  f"'{known}' elsewhere")
-        return _Call(head.group(1), head.group(2), dst, ty, symbol, default, buffer)
+        return _Call(head.group(1), head.group(2), dst, ty, symbol, default, buffer, buffer_type, dst_type)
 
     # -- writing the replacement --------------------------------------------------------
 
@@ -342,14 +347,15 @@ class _Lowering:
         if self.mode == "default_values":
             value = self._typed_default(call)
             if call.sret is not None:
-                return [f"{ind}store {call.ty} {value}, ptr {call.sret}, align {align}"], None
+                return [f"{ind}store {call.ty} {value}, {call.sret_type} {call.sret}, align {align}"], None
             return [], value
         if self.mode == "emulation":
             gep = self.fresh(body)
             is_bool = call.ty == "i1"
             target = call.result if call.sret is None and not is_bool else self.fresh(body)
-            lines.append(f"{ind}{gep} = getelementptr i8, ptr {call.buffer}, i32 {offset}")
-            lines.append(f"{ind}{target} = load {'i8' if is_bool else call.ty}, ptr {gep}, align {align}")
+            lines.append(f"{ind}{gep} = getelementptr i8, {call.buffer_type} {call.buffer}, i32 {offset}")
+            lines.append(f"{ind}{target} = load {'i8' if is_bool else call.ty}, {call.buffer_type} {gep}, "
+                         f"align {align}")
             value = target
             if is_bool:
                 value = call.result if call.sret is None else self.fresh(body)
@@ -358,7 +364,7 @@ class _Lowering:
             value = self._native_value(call.ty, call.default, iter(self.ids[call.symbol]), lines, ind, body,
                                        call.result if call.sret is None else None)
         if call.sret is not None:
-            lines.append(f"{ind}store {call.ty} {value}, ptr {call.sret}, align {align}")
+            lines.append(f"{ind}store {call.ty} {value}, {call.sret_type} {call.sret}, align {align}")
         return lines, None
 
     def _typed_default(self, call: _Call) -> str:
