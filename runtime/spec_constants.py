@@ -109,8 +109,6 @@ class SpecTable:
             return raw
         body = self.layout.resolve(ty)
         if not self.layout.is_aggregate(ty):
-            if body.startswith("{") or body.startswith("<{"):
-                body = body
             bits = slot(body, value, where)
             return int(bits).to_bytes(8, "little")[:size]
         fields = self.layout.field_offsets(ty)
