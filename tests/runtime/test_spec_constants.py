@@ -242,3 +242,22 @@ def test_gpu_build_folds_the_handler_parameter(prog):
     assert re.search(r"%kh(?![-a-zA-Z$._0-9])", body) is None
     assert f"@{SPEC_GLOBAL} = private unnamed_addr constant [{len(blob)} x i8]" in module.text()
     module.verify()
+
+
+def test_gpu_code_of_a_specialised_kernel_never_reads_the_handler(prog):
+    """The PTX runtime/cuda builds for a set of values (no GPU needed to generate it):
+    the constants are folded in, the kernel_handler parameter is never loaded."""
+    from minisycl.passes.ir import emit_ptx
+    from minisycl.runtime.cuda.codegen import PTX_FEATURES, lower_images
+    index = next(i for i, im in enumerate(prog.images) if "k" in im.entry_points
+                 and "SYCL/specialization constants" in im.properties)
+    table = prog.spec_table("k")
+    blob = table.buffer({"bound": table.encode(table.find("bound"), 100)})
+    try:
+        ptx = emit_ptx([lower_images([prog.images[index].ir], ["img"], False, ["k"], blob).text()], "sm_90",
+                       PTX_FEATURES, keep=["k"])
+    except Exception as err:                        # an llvmlite without the NVPTX back end
+        pytest.skip(f"no PTX generation here: {err}")
+    entry = ptx[ptx.index(".entry k("):]
+    params = re.findall(r"k_param_(\d+)", entry[:entry.index(")")])
+    assert params and f"[k_param_{params[-1]}]" not in entry
