@@ -232,6 +232,15 @@ class Member(Expr):
         self.path = None
 
 
+class SpecConstGet(Expr):
+    """``kh.get_specialization_constant<name>()``: ``handler`` the kernel_handler
+    expression, ``name`` the specialization_id (``sym`` once resolved)."""
+    __slots__ = ("handler", "name", "name_loc", "sym")
+
+    def __init__(self, loc, handler, name, name_loc):
+        self.loc, self.handler, self.name, self.name_loc, self.sym = loc, handler, name, name_loc, None
+
+
 class InitList(Expr):
     __slots__ = ("items",)
 

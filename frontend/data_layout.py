@@ -30,7 +30,7 @@ def size_align(ty: types.Type) -> tuple[int, int]:
     if ty.is_int or ty.is_float:
         n = ty.bits // 8
         return n, n
-    if ty.is_ptr or ty.is_reducer:
+    if ty.is_ptr or ty.is_reducer or ty.is_handler:
         return 8, 8
     if ty.is_array:
         s, a = size_align(ty.elem)

@@ -24,11 +24,13 @@ KEYWORDS = {
     "otherwise": "_OTHERWISE", "new": "NEW", "sizeof": "SIZEOF", "this": "THIS",
     "true": "BOOL", "false": "BOOL", "nullptr": "NULLPTR", "device_global": "DEVICE_GLOBAL",
     "id": "ITEM", "range": "ITEM", "nd_item": "ITEM", "reducer": "REDUCER",
+    "specialization_id": "SPEC_ID", "kernel_handler": "KERNEL_HANDLER",
+    "get_specialization_constant": "GET_SPEC_CONST",
 }
 #: ``local`` is a keyword only right before a type (``local float t[16];``,
 #: ``local float* p``), so that ``local`` stays usable as a variable name.
 LOCAL_WORD = "local"
-_TYPE_START = frozenset(("PRIM", "TYPE_NAME", "CONST", "ITEM"))
+_TYPE_START = frozenset(("PRIM", "TYPE_NAME", "CONST", "ITEM", "KERNEL_HANDLER"))
 PRIMITIVES = ("void", "bool", "char", "short", "int", "long", "unsigned", "signed", "half",
               "float", "double", "uint", "ulong", "uchar", "ushort", "size_t")
 KEYWORDS.update({p: "PRIM" for p in PRIMITIVES})

@@ -85,6 +85,15 @@ class _Builder:
     def dg_type(self, c):
         return ast.TypeSpec(self._loc(c[0]), "dg", inner=c[2], inner_dims=c[3])
 
+    def spec_id_type(self, c):
+        return ast.TypeSpec(self._loc(c[0]), "spec_id", inner=c[2], inner_dims=c[3])
+
+    def handler_type(self, c):
+        return ast.TypeSpec(self._loc(c[0]), "handler", name="kernel_handler")
+
+    def spec_get(self, c):
+        return ast.SpecConstGet(self._loc(c[2]), c[0], c[4][1], self._loc(c[4]))
+
     def reducer_type(self, c):
         return ast.TypeSpec(self._loc(c[0]), "reducer", name=c[3][1], inner=c[2], name_loc=self._loc(c[3]))
 

@@ -70,6 +70,19 @@ class DeviceGlobalSym:
         self.cls = None
 
 
+class SpecIdSym:
+    """``specialization_id<T> name{default};``: ``init`` the default's value tree
+    (``checker.constants.const_initializer``; None: zero), ``unique_id`` the
+    symbolic id the post-link step and the runtime know it by."""
+    __slots__ = ("name", "llname", "ty", "loc", "init", "unique_id", "is_static")
+
+    def __init__(self, name, llname, ty, loc):
+        self.name, self.llname, self.ty, self.loc = name, llname, ty, loc
+        self.init = None
+        self.unique_id = name
+        self.is_static = False
+
+
 class ConstSym:
     __slots__ = ("name", "ty", "value", "loc")
 
@@ -85,4 +98,5 @@ class Program:
         self.classes: list[ClassType] = []
         self.functions: list[FuncSym] = []      # free functions, kernels, methods, ctors
         self.device_globals: list[DeviceGlobalSym] = []
+        self.spec_ids: list[SpecIdSym] = []
         self.uses_half = False

@@ -10,6 +10,7 @@ from __future__ import annotations
 class Type:
     __slots__ = ()
     is_void = is_bool = is_int = is_float = is_ptr = is_array = is_class = is_item = is_reducer = False
+    is_handler = False
 
     @property
     def is_arith(self) -> bool:
@@ -121,6 +122,25 @@ class ItemType(Type):
 
     def __str__(self):
         return f"{self.kind}<{self.dims}>"
+
+
+class HandlerType(Type):
+    """``kernel_handler``: the last parameter of a kernel that reads specialization
+    constants (a pointer to the run-time buffer of their values in the IR)."""
+    __slots__ = ()
+    is_handler = True
+
+    def __eq__(self, other):
+        return isinstance(other, HandlerType)
+
+    def __hash__(self):
+        return hash("kernel_handler")
+
+    def __str__(self):
+        return "kernel_handler"
+
+
+KERNEL_HANDLER = HandlerType()
 
 
 class ReducerType(Type):

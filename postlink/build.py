@@ -35,6 +35,7 @@ from ..passes.support.signature import SignatureError
 from .bundle import Bundle, BundleImage
 from .initial_values import device_global_table
 from .native import compile_all
+from .spec_constants import apply_spec_constants
 from .split import SPLIT_MODES, split_module  # noqa: F401 - SPLIT_MODES for build_program
 
 __all__ = ["build", "run_stages", "Stage", "STAGES", "STAGE_NAMES", "PIPELINE", "BuildRun"]
@@ -82,13 +83,20 @@ def run_pipeline(run: BuildRun, module: Module) -> tuple[Module, Module]:
 
 def post_link(run: BuildRun, device: Module) -> list[BundleImage]:
     """The JIT images (``jit_<N>``), then each target's AOT images
-    (``<target>_<N>``), as bitcode with their properties."""
+    (``<target>_<N>``), as bitcode with their properties.  Specialization
+    constants are read from the run-time buffer (emulation: the runtime folds
+    the values in when it compiles a JIT image, ``runtime/spec_constants.py``),
+    and each JIT image that reads them is followed by its copy with the
+    defaults folded in, which the runtime uses while no value is set."""
     images = []
-    jit = split_module(device, mode=run.split, device_globals=True, serialize="bitcode")
+    jit = apply_spec_constants(split_module(device, mode=run.split, device_globals=True, serialize="bitcode"),
+                               "emulation", True)
     for i, (im, bc) in enumerate(zip(jit, verify_and_serialize([im.module for im in jit], bitcode=True))):
         images.append(BundleImage(f"jit_{i}", im.entry_points, im.properties, bc, dummy=im.dummy))
     for cfg in run.targets:
-        aot = split_module(device, mode=run.split, device_globals=True, target=cfg, serialize="bitcode")
+        aot = apply_spec_constants(split_module(device, mode=run.split, device_globals=True, target=cfg,
+                                                serialize="bitcode"),
+                                   "emulation", False)
         for i, (im, bc) in enumerate(zip(aot, verify_and_serialize([im.module for im in aot], bitcode=True))):
             images.append(BundleImage(f"{cfg.name}_{i}", im.entry_points, im.properties, bc, target=cfg.name))
     return images

@@ -25,7 +25,8 @@ def _esimd_functions(module) -> list[str]:
 _IR_ONLY_CONFLICTS = (("symbols", "-symbols"), ("properties", "-properties"), ("param_info", "-emit-param-info"),
                       ("program_metadata", "-emit-program-metadata"), ("kernel_names", "-emit-kernel-names"),
                       ("exported", "-emit-exported-symbols"), ("imported", "-emit-imported-symbols"),
-                      ("split_esimd", "-split-esimd"))
+                      ("split_esimd", "-split-esimd"),
+                      ("default_spec_images", "-generate-device-image-default-spec-consts"))
 
 
 @click.command("post-link")
@@ -59,8 +60,13 @@ _IR_ONLY_CONFLICTS = (("symbols", "-symbols"), ("properties", "-properties"), ("
               help="Write the one processed module to the -o file (no table, no split; -split=auto or none).")
 @click.option("-spec-const", "--spec-const", "spec_const",
               type=click.Choice(["rt", "native", "default", "emulation"]), default=None,
-              help="Accepted for upstream's command lines; minisycl has no specialization constants, "
-                   "so it changes nothing.")
+              help="Lower specialization-constant reads (postlink/spec_constants.py): rt/native to "
+                   "__spirv_SpecConstant(Composite) calls with numeric ids, default/emulation to loads from "
+                   "the run-time buffer; writes [SYCL/specialization constants] and its default values.")
+@click.option("-generate-device-image-default-spec-consts", "--generate-device-image-default-spec-consts",
+              "default_spec_images", is_flag=True,
+              help="After each image that reads specialization constants, a copy with the default values "
+                   "folded in ([SYCL/misc properties] specConstsReplacedWithDefault=1).")
 @click.option("-split-esimd", "--split-esimd", "split_esimd", is_flag=True,
               help="Accepted for upstream's command lines; minisycl has no ESIMD (an input with ESIMD kernels, "
                    "!sycl_explicit_simd, is an error with or without it).")
@@ -84,11 +90,11 @@ _IR_ONLY_CONFLICTS = (("symbols", "-symbols"), ("properties", "-properties"), ("
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar (it shows on a terminal after a second).")
 def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, only_kernels, param_info, exported,
                   imported, kernel_names, program_metadata, allow_deps, ir_only, split_esimd, outputs, out_dir,
-                  vf_keys, quiet, **_accepted_only):
+                  vf_keys, quiet, spec_const, default_spec_images, **_accepted_only):
     """Split a device module (.ll/.bc; '-' for stdin) into device images and write
     sycl-post-link's file table, images, .prop and .sym files.  TARGET in -o is
     a device config's name or the path of a device-config YAML file."""
-    # _accepted_only: -spec-const, -lower-esimd and -O<N>, which change nothing here
+    # _accepted_only: -lower-esimd and -O<N>, which change nothing here
     def body():
         from ..passes.support.diagnostics import UserError
         from ..passes.ir import load
@@ -96,12 +102,14 @@ def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, on
         from ..device_configs.targets import ConfigError, is_config_path, load_target, target_names
         from ..passes.support.progress import Progress
         from .properties import EmitOptions
+        from .spec_constants import apply_spec_constants
         opts = EmitOptions(param_info=param_info, exported_symbols=exported, kernel_names=kernel_names,
                            imported_symbols=imported, program_metadata=program_metadata, allow_dependencies=allow_deps)
         if ir_only:
             flags = {"symbols": symbols, "properties": properties, "param_info": param_info,
                      "program_metadata": program_metadata, "kernel_names": kernel_names, "exported": exported,
-                     "imported": imported, "split_esimd": split_esimd}
+                     "imported": imported, "split_esimd": split_esimd,
+                     "default_spec_images": default_spec_images}
             for key, flag in _IR_ONLY_CONFLICTS:
                 if flags[key]:
                     raise UserError(f"{flag} can't be used with -ir-output-only")
@@ -126,7 +134,7 @@ def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, on
             module = load(input)
             if ir_only:
                 progress.step("writing")
-                _write_ir_only(module, tables[0].table, text_ir, only_kernels, device_globals, inputs)
+                _write_ir_only(module, tables[0].table, text_ir, only_kernels, device_globals, inputs, spec_const)
                 return
             esimd = _esimd_functions(module)
             if esimd:
@@ -136,6 +144,7 @@ def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, on
             images = split_module(module, mode=split, only_kernels=only_kernels, device_globals=device_globals,
                                   vf_keys=vf_keys, serialize="text" if text_ir else "bitcode")
             progress.step("properties")
+            images = apply_spec_constants(images, spec_const, default_spec_images)
             _with_optional_sets(images, opts)
             progress.step("writing")
             write_tables(images, tables, out_dir=out_dir, text_ir=text_ir, properties=properties, symbols=symbols,
@@ -143,7 +152,8 @@ def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, on
     run_guarded(body)
 
 
-def _write_ir_only(module, path: str, text_ir: bool, only_kernels: bool, device_globals: bool, inputs) -> None:
+def _write_ir_only(module, path: str, text_ir: bool, only_kernels: bool, device_globals: bool, inputs,
+                   spec_const: str | None = None) -> None:
     """``-ir-output-only``: the module cleaned up as one image (what is not reached
     from an entry point goes) to ``path``; an input that must be split into more
     than one image (virtual-function sets are outlined) is upstream's error."""
@@ -157,6 +167,9 @@ def _write_ir_only(module, path: str, text_ir: bool, only_kernels: bool, device_
     images = split_module(module, mode="none", only_kernels=only_kernels, device_globals=device_globals)
     if len(images) > 1:
         raise UserError("some modules had to be split, '-ir-output-only' can't be used")
+    if spec_const is not None:
+        from .spec_constants import MODES, lower_spec_constants
+        lower_spec_constants(images[0].module, MODES[spec_const])
     write_output(path, verify_and_serialize([images[0].module], bitcode=not text_ir)[0], inputs=inputs)
 
 

@@ -17,6 +17,7 @@ from .features import SYCL_EXT_ONEAPI_DEVICE_GLOBAL, SYCL_EXT_ONEAPI_GRAPH
 from .graph import (async_free, async_malloc, async_malloc_from_pool, command_graph, dynamic_command_group,
                     dynamic_parameter, executable_command_graph, graph_state, node, node_type)
 from .memory_pool import memory_pool
+from .kernel_bundle import bundle_state, build, compile, get_kernel_bundle, get_kernel_ids, kernel_bundle, kernel_id, link
 from .memory import free, malloc_device, malloc_host, malloc_shared, usm_allocation
 from .program import build_program, kernel, load_bundle, program
 from .events import event
@@ -33,4 +34,5 @@ __all__ = ["aspect", "info", "device", "context", "default_context", "get_device
            "dynamic_parameter", "dynamic_command_group", "async_malloc", "async_malloc_from_pool", "async_free",
            "memory_pool", "graph_state", "queue_state", "SYCL_EXT_ONEAPI_GRAPH", "SYCL_EXT_ONEAPI_DEVICE_GLOBAL",
            "event", "handler", "nd_range", "queue", "range", "local_memory", "reduction", "plus", "multiplies",
-           "minimum", "maximum", "bit_and", "bit_or", "bit_xor", "logical_and", "logical_or"]
+           "minimum", "maximum", "bit_and", "bit_or", "bit_xor", "logical_and", "logical_or",
+           "bundle_state", "kernel_bundle", "kernel_id", "get_kernel_bundle", "get_kernel_ids", "compile", "link", "build"]

@@ -67,14 +67,15 @@ def slot(ty: str, value, where: str) -> int:
         raise exception(errc.invalid, refused.say(where)) from None
 
 
-def pack_slots(params: list[str], args, slots, where) -> None:
+def pack_slots(params: list[str], args, slots, where, handler: bool = False) -> None:
     """``slots[i]`` for each argument; ``where(i, ty)`` names parameter ``i`` in an error.
     A struct argument's bytes go in the slots after the parameters' own
     (``Signature.struct_slots``; ``slots`` has room for them), its own slot holding
-    their address, so they live as long as ``slots``."""
+    their address, so they live as long as ``slots``; ``handler``: a slot for a
+    ``kernel_handler`` comes before them (the caller fills it)."""
     i = 0
     params = tuple(params)
-    packs, structs = _PLANS.get(params) or _plan(params)
+    packs, structs = _PLANS.get((params, handler)) or _plan(params, handler)
     try:
         for i, (pack, value) in enumerate(zip(packs, args)):
             slots[i] = pack(value)
@@ -91,13 +92,13 @@ def pack_slots(params: list[str], args, slots, where) -> None:
 _PLANS: dict[tuple, tuple] = {}
 
 
-def _plan(params: tuple) -> tuple:
+def _plan(params: tuple, handler: bool = False) -> tuple:
     """For each parameter type of ``params`` (a kernel signature's arguments, as
     ``passes/support/signature.py`` spells them), the function that checks a value
     and makes its slot (raising ``_Refused``), and where struct arguments' bytes
     go: chosen once per signature, so a launch does not look its types up again."""
-    sig = Signature(None, tuple(parse_param(ty) for ty in params))
-    found = _PLANS[params] = (tuple(_packer(p) for p in sig.args), sig.struct_slots())
+    sig = Signature(None, tuple(parse_param(ty) for ty in params), handler)
+    found = _PLANS[params, handler] = (tuple(_packer(p) for p in sig.args), sig.struct_slots())
     return found
 
 

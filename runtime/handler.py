@@ -33,6 +33,8 @@ class handler:  # noqa: N801
         self.deps: list[event] = []
         self.command = None
         self._set_args: dict[int, object] = {}
+        self._spec_values: dict[str, object] = {}     # set_specialization_constant
+        self._bundle = None                           # use_kernel_bundle
 
     def depends_on(self, events) -> None:
         events = require_events(events, "depends_on")
@@ -64,10 +66,55 @@ class handler:  # noqa: N801
             args[i] = v
         return args
 
+    def set_specialization_constant(self, name: str, value) -> None:
+        """Set a specialization constant (by its name) for this group's kernel: the
+        kernel is compiled with the value folded in (``program.kernel.specialized``).
+        After ``use_kernel_bundle`` it is ``errc::invalid``, as SYCL says: the
+        bundle's values are used."""
+        if self._bundle is not None:
+            raise exception(errc.invalid, f"set_specialization_constant('{name}') after use_kernel_bundle: "
+                                          "the kernel bundle's values are used")
+        if not isinstance(name, str):
+            raise exception(errc.invalid, f"a specialization constant is named by a string, got {type(name).__name__}")
+        self._spec_values[name] = value
+
+    def get_specialization_constant(self, name: str):
+        """The value set with ``set_specialization_constant``; else the bundle's or the default."""
+        if name in self._spec_values:
+            return self._spec_values[name]
+        if self._bundle is not None:
+            return self._bundle.get_specialization_constant(name)
+        raise exception(errc.invalid, f"specialization constant '{name}' was not set in this command group; "
+                                      "its default is known once a kernel is chosen (kernel_bundle)")
+
+    def use_kernel_bundle(self, bundle) -> None:
+        """Launch this group's kernel from ``bundle`` (executable state), with its values."""
+        from .kernel_bundle import bundle_state, kernel_bundle
+        if not isinstance(bundle, kernel_bundle):
+            raise exception(errc.invalid, f"use_kernel_bundle expects a kernel_bundle, got {type(bundle).__name__}")
+        if bundle.state != bundle_state.executable:
+            raise exception(errc.invalid, f"use_kernel_bundle needs a bundle in the executable state, this one is "
+                                          f"{bundle.state}")
+        if self._spec_values:
+            raise exception(errc.invalid, "use_kernel_bundle after set_specialization_constant")
+        if self.queue.context not in bundle.contexts:
+            raise exception(errc.invalid, "the kernel bundle belongs to another context than the queue")
+        self._bundle = bundle
+
+    def _kernel(self, k: Kernel) -> Kernel:
+        """``k`` as this group launches it: from its bundle, with its specialization constants."""
+        if self._bundle is not None:
+            k = self._bundle.kernel_for(k, self.queue.device)
+        if self._spec_values:
+            k = k.specialized(self._spec_values)
+        return k
+
     def single_task(self, k: Kernel, *args) -> None:
+        k = self._kernel(k)
         self._record(KernelCommand(k, None, self._with_set_args(k, args)))
 
     def parallel_for(self, k: Kernel, r, *args) -> None:
+        k = self._kernel(k)
         self._record(KernelCommand(k, r, self._with_set_args(k, args)))
 
     def prefetch(self, ptr, nbytes: int) -> None:

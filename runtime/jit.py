@@ -30,6 +30,7 @@ from .errors import errc, exception
 from . import assertions  # noqa: F401 - registers the assert hook before any kernel is compiled
 from .packed_args import PACK_ABOVE, pack_kernel
 from .reductions import accumulator_lines, combine_functions, flush_lines
+from .spec_constants import SPEC_GLOBAL, spec_global
 from .work_groups import argument_lines, group_launcher, lower_group_kernels
 
 __all__ = ["LinkedProgram", "link_and_jit", "launcher_name", "read_bundle_bitcode", "check_signatures",
@@ -53,6 +54,10 @@ class KernelShape:
     item_type: str            # LLVM spelling of the item parameter's type
     params: list[str]         # LLVM types of the other parameters, in order
     structs: frozenset = frozenset()    # indices (among ``params``) of structs by value: their slot holds an address
+    #: the ``ptr`` of a buffer of specialization constant values to pass for the last
+    #: parameter (a ``kernel_handler``) instead of its slot: the launcher of a kernel
+    #: compiled for a set of values, whose loads from it LLVM folds
+    spec_buffer: str | None = None
 
 
 def kernel_shape(module: Module, name: str) -> KernelShape:
@@ -109,6 +114,9 @@ def _loop_ir(shape: KernelShape, name: str, callee: str | None = None, accs=None
             lines += [f"  %acc{i} = alloca {a.type}", f"  store {a.type} {a.identity}, ptr %acc{i}"]
         if i in reducers:
             lines += accumulator_lines(i, *reducers[i])
+        if shape.spec_buffer is not None and i == len(shape.params) - 1:
+            call_args.append(f"ptr {shape.spec_buffer}")
+            continue
         call_args.append(f"ptr %acc{i}" if i in private else f"ptr %red{i}" if i in reducers else f"{ty} %arg{i}")
     if packed:
         call_args.append("ptr %args")
@@ -223,11 +231,14 @@ def read_bundle_bitcode(bitcode: bytes, what: str, cut=None):
 
 
 def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[str] | None = None,
-                 sub_group_size: int = 0, signatures: dict | None = None) -> LinkedProgram:
+                 sub_group_size: int = 0, signatures: dict | None = None, spec: bytes | None = None) -> LinkedProgram:
     """Steps 1-3 for the images (the first holds the kernels); ``names`` name
     them in errors; ``sub_group_size``: the device's default, for work-group kernels;
     ``signatures``: kernel -> the ``Signature`` its arguments are packed by (by
-    default, what its IR says: ``kernel_signature``)."""
+    default, what its IR says: ``kernel_signature``); ``spec``: the buffer of
+    specialization constant values to compile the kernels that take a
+    ``kernel_handler`` with (a constant global their launchers pass them, so that
+    LLVM folds the values in: a specialised kernel)."""
     names = names or [f"device image {i + 1}" for i in range(len(image_bitcodes))]
     texts = [read_bundle_bitcode(bc, name) for bc, name in zip(image_bitcodes, names)]
     _declare_duplicates(texts)
@@ -261,6 +272,12 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
         shape = kernel_shape(linked, k)
         shape.structs = frozenset(i for i, p in enumerate(sigs[k].args) if p.kind == "struct")
         shapes[k] = shape
+    spec_text = ""
+    if spec is not None:
+        spec_text = spec_global(spec)
+        for k, s in shapes.items():
+            if sigs[k].handler and s.params and s.params[-1] == "ptr":
+                s.spec_buffer = f"@{SPEC_GLOBAL}"
     reducers = {k: {i: (p.name, p.op) for i, p in enumerate(sigs[k].args) if p.kind == "reducer"}
                 for k in shapes}     # reductions.py
     groups = lower_group_kernels(linked, shapes, sub_group_size)    # hook: work_groups.py (barriers, local memory)
@@ -276,12 +293,13 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
             if k in aggregated and s.item is not None and k not in groups else {} for k, s in shapes.items()}
     # many parameters: the kernel loads them itself (a call of thousands of arguments costs LLVM quadratic time)
     packed = {k for k, s in shapes.items() if len(s.params) > PACK_ABOVE and k not in groups and not accs[k]
-              and not reducers[k] and not s.structs and pack_kernel(linked, k, s.item is not None)}
+              and not reducers[k] and not s.structs and s.spec_buffer is None and pack_kernel(linked, k, s.item is not None)}
     text = linked.text() + "".join(group_launcher(s, groups[k], launcher_name(k), reducers[k]) if k in groups else
                                    _launcher_ir(s, accs[k], aggregated[k].copy if accs[k] else None, reducers[k],
                                                 k in packed)
                                    for k, s in shapes.items())
     text += combine_functions({r for found in reducers.values() for r in found.values()}, set(linked.functions))
+    text += spec_text
     engine, context, key, from_disk = compile_ir(text, "device program")
     program = LinkedProgram(engine, context, shapes, key, from_disk,
                             {k: list(found) for k, found in accs.items() if found})

@@ -33,6 +33,7 @@ from .device_global import bind_program, device_global
 from .arguments import pack_slots, slot
 from .native import run_guarded
 from ..passes.support.signature import SignatureError, parse as parse_signature
+from .spec_constants import MISC, REPLACED_WITH_DEFAULT, SPEC_CONSTANTS, SpecTable
 from .validate import require_choice, require_names, require_path, require_paths, require_str
 
 __all__ = ["program", "kernel", "load_bundle", "build_program"]
@@ -82,16 +83,24 @@ class program:  # noqa: N801
         self._resolved: dict[tuple, tuple] = {}     # (kernel, device, context) -> what linked_for found
         self._kernels: dict[str, kernel] = {}
         self._lock = threading.Lock()
+        self._spec_tables: dict[int, SpecTable] = {}
         self._host = None
         self.builds = 0                 # programs linked and JIT-compiled (for tests and benchmarks)
 
     # -- selection and linking ----------------------------------------------------
 
-    def _image_for(self, name: str, dev: Device) -> int:
+    def _image_for(self, name: str, dev: Device, default: bool = True) -> int:
+        """The image of kernel ``name`` for ``dev``; ``default``: no specialization
+        constant was set, so a JIT image with the defaults folded in is preferred
+        (``specConstsReplacedWithDefault``); otherwise such images are skipped."""
         aot = [i for i, im in enumerate(self.images) if im.target == dev.name and name in im.entry_points]
         if aot:
             return aot[0]
         jit = [i for i, im in enumerate(self.images) if im.target is None and not im.dummy and name in im.entry_points]
+        folded = [i for i in jit if _defaults_folded(self.images[i])]
+        jit = [i for i in jit if i not in folded]
+        if default and folded:
+            return folded[0]
         if jit:
             return jit[0]
         if any(name in im.entry_points for im in self.images):
@@ -128,18 +137,20 @@ class program:  # noqa: N801
                         out.append(twin)
         return out
 
-    def linked_for(self, name: str, dev: Device, ctx=None) -> tuple[LinkedProgram, list[int]]:
-        """The built program for kernel ``name`` on ``dev`` in ``ctx`` (default context)."""
+    def linked_for(self, name: str, dev: Device, ctx=None, spec: bytes | None = None) -> tuple[LinkedProgram, list[int]]:
+        """The built program for kernel ``name`` on ``dev`` in ``ctx`` (default context);
+        ``spec``: the buffer of specialization constant values to compile it with
+        (None: none was set, the image with the defaults folded in)."""
         ctx = ctx or default_context(dev)
-        found = self._resolved.get((name, dev.name, ctx.id))
+        found = self._resolved.get((name, dev.name, ctx.id, spec))
         if found is not None:               # (the choice of images is the same every launch)
             return found
-        main = self._image_for(name, dev)
+        main = self._image_for(name, dev, default=spec is None)
         missing = missing_requirements(self.images[main], dev)
         if missing:
             raise exception(errc.kernel_not_supported, "; ".join(missing))
         chosen = self._whole_program(dev) if getattr(dev, "whole_program", False) else self.images_to_link(main, dev)
-        key = (tuple(chosen), dev.name, ctx.id)
+        key = (tuple(chosen), dev.name, ctx.id, spec)
         with self._lock:
             linked = self._cache.get(key)
             if linked is None:
@@ -149,13 +160,21 @@ class program:  # noqa: N801
                 images = [self.images[i].ir for i in chosen]
                 names = [self._image_name(i) for i in chosen]
                 signatures = {k: self.kernel(k).signature for k in kernels}     # what the arguments are packed by
-                linked = custom(images, kernels, names, signatures) if custom else \
-                    link_and_jit(images, kernels, names, dev.sub_group_sizes[0] if dev.sub_group_sizes else 1,
-                                 signatures)
+                if custom:
+                    # no launcher there: an image reading its constants from the buffer (one
+                    # without a defaults-folded twin) is built with the defaults folded in
+                    fold = spec
+                    if fold is None and SPEC_CONSTANTS in self.images[main].properties:
+                        table = self.spec_table(name)
+                        fold = table.defaults if table is not None else None
+                    linked = custom(images, kernels, names, signatures, spec=fold)
+                else:
+                    linked = link_and_jit(images, kernels, names, dev.sub_group_sizes[0] if dev.sub_group_sizes else 1,
+                                          signatures, spec=spec)
                 bind_program(self, linked, dev, ctx)
                 self._cache[key] = linked
                 self.builds += 1
-            self._resolved[(name, dev.name, ctx.id)] = (linked, chosen)
+            self._resolved[(name, dev.name, ctx.id, spec)] = (linked, chosen)
         return linked, chosen
 
     def _whole_program(self, dev: Device) -> list[int]:
@@ -169,6 +188,23 @@ class program:  # noqa: N801
                     and not missing_requirements(im, dev):
                 out += [j for j in self.images_to_link(i, dev) if j not in out]
         return out
+
+    def spec_table(self, name: str) -> SpecTable | None:
+        """The specialization constants kernel ``name`` reads (``spec_constants.py``), or None."""
+        found = [i for i, im in enumerate(self.images) if name in im.entry_points and not im.dummy
+                 and not _defaults_folded(im) and SPEC_CONSTANTS in im.properties]
+        if not found:
+            return None
+        index = found[0]
+        table = self._spec_tables.get(index)
+        if table is None:
+            table = self._spec_tables[index] = SpecTable.of_image(self.images[index].properties,
+                                                                   self._image_view(index))
+        return table
+
+    def spec_constant_names(self) -> set[str]:
+        """The symbolic ids of every specialization constant some kernel of the program reads."""
+        return {n for im in self.images for n in im.properties.sets.get(SPEC_CONSTANTS, {})}
 
     def device_global(self, name: str):
         """The handle of a device global, by source name, IR name or unique id."""
@@ -252,13 +288,41 @@ class program:  # noqa: N801
         return self._host.function(name)
 
 
-class kernel:  # noqa: N801
-    """A kernel of a program, with its parameter signature from the bundle."""
+def _defaults_folded(im: BundleImage) -> bool:
+    return bool(im.properties.get(MISC, REPLACED_WITH_DEFAULT))
 
-    def __init__(self, prog: program, name: str, signature: str):
+
+class _Specialized:
+    """A program as a specialised kernel sees it: the same program, built with
+    its buffer of specialization constant values (``kernel.specialized``)."""
+
+    def __init__(self, prog: program, spec: bytes):
+        self._prog, self._spec = prog, spec
+
+    def __getattr__(self, name):
+        return getattr(self._prog, name)
+
+    def linked_for(self, name: str, dev: Device, ctx=None):
+        return self._prog.linked_for(name, dev, ctx, spec=self._spec)
+
+
+class kernel:  # noqa: N801
+    """A kernel of a program, with its parameter signature from the bundle.
+
+    A kernel whose last parameter is a ``kernel_handler`` reads specialization
+    constants: its last slot holds the address of the buffer of their values
+    (the defaults, or ``specialized``'s), which launches do not pass."""
+
+    def __init__(self, prog: program, name: str, signature: str, spec: bytes | None = None):
         self.program, self.name = prog, name
         #: the one signature its arguments are checked and packed by (``passes/support/signature.py``)
         self.signature = sig = parse_signature(signature)
+        #: a last ``kernel_handler`` parameter: its slot points at the buffer of specialization constant values
+        self.handler = sig.handler
+        #: the buffer of specialization constant values it was specialised with (None: the defaults)
+        self.spec = spec
+        self._spec_buffer = None
+        self._specialized: dict[bytes, "kernel"] = {}
         self.item = sig.item.text if sig.item else None
         self.params = tuple(p.text for p in sig.args)
         self.dims = sig.dims
@@ -286,8 +350,47 @@ class kernel:  # noqa: N801
                                           f"{'s' if len(self.params) != 1 else ''} ({', '.join(self.params)}), "
                                           f"got {len(args)}")
         slots = self._slots()
-        pack_slots(self.params, args, slots, self._where)
+        pack_slots(self.params, args, slots, self._where, self.handler)
+        if self.handler:
+            slots[len(self.params)] = self._buffer_address()
         return slots
+
+    def _buffer_address(self) -> int:
+        buf = self._spec_buffer
+        if buf is None:
+            table = self.program.spec_table(self.name)
+            data = self.spec if self.spec is not None else (table.defaults if table is not None else b"")
+            buf = self._spec_buffer = ctypes.create_string_buffer(bytes(data) or b"\0", max(len(data), 1))
+        return ctypes.addressof(buf)
+
+    def specialized(self, values: dict) -> "kernel":
+        """This kernel with specialization constants set (name -> value): the same
+        object for the same values; this kernel itself when they are the defaults.
+        A value of the wrong type or size, or a name no kernel of the program
+        reads, is ``errc::invalid`` naming the constant; a constant this kernel
+        does not read is ignored, as SYCL's handler does."""
+        base = self.program._prog if isinstance(self.program, _Specialized) else self.program
+        known = base.spec_constant_names()
+        table = base.spec_table(self.name)
+        encoded: dict[str, bytes] = {}
+        for name, value in values.items():
+            if not isinstance(name, str):
+                raise exception(errc.invalid, f"a specialization constant is named by a string, got "
+                                              f"{type(name).__name__}")
+            if name not in known and not any(n.endswith("___" + name) for n in known):
+                raise exception(errc.invalid, f"no specialization constant named '{name}' in {base.name}")
+            sc = table.find(name) if table is not None else None
+            if sc is not None:
+                encoded[sc.name] = table.encode(sc, value)
+        if table is None or not encoded:
+            return self
+        spec = table.buffer(encoded)
+        if spec == table.defaults:
+            return self
+        found = self._specialized.get(spec)
+        if found is None:
+            found = self._specialized[spec] = kernel(_Specialized(base, spec), self.name, self.signature.text, spec)
+        return found
 
     def _where(self, i: int, ty: str) -> str:
         return f"argument {i + 1} of kernel '{self.name}' ({ty})"

@@ -57,12 +57,12 @@ class Constants(Part):
             return
         self.define_global(dcl.name, ConstSym(dcl.name, ty, v, dcl.loc), dcl.loc)
 
-    def const_initializer(self, init, ty, braced=False):
-        """Constant value tree for a device_global initialiser: scalars, lists for
+    def const_initializer(self, init, ty, braced=False, what="device_global initialiser"):
+        """Constant value tree for a device_global initialiser (or ``what``): scalars, lists for
         arrays/classes (``braced``: ``init`` is an element of a brace list, where
         narrowing is an error)."""
         if isinstance(init, ast.InitList):
-            return self.const_list(init, ty)
+            return self.const_list(init, ty, what)
         if not ty.is_arith:
             self.error(init.loc, f"'{ty}' must be initialised with a brace list")
             return None
@@ -70,16 +70,16 @@ class Constants(Part):
         e = self.convert_braced(e, ty, "initialiser") if braced else self.convert(e, ty, "initialiser")
         v, why = self.fold(e)
         if v is None:
-            self.error(init.loc, "device_global initialiser must be a constant expression", why)
+            self.error(init.loc, f"{what} must be a constant expression", why)
         return v
 
-    def const_list(self, init: ast.InitList, ty):
+    def const_list(self, init: ast.InitList, ty, what="device_global initialiser"):
         init = nest(init, ty)
         if ty.is_array:
             if len(init.items) > ty.count:
                 self.error(init.loc, f"too many initialisers for '{ty}'")
                 return None
-            return [self.const_initializer(i, ty.elem, True) for i in init.items]
+            return [self.const_initializer(i, ty.elem, True, what) for i in init.items]
         if ty.is_class:
             flat = flat_fields(ty)
             if len(init.items) > len(flat):
@@ -88,9 +88,9 @@ class Constants(Part):
             if ty.polymorphic:
                 self.error(init.loc, f"a device_global of polymorphic class '{ty}' cannot have an initialiser")
                 return None
-            return [self.const_initializer(i, fty, True) for i, (_, fty) in zip(init.items, flat)]
+            return [self.const_initializer(i, fty, True, what) for i, (_, fty) in zip(init.items, flat)]
         if len(init.items) == 1:
-            return self.const_initializer(init.items[0], ty, True)
+            return self.const_initializer(init.items[0], ty, True, what)
         self.error(init.loc, f"brace initialiser for scalar type '{ty}' must have one element")
         return None
 

@@ -4,7 +4,7 @@ file-scope constants and device globals."""
 from __future__ import annotations
 
 from .. import ast
-from ..symbols import DeviceGlobalSym, FuncSym
+from ..symbols import DeviceGlobalSym, FuncSym, SpecIdSym
 from ..types import INT, LOCAL, VOID, ClassType, PointerType
 from .calls import BUILTINS
 from .context import Part
@@ -12,9 +12,9 @@ from .mangling import constructor_name, method_name, static_member_name, unique_
 
 
 class Declarations(Part):
-    uses = {"type_names": ("resolve_type", "is_complete", "fits_address_space"),
+    uses = {"type_names": ("resolve_type", "is_complete", "fits_address_space", "spec_id_element"),
             "properties": ("apply_function_props", "dg_props"),
-            "constants": ("declare_constant", "device_global_init")}
+            "constants": ("declare_constant", "device_global_init", "const_initializer")}
 
     # ------------------------------------------------------------------ classes
     def declare_class(self, node: ast.ClassDef):
@@ -181,7 +181,8 @@ class Declarations(Part):
                 and plist[0].type.words == ("void",) and not plist[0].type.ptr and not plist[0].dims:
             plist = []
         for i, p in enumerate(plist):
-            pty = self.resolve_type(p.type, p.dims[1:] if p.dims else (), allow_reducer=True)
+            pty = self.resolve_type(p.type, p.dims[1:] if p.dims else (), allow_reducer=True,
+                                    allow_handler=node.is_kernel and i == len(plist) - 1)
             if pty is None:
                 params.append((p.name, INT))
                 continue
@@ -296,7 +297,9 @@ class Declarations(Part):
             if bad in specs:
                 self.error(self.tok_loc(specs[bad]), f"'{bad}' is not allowed on a variable")
         for dcl in node.decls:
-            if node.type.kind != "dg":
+            if node.type.kind == "spec_id":
+                self.declare_spec_id(node, dcl, cls, specs)
+            elif node.type.kind != "dg":
                 self.declare_constant(node, dcl, self.resolve_type(node.type, dcl.dims), cls)
             else:
                 self.declare_device_global(node, dcl, cls, specs)
@@ -338,6 +341,38 @@ class Declarations(Part):
                 return
         dcl.sym = g
         self.prog.device_globals.append(g)
+
+    def declare_spec_id(self, node: ast.VarDecl, dcl: ast.Declarator, cls, specs):
+        """``specialization_id<T> name{default};`` (SYCL 2020 4.9.5): at namespace
+        scope, never extern, ``T`` arithmetic or a struct/array of them, the
+        default a constant expression (absent: value-initialised, zero)."""
+        if cls is not None:
+            self.error(dcl.loc, "specialization_id must be declared at namespace scope, not as a class member")
+            return
+        if "extern" in specs:
+            self.error(self.tok_loc(specs["extern"]), "a specialization_id cannot be 'extern'")
+            return
+        if dcl.dims:
+            self.error(dcl.loc, "an array of specialization_id is not allowed; use specialization_id<T[N]>")
+            return
+        ty = self.spec_id_element(node.type)
+        if ty is None or not self.is_complete(ty, dcl.loc, f"specialization_id '{dcl.name}'"):
+            return
+        if dcl.props:
+            self.error(dcl.props[0].loc, f"properties are not allowed on specialization_id '{dcl.name}'")
+        sym = SpecIdSym(dcl.name, dcl.name, ty, dcl.loc)
+        sym.is_static = "static" in specs
+        sym.unique_id = unique_id(self.file, dcl.name) if sym.is_static else dcl.name
+        init = dcl.init
+        # name{args}: the constructor's arguments, ``T`` made from them; name{{...}}: T's own brace list
+        if isinstance(init, ast.InitList) and len(init.items) == 1 and isinstance(init.items[0], ast.InitList):
+            init = init.items[0]
+        if init is not None:
+            sym.init = self.const_initializer(init, ty, what="the default value of a specialization_id")
+        if not self.define_global(dcl.name, sym, dcl.loc):
+            return
+        dcl.sym = sym
+        self.prog.spec_ids.append(sym)
 
     def define_global(self, name, sym, loc) -> bool:
         if name in self.globals:

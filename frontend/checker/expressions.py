@@ -9,7 +9,7 @@ import math
 from .. import ast, types
 from ..constants import const_fold, round_float
 from ..data_layout import flat_fields
-from ..symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym
+from ..symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym, SpecIdSym
 from ..types import BOOL, DOUBLE, FLOAT, GENERIC, HALF, INT, LOCAL, LONG, VOID, PointerType
 from .calls import BUILTINS
 from .context import Part
@@ -167,6 +167,26 @@ class Expressions(Part):
             return self.bad(e)
         self.error(e.loc, f"use of undeclared identifier '{e.name}'")
         return self.bad(e)
+
+    def e_SpecConstGet(self, e: ast.SpecConstGet):
+        """``kh.get_specialization_constant<name>()``: ``kh`` the kernel's
+        ``kernel_handler`` parameter, ``name`` a ``specialization_id``; the value has its ``T``."""
+        h = e.handler = self.expr(e.handler)
+        if h.ty is types.ERROR:
+            return self.bad(e)
+        if not h.ty.is_handler:
+            self.error(h.loc, f"get_specialization_constant<{e.name}>() needs a kernel_handler (the last parameter "
+                              f"of a kernel), not an expression of type '{h.ty}'")
+            return self.bad(e)
+        sym = self.globals.get(e.name)
+        if sym is None:
+            self.error(e.name_loc, f"unknown specialization constant '{e.name}'")
+            return self.bad(e)
+        if not isinstance(sym, SpecIdSym):
+            self.error(e.name_loc, f"'{e.name}' is not a specialization_id")
+            return self.bad(e)
+        e.sym = sym
+        return self.set(e, sym.ty)
 
     def check_access(self, cls, name, loc):
         """``private:`` members are for the methods of their class, ``protected:``

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ...device_configs.aspects import Aspect
 from .. import ast, types
-from ..data_layout import MAX_OBJECT_SIZE
-from ..types import DOUBLE, GENERIC, HALF, LOCAL, ArrayType, ItemType, PointerType
+from ..data_layout import MAX_OBJECT_SIZE, flat_fields
+from ..types import DOUBLE, GENERIC, HALF, KERNEL_HANDLER, LOCAL, ArrayType, ItemType, PointerType
 from .context import Part
 
 
@@ -13,13 +13,21 @@ class TypeNames(Part):
     uses = {"constants": ("array_size",), "groups": ("reducer_type",)}
 
     def resolve_type(self, spec: ast.TypeSpec, dims=(), what="variable", allow_dg=False,
-                     allow_local=False, allow_reducer=False) -> types.Type | None:
+                     allow_local=False, allow_reducer=False, allow_handler=False) -> types.Type | None:
         """The type ``spec`` names with array ``dims``; ``allow_local``: ``local T``
         (work-group memory) may be declared here, ``allow_reducer``: a ``reducer<T, op>`` may."""
         if spec.kind == "dg":
             return self.device_global_element(spec, allow_dg)
         if spec.kind == "reducer":
             return self.reducer(spec, dims, allow_reducer)
+        if spec.kind == "spec_id":
+            self.error(spec.loc, "specialization_id<T> must be declared at namespace scope (a file-scope variable)")
+            return None
+        if spec.kind == "handler":
+            if not allow_handler or spec.ptr or dims or spec.local or spec.const:
+                self.error(spec.loc, "kernel_handler can only be the type of the last parameter of a kernel")
+                return None
+            return KERNEL_HANDLER
         ty = self.base_type(spec)
         if ty is None:
             return None
@@ -76,6 +84,18 @@ class TypeNames(Part):
             return None
         return ItemType(spec.name, spec.dims)
 
+    def spec_id_element(self, spec: ast.TypeSpec) -> types.Type | None:
+        """``T`` of ``specialization_id<T>``: an arithmetic type, or a struct or
+        array made of them (SYCL 2020: device-copyable, no pointers)."""
+        inner = self.resolve_type(spec.inner, spec.inner_dims, "specialization constant")
+        if inner is None:
+            return None
+        bad = _not_spec_constant(inner)
+        if bad is not None:
+            self.error(spec.inner.loc, f"specialization_id<{inner}> is not allowed: {bad}")
+            return None
+        return inner
+
     def reducer(self, spec: ast.TypeSpec, dims, allowed: bool) -> types.Type | None:
         if not allowed or spec.ptr or dims or spec.local:
             self.error(spec.loc, "reducer<T, op> can only be the type of a parameter of a parallel_for kernel")
@@ -119,3 +139,20 @@ class TypeNames(Part):
         if types.contains(ty, lambda t: t is HALF):
             self.prog.uses_half = True
             fn.aspects.setdefault((Aspect.fp16, cx.region), (loc, what))
+
+
+def _not_spec_constant(ty) -> str | None:
+    """Why ``ty`` cannot be a specialization constant's type, or None."""
+    if ty.is_arith:
+        return None
+    if ty.is_array:
+        return _not_spec_constant(ty.elem)
+    if ty.is_class:
+        if ty.polymorphic:
+            return f"'{ty}' has virtual functions"
+        for _, fty in flat_fields(ty):
+            why = _not_spec_constant(fty)
+            if why is not None:
+                return why
+        return None
+    return "T must be an arithmetic type, or a struct or array of them"

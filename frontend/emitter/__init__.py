@@ -82,6 +82,8 @@ class Emitter:
                 declare.vtable(cls)
         for g in self.prog.device_globals:
             declare.define_dg(g)
+        for s in self.prog.spec_ids:
+            declare.define_spec_id(s)
         for f in self.prog.functions:
             if f.defined and f.node is not None and f.node.body is not None:
                 try:

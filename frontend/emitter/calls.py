@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from .. import ast
 from ..ir_attributes import render
-from ..ir_writer import DOUBLE, FLOAT, I1, I32, I64, PTR, Function, const, int_type
-from ..data_layout import flat_fields, sizeof
+from ..ir_writer import DOUBLE, FLOAT, I1, I32, I64, PTR, VOID, Function, Type, Value, const, int_type
+from ..data_layout import flat_fields, size_align, sizeof
 from ..item_queries import item_query
 from .context import ZERO32, Part, i32, i64
 
@@ -23,6 +23,19 @@ def _suffix(ty):
     if ty.is_float:
         return {16: "f16", 32: "f32", 64: "f64"}[ty.bits]
     return f"i{ty.bits}"
+
+
+#: Itanium manglings of the arithmetic types (the reads' template argument)
+_ITANIUM = {"bool": "b", "char": "c", "uchar": "h", "short": "s", "ushort": "t", "int": "i", "uint": "j",
+            "long": "l", "ulong": "m", "half": "DF16_", "float": "f", "double": "d"}
+
+
+def _itanium(ty) -> str:
+    if ty.is_array:
+        return f"A{ty.count}_{_itanium(ty.elem)}"
+    if ty.is_class:
+        return f"{len(ty.name)}{ty.name}"
+    return _ITANIUM.get(str(ty), str(ty))
 
 
 class Calls(Part):
@@ -80,6 +93,29 @@ class Calls(Part):
                            suffix=f" {self.cx.module.attribute_group([render('virtual-call')])}{at}"
                                   f", !minisycl.vcall {target}")
         return self.from_abi(r, e.ty)
+    def e_SpecConstGet(self, e):
+        """A read of a specialization constant, as DPC++'s front end emits it
+        (``postlink/spec_constants.py`` lowers it): a scalar through
+        ``__sycl_getScalar2020SpecConstantValue<T>(name, &id, buffer)``, a struct or
+        array through ``__sycl_getComposite2020SpecConstantValue<T>`` into an sret slot."""
+        b = self.cx.fn.builder
+        s = e.sym
+        gv = self.cx.spec_ids[s]
+        name = self.cstring(s.unique_id)
+        kh = self.value(e.handler)
+        tag = _itanium(s.ty)
+        if s.ty.is_arith:
+            fn = self.intrinsic(f"_Z37__sycl_getScalar2020SpecConstantValueI{tag}ET_PKcPvS3_", self.valtype(s.ty),
+                                [PTR, PTR, PTR])
+            return b.call(fn, [name, gv, kh])
+        lt = self.lltype(s.ty)
+        slot = self.cx.fn.allocas.alloca(lt)
+        sret = Type(f"ptr sret({lt.text}) align {size_align(s.ty)[1]}", "ptr")
+        fn = self.intrinsic(f"_Z40__sycl_getComposite2020SpecConstantValueI{tag}ET_PKcPvS4_", VOID,
+                            [sret, PTR, PTR, PTR])
+        b.call(fn, [Value(sret, slot.ref), name, gv, kh])
+        return b.load(slot, lt)
+
     def item_query(self, e):
         """A member function of an ``id``/``range``/``nd_item`` (``item_queries``):
         loads of the item object's vectors."""

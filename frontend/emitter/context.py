@@ -55,6 +55,7 @@ class EmitContext:
         self.fns: dict = {}             # FuncSym -> Function
         self.vtables: dict = {}         # ClassType -> address point Value
         self.dgs: dict = {}             # DeviceGlobalSym -> GlobalVariable
+        self.spec_ids: dict = {}        # SpecIdSym -> GlobalVariable
         self.intrinsics: dict = {}      # name -> Function
         self.strings: dict = {}         # text -> GlobalVariable
         self.workgroup: dict = {}       # LocalSym of work-group memory -> its addrspace(3) GlobalVariable

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...device_configs.aspects import Aspect, TYPES_THAT_USE_ASPECTS
 from ..ir_attributes import render
-from ..ir_writer import (NULL, PTR, Function, GlobalVariable, Value, array_type, const_aggregate,
+from ..ir_writer import (HALF, NULL, PTR, Function, GlobalVariable, Value, array_type, const, const_aggregate,
                          const_bytes, struct_type)
 from ..data_layout import sizeof
 from ...passes.support.signature import Param
@@ -14,7 +14,7 @@ from .context import Part, i32
 
 
 class Globals(Part):
-    uses = {"llvm_types": ("const_value", "lltype")}
+    uses = {"llvm_types": ("const_value", "lltype", "valtype")}
 
     def module_metadata(self):
         m = self.cx.module
@@ -127,6 +127,20 @@ class Globals(Part):
         gv = self.dgs[g]
         value = self.const_value(g.ty, g.init)
         gv.initializer = const_aggregate(gv.value_type, [value] if g.image_scope else [NULL, value])
+    def define_spec_id(self, s):
+        """``specialization_id<T> name{default}``: a constant ``{ T }`` holding the
+        default (``half`` as itself, as the read returns it), as DPC++ emits the object."""
+        inner = self.valtype(s.ty)
+        ty = struct_type([inner])
+        gv = self.cx.module.add(GlobalVariable(s.llname, ty))
+        gv.constant = True
+        gv.align = 8
+        if s.is_static:
+            gv.linkage = "internal"
+        value = const(HALF, s.init or 0.0) if inner is HALF else self.const_value(s.ty, s.init)
+        gv.initializer = const_aggregate(ty, [value])
+        self.cx.spec_ids[s] = gv
+
     def loc_md(self, loc) -> str:
         """``!{!"file", i32 line, i32 col}`` (clang's ``!srcloc`` idea), with
         ``i32 length`` after when the construct is longer than one character, so

@@ -31,6 +31,8 @@ class LlvmTypes(Part):
             t = PTR_LOCAL if ty.space == 3 else PTR
         elif ty.is_reducer:
             t = PTR             # the accumulator of the thread running the work-item
+        elif ty.is_handler:
+            t = PTR             # the run-time buffer of specialization constant values
         elif ty.is_array:
             t = array_type(self.lltype(ty.elem), ty.count)
         elif ty.is_item:

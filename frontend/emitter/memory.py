@@ -53,7 +53,7 @@ class Memory(Part):
             return self.gep(self.value(e.base), [self.value(e.index)], e.ty)
         if t is ast.Call and e.kind == "dg_get":
             return self.dg_addr(e.callee.sym)
-        if t is ast.Call or t is ast.Assign or t is ast.Ternary or t is ast.IncDec:
+        if t is ast.Call or t is ast.Assign or t is ast.Ternary or t is ast.IncDec or t is ast.SpecConstGet:
             # class-valued rvalue used as an object: spill it
             v = self.value(e)
             slot = self.cx.fn.allocas.alloca(self.lltype(e.ty))

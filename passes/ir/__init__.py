@@ -23,6 +23,7 @@ from .loading import (InternalCompilerError, link, load, parse_text, read_untrus
                       verify_generated)
 from .items import build_item
 from .kernel_params import SIGNATURE_ATTRIBUTE, check_signature, ir_signature, kernel_signature
+from .layout import Layout, LayoutError
 from .lexer import quote_name, quote_string, split_operands, split_type, tokens, unquote_name
 from .sycl_names import ASSERT_FAIL, ASSERT_MESSAGE
 from .module import (DISCARDABLE_LINKAGES, USED_LISTS, DifferenceView, Function, Global, Module, function_type, indirect_call_types, indirect_calls,
@@ -30,7 +31,7 @@ from .module import (DISCARDABLE_LINKAGES, USED_LISTS, DifferenceView, Function,
                      without_attachments)
 from ..support.gc_pause import gc_paused
 
-__all__ = ["build_item", "IRError", "Module", "Function", "Global", "load", "parse_text", "verify_and_serialize",
+__all__ = ["Layout", "LayoutError", "build_item", "IRError", "Module", "Function", "Global", "load", "parse_text", "verify_and_serialize",
            "link", "verify_generated", "InternalCompilerError", "quote_name", "unquote_name",
            "split_operands", "split_type", "parse_attribute_group", "gc_paused", "DifferenceView", "USED_LISTS",
            "DISCARDABLE_LINKAGES", "indirect_calls", "indirect_call_types", "function_type", "metadata_attachments",

@@ -182,9 +182,12 @@ def _layout(module, ty: str, i: int, depth: int = 0) -> tuple[int, int]:
 def check_signature(module, name: str, sig: Signature) -> None:
     """``SignatureError`` unless ``sig`` describes kernel ``name``'s IR parameters."""
     params = _ir_params(module, name)
-    if len(params) != len(sig.params):
-        raise SignatureError(f"its signature has {len(sig.params)} parameters ({_short(sig.text)}) but its code "
+    count = len(sig.params) + sig.handler
+    if len(params) != count:
+        raise SignatureError(f"its signature has {count} parameters ({_short(sig.text)}) but its code "
                              f"takes {len(params)}")
+    if sig.handler and not params[-1][0].startswith("ptr"):
+        raise SignatureError(f"its last parameter is a kernel_handler but {_short(params[-1][0])} in its code")
     for i, (p, (ty, _)) in enumerate(zip(sig.params, params), 1):
         problem = _disagreement(module, p, ty, i)
         if problem:

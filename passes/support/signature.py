@@ -21,14 +21,18 @@ Text form: the parameter types, comma-separated (none: the empty string)::
     struct NAME{SIZE}           a struct passed by value, SIZE bytes (1..65536),
                                 alignment at most 8
     reducer<T, op>              a ``sycl.reduction`` of scalar T with operator op
+    kernel_handler              the last parameter only: specialization constants
+                                are read through it (not an argument a launch
+                                passes; ``Signature.handler``)
 
 ``parse`` refuses anything else with a ``SignatureError`` saying which
 parameter and why; ``Signature.text`` gives the canonical spelling (``parse``
 of it gives the same signature).  How arguments fill the runtime's 8-byte
-slots: one slot per parameter after the item, then, for each struct, its bytes
-in ``ceil(SIZE / 8)`` more slots at the end (its own slot holds their address,
-``Signature.struct_slots``), so a struct's bytes live exactly as long as the
-slots that hold its address.
+slots: one slot per parameter after the item, then one for a ``kernel_handler``
+(the address of the buffer of specialization constant values the runtime
+fills in), then, for each struct, its bytes in ``ceil(SIZE / 8)`` more slots at
+the end (its own slot holds their address, ``Signature.struct_slots``), so a
+struct's bytes live exactly as long as the slots that hold its address.
 """
 from __future__ import annotations
 
@@ -52,6 +56,8 @@ MAX_STRUCT_BYTES = 1 << 16
 MAX_TEXT = 1 << 22
 MAX_STRUCT_ALIGN = 8
 _ITEMS = ("id", "nd_item")
+#: the spelling of a last ``kernel_handler`` parameter
+HANDLER = "kernel_handler"
 
 _ITEM = re.compile(r"(id|nd_item)<([123])>")
 _POINTER = re.compile(r"(?:(global|constant|local|generic) )?([A-Za-z_]\w*(?:\[\d{1,10}\])*)(\*+)", re.ASCII)
@@ -103,9 +109,11 @@ class Param:
 
 @dataclass(frozen=True)
 class Signature:
-    """A kernel's parameters; ``item`` the work-item parameter or None, ``args`` the others."""
+    """A kernel's parameters; ``item`` the work-item parameter or None, ``args`` the
+    others a launch passes; ``handler``: a last ``kernel_handler`` parameter."""
     item: Param | None
     args: tuple[Param, ...]
+    handler: bool = False
 
     @property
     def params(self) -> tuple[Param, ...]:
@@ -113,7 +121,7 @@ class Signature:
 
     @property
     def text(self) -> str:
-        return ",".join(p.text for p in self.params)
+        return ",".join([p.text for p in self.params] + ([HANDLER] if self.handler else []))
 
     @property
     def dims(self) -> int:
@@ -121,7 +129,7 @@ class Signature:
 
     def struct_slots(self) -> tuple[tuple[int, int, int], ...]:
         """(argument index, first slot of its bytes, size) of each struct argument."""
-        out, at = [], len(self.args)
+        out, at = [], len(self.args) + self.handler
         for i, p in enumerate(self.args):
             if p.kind == "struct":
                 out.append((i, at, p.size))
@@ -132,7 +140,7 @@ class Signature:
         """For each argument, the slot where its value's bytes start: its own slot,
         or a struct's first slot at the end (what a driver that takes a pointer to
         each argument's bytes, CUDA's ``cuLaunchKernel``, points at)."""
-        out = list(range(len(self.args)))
+        out = list(range(len(self.args) + self.handler))       # (the handler's: its own slot)
         for i, at, _ in self.struct_slots():
             out[i] = at
         return tuple(out)
@@ -140,7 +148,7 @@ class Signature:
     @property
     def slot_count(self) -> int:
         """The 8-byte slots its arguments take (``struct_slots``)."""
-        return len(self.args) + sum(p.slots for p in self.args)
+        return len(self.args) + self.handler + sum(p.slots for p in self.args)
 
     def __str__(self):
         return self.text
@@ -185,6 +193,9 @@ def parse(text: str) -> Signature:
     if len(text) > MAX_TEXT:
         raise SignatureError(f"{len(text)} characters of parameter types (at most {MAX_TEXT})")
     parts = _split(text) if text.strip() else []
+    handler = bool(parts) and parts[-1] == HANDLER
+    if handler:
+        parts.pop()
     params = []
     for i, part in enumerate(parts):
         try:
@@ -197,7 +208,7 @@ def parse(text: str) -> Signature:
         raise SignatureError("a reducer parameter needs a first parameter id<N> or nd_item<N>")
     if any(p.kind == "pointer" and p.space == "local" for p in args) and (item is None or item.name != "nd_item"):
         raise SignatureError("a local pointer parameter needs a first parameter nd_item<N>")
-    return Signature(item, args)
+    return Signature(item, args, handler)
 
 
 def _split(text: str) -> list[str]:

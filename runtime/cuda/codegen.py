@@ -33,6 +33,7 @@ from ...passes.support.diagnostics import UserError
 from ..disk_cache import read_entry, write_entry
 from ..errors import errc, exception
 from ..jit import check_signatures, read_bundle_bitcode
+from ..spec_constants import fold_handler_parameters
 from . import driver
 
 __all__ = ["CudaProgram", "build_program", "libdevice_path", "lower_images", "PTX_FEATURES"]
@@ -86,10 +87,12 @@ def _libdevice(path: str) -> str:
         return text
 
 
-def lower_images(image_bitcodes: list[bytes], names: list[str], libdevice: bool,
-                 signatures: dict | None = None) -> Module:
+def lower_images(image_bitcodes: list[bytes], names: list[str], libdevice: bool, kernels=(),
+                 signatures: dict | None = None, spec: bytes | None = None) -> Module:
     """Steps 1-2: the linked, lowered module; each kernel of ``signatures`` (kernel ->
-    the ``Signature`` its arguments are packed by) checked against its code first."""
+    the ``Signature`` its arguments are packed by) checked against its code first;
+    ``spec``: the buffer of specialization constant values the ``kernels`` that
+    take a ``kernel_handler`` are compiled with (``spec_constants.fold_handler_parameters``)."""
     texts = [read_bundle_bitcode(bc, name) for bc, name in zip(image_bitcodes, names)]
     defined: set[str] = set()
     for m in texts:
@@ -110,6 +113,8 @@ def lower_images(image_bitcodes: list[bytes], names: list[str], libdevice: bool,
     for g in linked.globals_with("sycl-device-global-size"):
         if linked.globals[g].linkage in ("internal", "private"):
             linked.set_linkage(g, "external")     # cuModuleGetGlobal finds it by name
+    if spec is not None:
+        fold_handler_parameters(linked, kernels, spec)
     try:
         PassManager(parse_pipeline("lower-to-nvptx" + ("{libdevice=true}" if libdevice else ""))).run(linked)
     except UserError as err:
@@ -193,11 +198,11 @@ def _disk(key: str) -> str | None:
 
 
 def build_program(dev, image_bitcodes: list[bytes], kernels: list[str], names: list[str],
-                  signatures: dict | None = None) -> CudaProgram:
-    """Steps 1-3 for ``dev``."""
+                  signatures: dict | None = None, spec: bytes | None = None) -> CudaProgram:
+    """Steps 1-3 for ``dev`` (``signatures``, ``spec``: see ``lower_images``)."""
     start = time.perf_counter()
     lib = libdevice_path()
-    lowered = lower_images(image_bitcodes, names, lib is not None, signatures)
+    lowered = lower_images(image_bitcodes, names, lib is not None, kernels, signatures, spec)
     shapes = {}
     for k in kernels:
         fn = lowered.functions.get(k)

@@ -162,9 +162,9 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
         from .graph import cuda_graph
         return cuda_graph(ex)
 
-    def link_images(self, image_bitcodes, kernels, names, signatures=None):
+    def link_images(self, image_bitcodes, kernels, names, signatures=None, spec: bytes | None = None):
         from .codegen import build_program
-        return build_program(self, image_bitcodes, kernels, names, signatures)
+        return build_program(self, image_bitcodes, kernels, names, signatures, spec)
 
     def global_storage(self, uid: str, info: dict, ctx) -> int:
         """The device address of a shared device global's value in ``ctx``

@@ -616,7 +616,8 @@ class cuda_queue(queue):  # noqa: N801
 
     def _checked_fast(self, k, r, args) -> event:
         if not isinstance(k, Kernel) or any(isinstance(a, DynamicValue) for a in args) or has_reductions(args) \
-                or k.item is not None and k.item.startswith("nd_item") or any(t.startswith("local ") for t in k.params):
+                or k.item is not None and k.item.startswith("nd_item") or any(t.startswith("local ") for t in k.params) \
+                or k.handler:           # (its specialization constants' slot: kernel.pack)
             return self.submit(lambda h: h.parallel_for(k, r, *args))
         _, geometry = launch_geometry(k, r)
         if len(args) != len(k.params):
