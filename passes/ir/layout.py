@@ -24,7 +24,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from .lexer import split_operands, split_type
+from .lexer import split_operands, split_type, string_bytes
 from ..support.diagnostics import UserError
 
 __all__ = ["Layout", "LayoutError", "Leaf", "parse_constant", "aggregate_elements", "scalar_bytes"]
@@ -199,7 +199,7 @@ class Layout:
 def aggregate_elements(body: str, v: str) -> list[tuple[str | None, str]]:
     """``(type, value)`` of each element of an aggregate constant's text."""
     if v.startswith('c"'):                                  # c"ab\00": i8 elements
-        raw = _c_string(v)
+        raw = string_bytes(v[1:])
         return [("i8", str(b)) for b in raw]
     if v.startswith("<{"):
         inner = v[2:-2]
@@ -212,20 +212,6 @@ def aggregate_elements(body: str, v: str) -> list[tuple[str | None, str]]:
         t, rest = split_type(op)
         out.append((t.strip(), rest.strip()))
     return out
-
-
-def _c_string(v: str) -> bytes:
-    text = v[2:-1]
-    out = bytearray()
-    i = 0
-    while i < len(text):
-        if text[i] == "\\" and i + 2 < len(text) + 1:
-            out.append(int(text[i + 1:i + 3], 16))
-            i += 3
-        else:
-            out.append(ord(text[i]))
-            i += 1
-    return bytes(out)
 
 
 def _scalar(ty: str, v: str):

@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["tokens", "quote_name", "quote_string", "unquote_name", "global_refs", "attribute_refs",
+__all__ = ["tokens", "quote_name", "quote_string", "unquote_name", "string_bytes", "global_refs", "attribute_refs",
            "metadata_refs", "type_refs", "type_ref_matches", "has_word", "words", "word_matches", "split_type", "split_operands", "skip_type",
            "skip_constant", "closing", "LexError"]
 
@@ -103,8 +103,16 @@ def unquote_name(token: str) -> str:
     raw = token[1:-1]
     if "\\" not in raw:
         return raw
-    return _ESCAPE.sub(lambda m: b"\\" if m.group(1) == b"\\" else bytes([int(m.group(1), 16)]),
-                       raw.encode("utf-8", "surrogateescape")).decode("utf-8", "surrogateescape")
+    return string_bytes(token).decode("utf-8", "surrogateescape")
+
+
+def string_bytes(token: str) -> bytes:
+    """The bytes a quoted string token spells (a name, or the text of a ``c"..."``
+    constant without its ``c``): ``\\XX`` a byte in hexadecimal, ``\\\\`` a backslash."""
+    raw = token[1:-1].encode("utf-8", "surrogateescape")
+    if b"\\" not in raw:
+        return raw
+    return _ESCAPE.sub(lambda m: b"\\" if m.group(1) == b"\\" else bytes([int(m.group(1), 16)]), raw)
 
 
 # --- scanners over long texts -------------------------------------------------------
