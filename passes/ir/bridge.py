@@ -38,6 +38,7 @@ except ImportError:         # not on this platform: the child then keeps the cor
     resource = None
 
 import llvmlite.binding as llvm
+import numpy as np
 
 from ..support import knobs
 from ..support.diagnostics import UserError
@@ -63,8 +64,36 @@ class IRError(UserError):
         return str(self) if self.located else super().render()
 
 
+#: the deepest nesting of brackets (types, constants, metadata) one line of IR
+#: text may have: LLVM's recursive-descent parser overflows its stack near
+#: 20,000 levels and takes the process down (SIGSEGV), so deeper text is refused
+#: before LLVM reads it; LLVM itself prints nothing near this deep
+MAX_NESTING = 1000
+_BRACKET_DELTA = np.zeros(256, np.int32)
+_BRACKET_DELTA[list(b"([{<")] = 1
+_BRACKET_DELTA[list(b")]}>")] = -1
+
+
+def check_nesting(text: str) -> None:
+    """``RuntimeError`` (as for any bad text) naming the line of ``text`` whose
+    brackets nest deeper than ``MAX_NESTING``; linear in the text (NumPy), and
+    only lines long enough to nest that deep are looked at."""
+    if len(text) < MAX_NESTING:
+        return
+    data = np.frombuffer(text.encode("utf-8", "surrogateescape"), np.uint8)
+    ends = np.append(np.flatnonzero(data == 10), len(data))
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    for i in np.flatnonzero(ends - starts >= MAX_NESTING):
+        depth = int(np.cumsum(_BRACKET_DELTA[data[starts[i]:ends[i]]]).max())
+        if depth > MAX_NESTING:
+            raise RuntimeError(f"<string>:{i + 1}:1: error: brackets nest {depth} levels deep (at most "
+                               f"{MAX_NESTING}: LLVM's parser would overflow its stack)")
+
+
 def parse_assembly(text: str) -> llvm.ModuleRef:
-    """LLVM's text reader, in a fresh context (``RuntimeError`` on bad text)."""
+    """LLVM's text reader, in a fresh context (``RuntimeError`` on bad text,
+    text nested too deeply for it included: ``check_nesting``)."""
+    check_nesting(text)
     return llvm.parse_assembly(text, context=llvm.create_context())
 
 

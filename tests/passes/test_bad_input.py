@@ -162,3 +162,24 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+@pytest.mark.parametrize("shape", ["type", "constant", "metadata"])
+@pytest.mark.parametrize("cmd", [["opt", "-passes=propagate-aspects"], ["post-link", "-split=kernel"]])
+def test_ir_nested_deeper_than_llvm_can_parse_is_an_error(tmp_path, shape, cmd):
+    """LLVM's text parser recurses once per level and overflowed its stack near
+    20,000 levels (SIGSEGV, found by tests/test_fuzz_kinds.py): deeper than
+    ``bridge.MAX_NESTING`` on one line is one error naming the line, before LLVM
+    reads it; 1,000 levels still parse."""
+    def module(depth):
+        body = {"type": "%T = type " + "{ " * depth + "i32" + " }" * depth,
+                "constant": "@c = constant " + "[1 x " * depth + "i32" + "]" * depth + " zeroinitializer",
+                "metadata": "!n = !{" + "!{" * depth + "i32 0" + "}" * depth + "}"}[shape]
+        return "define spir_kernel void @k() {\nentry:\n  ret void\n}\n" + body + "\n"
+    path = tmp_path / "deep.ll"
+    path.write_text(module(20000))
+    r = CliRunner().invoke(main, [*cmd, str(path), "-o", str(tmp_path / "out.table")])
+    assert r.exit_code == 1 and "deep.ll:5:1: error: brackets nest" in r.output, r.output
+    path.write_text(module(999 if shape != "metadata" else 998))
+    r = CliRunner().invoke(main, [*cmd, str(path), "-o", str(tmp_path / "ok.table")])
+    assert "brackets nest" not in r.output, r.output
