@@ -417,24 +417,26 @@ OWN_F32 = {
   %s = call float @llvm.copysign.f32(float %r3, float %y)
   ret float %s
 }}""",
-    # asin(x) = atan2(x, sqrt((1-x)(1+x))); NaN outside [-1, 1] from the sqrt
-    "asin": f"""define internal float @__minisycl_nv.asin(float %x) alwaysinline {{
+    # sqrt((1-x)(1+x)) = sqrt(1 - x^2) without cancellation near |x| = 1; NaN outside [-1, 1]
+    "sqrt_one_minus_square": f"""define internal float @__minisycl_nv.sqrt_one_minus_square(float %x) alwaysinline {{
   %m = fsub float {_f(1.0)}, %x
   %p = fadd float {_f(1.0)}, %x
   %c2 = fmul float %m, %p
   %c = call float @llvm.sqrt.f32(float %c2)
+  ret float %c
+}}""",
+    # asin(x) = atan2(x, sqrt(1 - x^2))
+    "asin": """define internal float @__minisycl_nv.asin(float %x) alwaysinline {
+  %c = call float @__minisycl_nv.sqrt_one_minus_square(float %x)
   %r = call float @__minisycl_nv.atan2(float %x, float %c)
   ret float %r
-}}""",
-    # acos(x) = atan2(sqrt((1-x)(1+x)), x)
-    "acos": f"""define internal float @__minisycl_nv.acos(float %x) alwaysinline {{
-  %m = fsub float {_f(1.0)}, %x
-  %p = fadd float {_f(1.0)}, %x
-  %s2 = fmul float %m, %p
-  %s = call float @llvm.sqrt.f32(float %s2)
+}""",
+    # acos(x) = atan2(sqrt(1 - x^2), x)
+    "acos": """define internal float @__minisycl_nv.acos(float %x) alwaysinline {
+  %s = call float @__minisycl_nv.sqrt_one_minus_square(float %x)
   %r = call float @__minisycl_nv.atan2(float %s, float %x)
   ret float %r
-}}""",
+}""",
     # the odd Taylor polynomial of sinh to x^11 (|x| < 1: error below 2^-32)
     "sinh_small": f"""define internal float @__minisycl_nv.sinh_small(float %a) alwaysinline {{
   %z = fmul float %a, %a
@@ -539,10 +541,10 @@ OWN_F32 = {
 }
 #: the own implementations each one calls
 OWN_NEEDS = {"sin": ["reduce", "sin_poly", "cos_poly"], "cos": ["reduce", "sin_poly", "cos_poly"], "tan": ["reduce"],
-             "log_reduce": [], "log": ["log_reduce", "log_special"], "log2": ["log_reduce", "log_special"],
-             "log10": ["log_reduce", "log_special"], "ln_d": ["log_reduce"], "pow": ["ln_d", "exp_d"], "atan2": ["atan"], "asin": ["atan", "atan2"],
-             "acos": ["atan", "atan2"], "sinh": ["sinh_small", "exp_half_twice"], "cosh": ["exp_half_twice"],
-             "exp_half_twice": ["exp"],
+             "log": ["log_reduce", "log_special"], "log2": ["log_reduce", "log_special"],
+             "log10": ["log_reduce", "log_special"], "ln_d": ["log_reduce"], "pow": ["ln_d", "exp_d"],
+             "atan2": ["atan"], "asin": ["atan2", "sqrt_one_minus_square"], "acos": ["atan2", "sqrt_one_minus_square"],
+             "sinh": ["sinh_small", "exp_half_twice"], "cosh": ["exp_half_twice"], "exp_half_twice": ["exp"],
              "tanh": ["sinh_small", "exp"], "cbrt": ["log2"]}
 #: declarations of the intrinsics the own implementations call
 OWN_DECLS = {
