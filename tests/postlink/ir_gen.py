@@ -219,7 +219,7 @@ class _Render:
         out = [f'target datalayout = "{DATALAYOUT}"\n', 'target triple = "spir64-unknown-unknown"\n\n']
         if m.debug:
             self.cu = self.node("")      # filled in below
-            self.file = self.node('!DIFile(filename: "a b = #.cpp", directory: "/tmp/d \\22q\\22")')
+            self.file = self.node('!DIFile(filename: "a b = #.cpp", directory: "/src/d \\22q\\22")')
             self.empty = self.node("!{}")
             self.sptype = self.node(f"!DISubroutineType(types: {self.empty})")
             self.md[int(self.cu[1:])] = (f'distinct !DICompileUnit(language: DW_LANG_C_plus_plus_14, file: {self.file}, '
