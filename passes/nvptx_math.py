@@ -65,13 +65,15 @@ def _d(value: float) -> str:
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
 
 
-def _series(var: str, coefficients: list[float]) -> str:
-    """Horner's rule in double over ``%var``: ``%q1 .. %qN`` (N = len - 1), the
-    coefficients from the highest power down."""
-    lines, acc = [], _d(coefficients[0])
+def _horner(var: str, coefficients: list[float], ty: str = "float", name: str = "p") -> str:
+    """Horner's rule over ``%var`` with fused multiply-adds, the coefficients
+    from the highest power down: lines ``%<name>1 .. %<name>N`` (N = len - 1,
+    the last holds the value)."""
+    const, suffix = (_f, "f32") if ty == "float" else (_d, "f64")
+    lines, acc = [], const(coefficients[0])
     for i, c in enumerate(coefficients[1:], 1):
-        lines.append(f"  %q{i} = call double @llvm.fma.f64(double {acc}, double %{var}, double {_d(c)})")
-        acc = f"%q{i}"
+        lines.append(f"  %{name}{i} = call {ty} @llvm.fma.{suffix}({ty} {acc}, {ty} %{var}, {ty} {const(c)})")
+        acc = f"%{name}{i}"
     return "\n".join(lines)
 
 
@@ -108,8 +110,7 @@ OWN_F32 = {
     # Cephes sinf's polynomial on [-pi/4, pi/4]
     "sin_poly": f"""define internal float @__minisycl_nv.sin_poly(float %r) alwaysinline {{
   %z = fmul float %r, %r
-  %p1 = call float @llvm.fma.f32(float %z, float {_f(-1.9515295891e-4)}, float {_f(8.3321608736e-3)})
-  %p2 = call float @llvm.fma.f32(float %p1, float %z, float {_f(-1.6666654611e-1)})
+{_horner("z", [-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1])}
   %pz = fmul float %p2, %z
   %s = call float @llvm.fma.f32(float %pz, float %r, float %r)
   ret float %s
@@ -117,8 +118,7 @@ OWN_F32 = {
     # Cephes cosf's polynomial on [-pi/4, pi/4]
     "cos_poly": f"""define internal float @__minisycl_nv.cos_poly(float %r) alwaysinline {{
   %z = fmul float %r, %r
-  %p1 = call float @llvm.fma.f32(float %z, float {_f(2.443315711809948e-5)}, float {_f(-1.388731625493765e-3)})
-  %p2 = call float @llvm.fma.f32(float %p1, float %z, float {_f(4.166664568298827e-2)})
+{_horner("z", [2.443315711809948e-5, -1.388731625493765e-3, 4.166664568298827e-2])}
   %zz = fmul float %z, %z
   %h = call float @llvm.fma.f32(float %z, float {_f(-0.5)}, float {_f(1.0)})
   %c = call float @llvm.fma.f32(float %p2, float %zz, float %h)
@@ -163,11 +163,8 @@ OWN_F32 = {
   %r = extractvalue {{ float, float }} %rq, 0
   %q = extractvalue {{ float, float }} %rq, 1
   %z = fmul float %r, %r
-  %p1 = call float @llvm.fma.f32(float %z, float {_f(9.38540185543e-3)}, float {_f(3.11992232697e-3)})
-  %p2 = call float @llvm.fma.f32(float %p1, float %z, float {_f(2.44301354525e-2)})
-  %p3 = call float @llvm.fma.f32(float %p2, float %z, float {_f(5.34112807005e-2)})
-  %p4 = call float @llvm.fma.f32(float %p3, float %z, float {_f(1.33387994085e-1)})
-  %p5 = call float @llvm.fma.f32(float %p4, float %z, float {_f(3.33331568548e-1)})
+{_horner("z", [9.38540185543e-3, 3.11992232697e-3, 2.44301354525e-2, 5.34112807005e-2, 1.33387994085e-1,
+             3.33331568548e-1])}
   %pz = fmul float %p5, %z
   %t = call float @llvm.fma.f32(float %pz, float %r, float %r)
   %q1 = fcmp oeq float %q, {_f(1.0)}
@@ -231,14 +228,8 @@ OWN_F32 = {
   %e1 = fsub float %ef, {_f(1.0)}
   %e = select i1 %lt, float %e1, float %ef
   %z = fmul float %f, %f
-  %p1 = call float @llvm.fma.f32(float {_f(7.0376836292e-2)}, float %f, float {_f(-1.1514610310e-1)})
-  %p2 = call float @llvm.fma.f32(float %p1, float %f, float {_f(1.1676998740e-1)})
-  %p3 = call float @llvm.fma.f32(float %p2, float %f, float {_f(-1.2420140846e-1)})
-  %p4 = call float @llvm.fma.f32(float %p3, float %f, float {_f(1.4249322787e-1)})
-  %p5 = call float @llvm.fma.f32(float %p4, float %f, float {_f(-1.6668057665e-1)})
-  %p6 = call float @llvm.fma.f32(float %p5, float %f, float {_f(2.0000714765e-1)})
-  %p7 = call float @llvm.fma.f32(float %p6, float %f, float {_f(-2.4999993993e-1)})
-  %p8 = call float @llvm.fma.f32(float %p7, float %f, float {_f(3.3333331174e-1)})
+{_horner("f", [7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
+             -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1])}
   %pf = fmul float %p8, %f
   %y0 = fmul float %pf, %z
   %y = call float @llvm.fma.f32(float %z, float {_f(-0.5)}, float %y0)
@@ -310,7 +301,7 @@ OWN_F32 = {
   %den = fadd double %fd, 2.0
   %s = fdiv double %fd, %den
   %s2 = fmul double %s, %s
-{_series("s2", [1 / k for k in range(17, 0, -2)])}
+{_horner("s2", [1 / k for k in range(17, 0, -2)], "double", "q")}
   %s2x = fmul double %s, 2.0
   %lm = fmul double %s2x, %q8
   %l = call double @llvm.fma.f64(double %ed, double {_d(0.6931471805599453)}, double %lm)
@@ -330,7 +321,7 @@ OWN_F32 = {
   %nk = fneg double %k
   %r1 = call double @llvm.fma.f64(double %nk, double {_d(0.6931471805599453)}, double %t)
   %r = call double @llvm.fma.f64(double %nk, double {_d(2.3190468138462996e-17)}, double %r1)
-{_series("r", [1 / math.factorial(k) for k in range(13, -1, -1)])}
+{_horner("r", [1 / math.factorial(k) for k in range(13, -1, -1)], "double", "q")}
   %lo = call double @llvm.maxnum.f64(double %k, double -300.0)
   %kc = call double @llvm.minnum.f64(double %lo, double 300.0)
   %ki = fptosi double %kc to i64
@@ -378,9 +369,7 @@ OWN_F32 = {
   %b1 = select i1 %mid, float {_f(0.7853981633974483)}, float {_f(0.0)}
   %b = select i1 %big, float {_f(1.5707963267948966)}, float %b1
   %z = fmul float %t, %t
-  %p1 = call float @llvm.fma.f32(float {_f(8.05374449538e-2)}, float %z, float {_f(-1.38776856032e-1)})
-  %p2 = call float @llvm.fma.f32(float %p1, float %z, float {_f(1.99777106478e-1)})
-  %p3 = call float @llvm.fma.f32(float %p2, float %z, float {_f(-3.33329491539e-1)})
+{_horner("z", [8.05374449538e-2, -1.38776856032e-1, 1.99777106478e-1, -3.33329491539e-1])}
   %pz = fmul float %p3, %z
   %r0 = call float @llvm.fma.f32(float %pz, float %t, float %t)
   %r = fadd float %b, %r0
@@ -440,11 +429,8 @@ OWN_F32 = {
     # the odd Taylor polynomial of sinh to x^11 (|x| < 1: error below 2^-32)
     "sinh_small": f"""define internal float @__minisycl_nv.sinh_small(float %a) alwaysinline {{
   %z = fmul float %a, %a
-  %p0 = call float @llvm.fma.f32(float {_f(1 / 39916800)}, float %z, float {_f(1 / 362880)})
-  %p1 = call float @llvm.fma.f32(float %p0, float %z, float {_f(1 / 5040)})
-  %p2 = call float @llvm.fma.f32(float %p1, float %z, float {_f(1 / 120)})
-  %p3 = call float @llvm.fma.f32(float %p2, float %z, float {_f(1 / 6)})
-  %pz = fmul float %p3, %z
+{_horner("z", [1 / 39916800, 1 / 362880, 1 / 5040, 1 / 120, 1 / 6])}
+  %pz = fmul float %p4, %z
   %r = call float @llvm.fma.f32(float %pz, float %a, float %a)
   ret float %r
 }}""",
