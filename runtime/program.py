@@ -149,7 +149,7 @@ class program:  # noqa: N801
         missing = missing_requirements(self.images[main], dev)
         if missing:
             raise exception(errc.kernel_not_supported, "; ".join(missing))
-        chosen = self._whole_program(dev) if getattr(dev, "whole_program", False) else self.images_to_link(main, dev)
+        chosen = self._whole_program(dev) if dev.whole_program else self.images_to_link(main, dev)
         key = (tuple(chosen), dev.name, ctx.id, spec)
         with self._lock:
             linked = self._cache.get(key)
