@@ -37,7 +37,7 @@ class Declarations(Part):
                 self.refuse_destructor(m, cls)
                 continue
             if isinstance(m, ast.VarDecl):
-                self.declare_member_variable(m, cls)
+                self.declare_member_variable(m, cls, access)
                 names = [d.name for d in m.decls]
             else:
                 sym = self.declare_function(m, cls)
@@ -75,8 +75,15 @@ class Declarations(Part):
         else:
             cls.base = base
 
-    def declare_member_variable(self, m: ast.VarDecl, cls):
+    def declare_member_variable(self, m: ast.VarDecl, cls, access="public"):
         if any(s[1] == "static" for s in m.specs):
+            if m.type.kind == "dg" and access != "public":
+                # sycl_ext_oneapi_device_global, "Restrictions on creating device global
+                # objects": a static member only if publicly accessible from namespace scope
+                for dcl in m.decls:
+                    self.error(dcl.loc, f"device_global '{cls.name}::{dcl.name}' is a {access} static member: a "
+                                        f"device_global static member must be public (accessible from namespace scope)")
+                return
             self.declare_global(m, cls)
             return
         for s in m.specs:
