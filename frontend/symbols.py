@@ -70,6 +70,18 @@ class DeviceGlobalSym:
         self.cls = None
 
 
+def same_device_global_type(a: DeviceGlobalSym, b: DeviceGlobalSym) -> bool:
+    """Whether two device globals have one ``device_global<T, PropertyListT>``
+    type: the same ``T`` and the same properties (in SYCL the properties are
+    part of the type)."""
+    return a.ty == b.ty and device_global_properties(a) == device_global_properties(b)
+
+
+def device_global_properties(g: DeviceGlobalSym) -> tuple:
+    """The property list of ``g``'s type, comparable between declarations."""
+    return (bool(g.image_scope), g.host_access, g.init_mode, g.implement_in_csr)
+
+
 class SpecIdSym:
     """``specialization_id<T> name{default};``: ``init`` the default's value tree
     (``checker.constants.const_initializer``; None: zero), ``unique_id`` the

@@ -34,7 +34,9 @@ DG_PROPERTIES = {"device_image_scope": "image_scope", "host_access": "host_acces
                  "implement_in_csr": "implement_in_csr"}
 
 
-def _is_device_global(e) -> bool:
+def is_device_global(e) -> bool:
+    """Whether expression ``e`` names a device global itself (``g``, ``C::g``),
+    which is where ``device_global``'s own members and operators apply."""
     return isinstance(e, (ast.Name, ast.Scoped)) and isinstance(e.sym, DeviceGlobalSym)
 
 
@@ -55,7 +57,7 @@ def known_dynamic_type(obj) -> bool:
 
 class Calls(Part):
     uses = {"expressions": ("expr", "rvalue", "set", "bad", "this", "item_to_long", "check_dim", "print_text",
-                            "check_access"),
+                            "check_access", "dg_arrow"),
             "scopes": ("lookup_local",), "conversions": ("convert",),
             "groups": ("group_call", "assert_call", "combine_call")}
 
@@ -113,7 +115,7 @@ class Calls(Part):
     def member_call(self, e, callee: ast.Member):
         """``x.f(...)`` / ``p->f(...)``: a method, an item query or ``dg.get()``."""
         base = self.expr(callee.base)
-        if _is_device_global(base):
+        if is_device_global(base):
             done = self.device_global_member(e, base, callee)
             if done is not None:
                 return done
@@ -155,8 +157,8 @@ class Calls(Part):
             return self.set(e, base.ty, lvalue=True)
         if not callee.arrow and callee.name in DG_MEMBERS:
             return getattr(self, DG_MEMBERS[callee.name])(e, base)
-        if callee.arrow and base.ty.is_class:
-            callee.arrow = False
+        if callee.arrow and not self.dg_arrow(base, callee.loc):
+            return self.bad(e)
         return None
 
     def dg_multi_ptr(self, e, base):
