@@ -29,6 +29,8 @@ BUILTINS = set(MATH_1) | {"min", "max", "abs", "clamp", "print", "atomic_load", 
 
 #: device_global member functions besides get(): name -> checker method
 DG_MEMBERS = {"get_multi_ptr": "dg_multi_ptr", "has_property": "dg_has_property", "get_property": "dg_get_property"}
+#: the ones that are ``static constexpr`` in the spec: usable in host code, constants everywhere
+DG_STATIC_MEMBERS = ("has_property", "get_property")
 #: device_global properties: name -> (DeviceGlobalSym attribute, value when given without a value)
 DG_PROPERTIES = {"device_image_scope": "image_scope", "host_access": "host_access", "init_mode": "init_mode",
                  "implement_in_csr": "implement_in_csr"}
@@ -114,7 +116,15 @@ class Calls(Part):
 
     def member_call(self, e, callee: ast.Member):
         """``x.f(...)`` / ``p->f(...)``: a method, an item query or ``dg.get()``."""
-        base = self.expr(callee.base)
+        if callee.name in DG_STATIC_MEMBERS and not callee.arrow:
+            # static constexpr in the spec: no access to the variable, so host code may ask too
+            self.cx.static_member_use = True
+            try:
+                base = self.expr(callee.base)
+            finally:
+                self.cx.static_member_use = False
+        else:
+            base = self.expr(callee.base)
         if is_device_global(base):
             done = self.device_global_member(e, base, callee)
             if done is not None:

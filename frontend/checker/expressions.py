@@ -207,7 +207,7 @@ class Expressions(Part):
 
     def dg_ref(self, e, g):
         e.sym = g
-        if self.cx.fn is not None and self.cx.fn.is_host:
+        if self.cx.fn is not None and self.cx.fn.is_host and not self.cx.static_member_use:
             self.error(e.loc, f"device_global '{g.name}' cannot be accessed from host function '{self.cx.fn.display}'; use queue.copy/memcpy")
         return self.set(e, g.ty, lvalue=True)
 
