@@ -8,7 +8,7 @@ from ...device_configs.aspects import Aspect
 from .. import ast, types
 from ..group_ops import GROUP_FUNCTIONS
 from ..item_queries import item_query
-from ..symbols import DeviceGlobalSym, FuncSym, LocalSym
+from ..symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym
 from ..types import BOOL, DOUBLE, FLOAT, HALF, INT, LONG, UINT, VOID, PointerType
 from .context import Part
 
@@ -34,6 +34,16 @@ DG_STATIC_MEMBERS = ("has_property", "get_property")
 #: device_global properties: name -> (DeviceGlobalSym attribute, value when given without a value)
 DG_PROPERTIES = {"device_image_scope": "image_scope", "host_access": "host_access", "init_mode": "init_mode",
                  "implement_in_csr": "implement_in_csr"}
+
+
+def constant_root(x):
+    """The named constant (``ConstSym``) lvalue ``x`` is, or is a member or an
+    element of (``TS1``, ``TS1.field4[2]``), or None: such objects are read-only."""
+    t = type(x)
+    while t is ast.Index and x.kind == "array" or t is ast.Member and not x.arrow:
+        x = x.base
+        t = type(x)
+    return x.sym if t is ast.Name and isinstance(x.sym, ConstSym) else None
 
 
 def is_device_global(e) -> bool:
@@ -149,6 +159,10 @@ class Calls(Part):
         if not callee.arrow:
             if not obj.lvalue:
                 self.error(callee.loc, "cannot call a method on a temporary")
+                return self.bad(e)
+            if constant_root(obj) is not None:
+                self.error(callee.loc, f"cannot call method '{callee.name}' on constant '{constant_root(obj).name}' "
+                                       f"(methods may modify their object); copy it into a variable first")
                 return self.bad(e)
             virtual = not known_dynamic_type(obj)
             addr = ast.AddrOf(obj.loc, obj)

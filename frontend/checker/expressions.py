@@ -11,7 +11,7 @@ from ..constants import const_fold, round_float
 from ..data_layout import flat_fields
 from ..symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym, SpecIdSym, same_device_global_type
 from ..types import BOOL, DOUBLE, FLOAT, GENERIC, HALF, INT, LOCAL, LONG, VOID, PointerType
-from .calls import BUILTINS, is_device_global
+from .calls import BUILTINS, constant_root, is_device_global
 from .context import Part
 
 #: bits -> the largest finite and the smallest positive value of that floating
@@ -165,7 +165,8 @@ class Expressions(Part):
             return self.dg_ref(e, sym)
         if isinstance(sym, ConstSym):
             e.sym = sym
-            return self.set(e, sym.ty)
+            # a constant of class or array type is a read-only object (members, elements)
+            return self.set(e, sym.ty, lvalue=not sym.ty.is_arith)
         if isinstance(sym, FuncSym) or e.name in BUILTINS:
             self.error(e.loc, f"function '{e.name}' used as a value; call it with '()'")
             return self.bad(e)
@@ -261,6 +262,11 @@ class Expressions(Part):
 
     def e_AddrOf(self, e):
         x = self.expr(e.operand)
+        root = constant_root(x)
+        if root is not None:
+            self.error(e.loc, f"cannot take the address of constant '{root.name}' (the language has no pointers "
+                              f"to const objects); copy it into a variable first")
+            return self.bad(e)
         if not x.lvalue:
             self.error(e.loc, "cannot take the address of an rvalue")
             return self.bad(e)
@@ -284,10 +290,12 @@ class Expressions(Part):
         return x
 
     def check_modifiable(self, x, loc):
+        root = constant_root(x)
         if isinstance(x, ast.Name) and isinstance(x.sym, LocalSym) and x.sym.const:
             self.error(loc, f"cannot assign to const variable '{x.name}'")
-        elif isinstance(x, ast.Name) and isinstance(x.sym, DeviceGlobalSym) is False and isinstance(x.sym, ConstSym):
-            self.error(loc, f"cannot assign to constant '{x.name}'")
+        elif root is not None:
+            self.error(loc, f"cannot assign to constant '{root.name}'" if root is x.sym
+                       else f"cannot assign to a part of constant '{root.name}'")
 
     def e_Assign(self, e: ast.Assign):
         target = self.expr(e.target)
