@@ -192,8 +192,8 @@ class Constants(Part):
                 return _copy(source.value)
             if ty.is_ptr:
                 e = self.convert(self.rvalue(self.expr(init)), ty, "initialiser")
-                if isinstance(e, ast.NullLit) or type(e) is ast.Cast and isinstance(e.operand, (ast.NullLit, ast.IntLit)) \
-                        and not e.operand.value:
+                inner = e.operand if type(e) is ast.Cast else e
+                if isinstance(inner, ast.NullLit) or isinstance(inner, ast.IntLit) and inner.value == 0:
                     return None             # a null pointer: the only pointer value a constant can hold
                 self.error(init.loc, f"{what} must be a constant expression: a pointer initialiser can only be "
                                      f"a null pointer")

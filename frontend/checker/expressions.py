@@ -294,7 +294,7 @@ class Expressions(Part):
         if isinstance(x, ast.Name) and isinstance(x.sym, LocalSym) and x.sym.const:
             self.error(loc, f"cannot assign to const variable '{x.name}'")
         elif root is not None:
-            self.error(loc, f"cannot assign to constant '{root.name}'" if root is x.sym
+            self.error(loc, f"cannot assign to constant '{root.name}'" if root is getattr(x, "sym", None)
                        else f"cannot assign to a part of constant '{root.name}'")
 
     def e_Assign(self, e: ast.Assign):
