@@ -18,7 +18,7 @@ the allocation is not waited for.  A command "may touch" an allocation when
 the allocation is among what it lists in ``uses``, or when it cannot say (a
 kernel reaches memory through pointers the runtime cannot see, and a graph
 replay runs many commands).  Host tasks run after their dependencies, so their
-bodies are exempt.  The test suite turns the check on for every runtime test:
+bodies are exempt from the first check (not from the second).  The test suite turns the check on for every runtime test:
 a test that passes on the CPU then reads results as a GPU needs it to.
 
 Off (the default), ``submitted`` is never called and ``check`` costs one test of
@@ -79,12 +79,12 @@ def waited_event(e) -> None:
 
 def check(allocation) -> None:
     """Refuse a host view of ``allocation`` where SYCL does not give one (module docstring)."""
-    if getattr(_local, "in_host_task", False):
-        return
     if allocation.kind == "device":
         raise exception(errc.invalid, f"a malloc_device allocation cannot be read or written by the host (a GPU "
                                       f"cannot): copy it with queue.memcpy / queue.copy "
                                       f"[{knobs.CHECK_HOST_ACCESS}]")
+    if getattr(_local, "in_host_task", False):
+        return
     with _lock:
         for q, e, _, uses, label in _pending:
             if uses is None or any(u is allocation for u in uses):

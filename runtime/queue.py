@@ -26,6 +26,12 @@ from .validate import register_kind, require_bool, require_context, require_even
 from . import assertions, host_access, work_groups
 
 
+def check_command_group(cgf) -> None:
+    """``errc::invalid`` unless ``cgf`` is a command-group function (every queue's ``submit``)."""
+    if not callable(cgf):
+        raise exception(errc.invalid, f"submit expects a command-group function, got {type(cgf).__name__}")
+
+
 def _touches(cmd):
     """The allocations a command may touch (``host_access``): a kernel's allocation
     arguments, what another command lists; None (anything) for a host task or a
@@ -102,8 +108,7 @@ class queue:  # noqa: N801
         return target
 
     def submit(self, cgf, depends_on=None) -> event:
-        if not callable(cgf):
-            raise exception(errc.invalid, f"submit expects a command-group function, got {type(cgf).__name__}")
+        check_command_group(cgf)
         recording = self._recording
         h = self._handler_class(self, recording)
         if depends_on is not None:

@@ -47,7 +47,7 @@ from ..events import event
 from ..handler import handler
 from ..memory import _live, usm_allocation
 from ..program import kernel as Kernel
-from ..queue import queue
+from ..queue import check_command_group, queue
 from ...passes.ir import ASSERT_MESSAGE
 from ..assertions import failure
 from ..reductions import has_reductions, reduction
@@ -265,7 +265,7 @@ class cuda_handler(handler):  # noqa: N801
         return self.queue._copy
 
     def async_malloc(self, size: int, kind: str = "device", dtype=np.uint8):
-        if self.graph is None and kind == "device":
+        if self.graph is None and type(kind) is str and kind == "device":
             alloc = cuda_allocation(size, dtype, "device", self.queue)
             self._record(Command("async_malloc", None, f"async_malloc {size}"))
             return alloc
@@ -602,6 +602,7 @@ class cuda_queue(queue):  # noqa: N801
         return cuda_event(self, seq, k.name)
 
     def submit(self, cgf, depends_on=None) -> event:
+        check_command_group(cgf)
         if self._recording is not None:
             return super().submit(cgf, depends_on)
         h = self._handler_class(self, None)
@@ -609,13 +610,13 @@ class cuda_queue(queue):  # noqa: N801
             h.depends_on(depends_on)
         submitted = time.perf_counter_ns()
         cgf(h)
-        if h.deps:
-            graphs = {getattr(e, "_node", None).graph for e in h.deps if getattr(e, "_node", None) is not None}
-            if len(graphs) == 1:                     # transitive recording, as the host queue does
-                recording = graphs.pop()
-                recording.begin_recording(self)
-                h.graph = recording
+        recording = self._transitive_recording(h)          # the same rules as the host queue's
+        if recording is not None:
+            try:
                 return recording._record(self, h)
+            except exception:
+                recording.end_recording(self)      # a refused command leaves the queue as it was
+                raise
         cmd = h.command
         if isinstance(cmd, KernelCommand) and any(getattr(a, "graph_only", False) for a in cmd.args):
             raise exception(errc.invalid, "a dynamic_parameter can only be used in command graph nodes")
@@ -644,7 +645,9 @@ class cuda_queue(queue):  # noqa: N801
                 driver.call("cuEventRecord", end, self._stream)
             self._seq += 1
             seq = self._seq
-        return cuda_event(self, seq, getattr(cmd, "label", "") or "", submitted, start, end)
+        e = cuda_event(self, seq, getattr(cmd, "label", "") or "", submitted, start, end)
+        e._unprofiled = getattr(cmd, "unprofiled", None)    # a graph finalized without enable_profiling
+        return e
 
     def wait(self) -> None:
         super().wait()

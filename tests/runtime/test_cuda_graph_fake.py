@@ -258,7 +258,7 @@ def test_host_task_node_order_and_its_exception(gpu):
     g2 = sycl.command_graph(q)
     g2.add(lambda h: h.host_task(boom))
     ex2 = g2.finalize()
-    q.ext_oneapi_graph(ex2).wait()
+    q.ext_oneapi_graph(ex2)
     with pytest.raises(sycl.exception, match="host task failed"):
         q.wait()
     q.wait()                                              # reported once
@@ -287,7 +287,7 @@ def test_fast_launch_makes_one_driver_call_and_no_event(gpu):
     q.parallel_for(k, 4, p, 1).wait()
     fake.calls.clear()
     for v in range(10):
-        q.parallel_for(k, 4, p, v).wait()
+        q.parallel_for(k, 4, p, v)
     assert dict(fake.calls) == {"cuLaunchKernel": 10}
     e = q.parallel_for(k, 4, p, 100)
     e.wait()
@@ -305,17 +305,17 @@ def test_fast_launch_keeps_the_checks(gpu):
     p = shared(q, 4)
     k = prog.kernel("add")
     with pytest.raises(sycl.exception, match="takes 2 arguments"):
-        q.parallel_for(k, 4, p).wait()
+        q.parallel_for(k, 4, p)
     with pytest.raises(sycl.exception, match="does not fit"):
-        q.parallel_for(k, 4, p, 2 ** 40).wait()
+        q.parallel_for(k, 4, p, 2 ** 40)
     with pytest.raises(sycl.exception, match="launch it with parallel_for"):
-        q.single_task(prog.kernel("inc"), p).wait()
+        q.single_task(prog.kernel("inc"), p)
     cpu_mem = sycl.malloc_shared(4, np.int32, sycl.queue())
     with pytest.raises(sycl.exception, match="another device"):
-        q.parallel_for(k, 4, cpu_mem, 1).wait()
+        q.parallel_for(k, 4, cpu_mem, 1)
     sycl.free(p, q)
     with pytest.raises(sycl.exception, match="freed"):
-        q.parallel_for(k, 4, p, 1).wait()
+        q.parallel_for(k, 4, p, 1)
     assert fake.calls["cuLaunchKernel"] == 0
     q.parallel_for(k, 0, shared(q, 1), 1).wait()             # an empty range launches nothing
     assert fake.calls["cuLaunchKernel"] == 0
@@ -326,7 +326,7 @@ def test_older_event_and_cross_queue_dependency_record_an_event_then(gpu):
     q1, q2 = sycl.queue(dev), sycl.queue(dev)
     p = shared(q1, 4)
     e1 = q1.parallel_for(prog.kernel("inc"), 4, p)
-    q1.parallel_for(prog.kernel("inc"), 4, p).wait()
+    q1.parallel_for(prog.kernel("inc"), 4, p)
     assert fake.calls["cuEventRecord"] == 0
     q2.parallel_for(prog.kernel("dbl"), 4, p, depends_on=[e1]).wait()
     assert fake.calls["cuEventRecord"] == 1 and fake.calls["cuStreamWaitEvent"] == 1
@@ -354,25 +354,25 @@ def test_repeated_launch_reuses_checked_slots_but_sees_frees(gpu, monkeypatch):
     p, other = shared(q, 4), shared(q, 4)
     k = prog.kernel("add")
     one = 1
-    q.parallel_for(k, 4, p, one).wait()
+    q.parallel_for(k, 4, p, one)
     packs = []
     real = cuda_queue_mod.pack_slots
     monkeypatch.setattr(cuda_queue_mod, "pack_slots", lambda *a: (packs.append(1), real(*a)))
-    q.parallel_for(k, 4, p, one).wait()
+    q.parallel_for(k, 4, p, one)
     assert packs == []                                   # the same objects: nothing packed again
-    q.parallel_for(k, 4, other, one).wait()
+    q.parallel_for(k, 4, other, one)
     assert packs == [1] and fake.launched[-1][3][3] == other.ptr
     with pytest.raises(sycl.exception, match="must be an integer"):
-        q.parallel_for(k, 4, other, 1.0).wait()                 # a value of another type is checked
+        q.parallel_for(k, 4, other, 1.0)                 # a value of another type is checked
     address = int(p.ptr)
-    q.parallel_for(k, 4, address, one).wait()
+    q.parallel_for(k, 4, address, one)
     sycl.free(p, q)
     with pytest.raises(sycl.exception, match="not inside a live USM allocation"):
-        q.parallel_for(k, 4, address, one).wait()               # an integer address is checked each time
-    q.parallel_for(k, 4, other, one).wait()
+        q.parallel_for(k, 4, address, one)               # an integer address is checked each time
+    q.parallel_for(k, 4, other, one)
     sycl.free(other, q)
     with pytest.raises(sycl.exception, match="freed"):
-        q.parallel_for(k, 4, other, one).wait()
+        q.parallel_for(k, 4, other, one)
 
 
 def test_kernel_node_update_builds_one_nodes_parameters(gpu, monkeypatch):

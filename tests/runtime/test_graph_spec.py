@@ -134,8 +134,9 @@ def test_graph_owned_memory_in_every_node_kind(prog, mode):
     box = []
 
     def host(p):
-        seen.append(np.asarray(p).tolist())
-        np.asarray(p)[0] = 100                            # a host task writes graph-owned memory too
+        # graph-owned memory is device memory: a host task orders around it but cannot
+        # read it (a GPU's host cannot), so it only says that it ran between the kernels
+        seen.append("ran")
 
     steps = [lambda h: box.append(h.async_malloc(N, dtype=np.int32)),
              lambda h: h.memset(box[0], 0xFF, 4 * N),                  # every int -1
@@ -162,9 +163,9 @@ def test_graph_owned_memory_in_every_node_kind(prog, mode):
     for _ in range(2):
         q.ext_oneapi_graph(ex).wait()
     half = [8] * (N // 2) + [0] * (N // 2)
-    assert seen == [half, half]
-    assert np.asarray(out).tolist() == [100] + half[1:]
-    assert np.asarray(total).tolist() == [100] + [i + v for i, v in enumerate(half)][1:]
+    assert seen == ["ran", "ran"]
+    assert np.asarray(out).tolist() == half
+    assert np.asarray(total).tolist() == [i + v for i, v in enumerate(half)]
 
 
 # -- 4. get_required_mem_size, memory pools, allocation kinds ------------------------
