@@ -10,7 +10,7 @@ import ctypes
 
 import numpy as np
 
-from .addresses import checked_count, checked_int, checked_memory, fill_bytes
+from .addresses import Span, checked_count, checked_int, checked_memory, copy_bytes, fill_bytes
 from .arguments import element_bytes
 from .commands import Command, GraphPointer, KernelCommand
 from .device_global import device_global, storage_address
@@ -151,7 +151,7 @@ class handler:  # noqa: N801
             raise exception(errc.invalid, "memcpy takes an offset only to or from a device_global")
         d = checked_memory(dst, "memcpy destination", n, writes=True)
         s = checked_memory(src, "memcpy source", n)
-        self._record(Command("memcpy", lambda: ctypes.memmove(d.address, s.address, n), f"memcpy {n} bytes",
+        self._record(Command("memcpy", lambda: copy_bytes(d, s, n), f"memcpy {n} bytes",
                              uses=(d.allocation, s.allocation)))
 
     def _device_global_copy(self, dg: device_global, other, direction: str, offset: int, nbytes: int) -> None:
@@ -160,24 +160,33 @@ class handler:  # noqa: N801
         dg.check_access(direction)
         dg.check_bounds(direction, offset, nbytes)
         host = checked_memory(other, f"copy {direction} device_global '{dg.name}'", nbytes,
-                              writes=direction == "from").address
+                              writes=direction == "from")
         dev, ctx = self.queue.device, self.queue.context
 
         def run():
-            where = storage_address(dg, dev, ctx) + offset
-            ctypes.memmove(where, host, nbytes) if direction == "to" else ctypes.memmove(host, where, nbytes)
+            where = Span(storage_address(dg, dev, ctx) + offset, None, 0, None)
+            copy_bytes(where, host, nbytes) if direction == "to" else copy_bytes(host, where, nbytes)
         self._record(Command("memcpy", run, f"copy {direction} device_global {dg.name}"))
+
+    def _host_memory(self, m: Span, what: str) -> Span:
+        """``m`` when this (CPU) queue's host threads can write it: another device's memory
+        the host cannot address (a GPU's ``malloc_device``) is ``errc::invalid``."""
+        if m.allocation is not None and not m.allocation.host_accessible:
+            raise exception(errc.invalid, f"{what} on {self.queue.device.name}: the memory is device memory of "
+                                          f"{m.allocation.device.name}, which this device cannot write; use a "
+                                          f"queue of {m.allocation.device.name}")
+        return m
 
     def memset(self, ptr, value: int, nbytes: int) -> None:
         v = checked_int(value, "memset value", -(1 << 31), (1 << 31) - 1)
         n = checked_count(nbytes, "memset size")
-        m = checked_memory(ptr, "memset", n, writes=True)
+        m = self._host_memory(checked_memory(ptr, "memset", n, writes=True), "memset")
         self._record(Command("memset", lambda: ctypes.memset(m.address, v, n), f"memset {n} bytes", uses=(m.allocation,)))
 
     def fill(self, ptr, pattern, count: int) -> None:
         """``fill(ptr, pattern, count)``: ``count`` elements of ``ptr``'s type, each ``pattern``."""
         n = checked_count(count, "fill count")
-        m = checked_memory(ptr, "fill", writes=True)
+        m = self._host_memory(checked_memory(ptr, "fill", writes=True), "fill")
         if m.dtype is None:
             raise exception(errc.invalid, "fill needs a USM allocation or a NumPy array (its element type), "
                                           "not an address")
@@ -220,7 +229,7 @@ class handler:  # noqa: N801
             if n > m.count:
                 raise exception(errc.invalid, f"copy of {n} elements overruns its {side} of {m.count} elements")
         nbytes = n * s.dtype.itemsize
-        self._record(Command("memcpy", lambda: ctypes.memmove(d.address, s.address, nbytes),
+        self._record(Command("memcpy", lambda: copy_bytes(d, s, nbytes),
                              f"copy {n} elements", uses=(s.allocation, d.allocation)))
 
     def host_task(self, fn) -> None:
