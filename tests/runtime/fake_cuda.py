@@ -91,7 +91,11 @@ class FakeDriver:
     # -- errors, devices, contexts, modules -----------------------------------------
     def _cuGetErrorName(self, rc, out):
         _out(out, {1: b"CUDA_ERROR_INVALID_VALUE", 2: b"CUDA_ERROR_OUT_OF_MEMORY",
-                   910: b"CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE"}.get(rc, b"CUDA_ERROR_UNKNOWN"))
+                   910: b"CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE", INVALID_CONTEXT: b"CUDA_ERROR_INVALID_CONTEXT",
+                   INVALID_HANDLE: b"CUDA_ERROR_INVALID_HANDLE", PEER_UNSUPPORTED: b"CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
+                   ALREADY_ENABLED: b"CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
+                   NOT_ENABLED: b"CUDA_ERROR_PEER_ACCESS_NOT_ENABLED",
+                   ILLEGAL_ADDRESS: b"CUDA_ERROR_ILLEGAL_ADDRESS"}.get(rc, b"CUDA_ERROR_UNKNOWN"))
 
     def _cuGetErrorString(self, rc, out):
         _out(out, b"refused by the fake driver")
