@@ -338,7 +338,9 @@ class cuda_queue(queue):  # noqa: N801
             self._pool[self._timing.get(ev.value, True)].append(ev)
 
     def _record_now(self):
-        """A CUDA event recorded now on the stream (after every command submitted so far)."""
+        """A CUDA event recorded now on the stream (after every command submitted so far);
+        made in this queue's context (another GPU's queue may be asking: a dependency)."""
+        self.device.activate()
         ev = self._new_event(timing=False)
         driver.call("cuEventRecord", ev, self._stream)
         return ev
@@ -661,8 +663,9 @@ class cuda_queue(queue):  # noqa: N801
             for e in h.deps:
                 if isinstance(e, cuda_event):
                     if e._q is not self:
-                        ev = e._cuda_end()
+                        ev = e._cuda_end()          # (recorded in its own queue's context)
                         if ev is not None:
+                            self.device.activate()
                             driver.call("cuStreamWaitEvent", self._stream, ev, 0)
                 else:
                     e.wait()

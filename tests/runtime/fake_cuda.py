@@ -17,9 +17,10 @@ Several GPUs (``install_devices``): each has its primary context
 (``cuDevicePrimaryCtxRetain`` gives the same handle each time); the calling
 thread's current context is what ``cuCtxSetCurrent`` set, and a call made
 under the wrong one fails as the driver fails it (``CUDA_ERROR_INVALID_CONTEXT``):
-an allocation, a module or a stream is made without a current context, a
-stream is used while another GPU's context is current, or a kernel is launched
-on a stream of another context than its module's.  ``p2p[(a, b)]`` says
+an allocation, a module, a stream or an event is made without a current
+context, a stream is used while another GPU's context is current, an event is
+recorded on a stream of another context, or a kernel is launched on a stream
+of another context than its module's.  ``p2p[(a, b)]`` says
 whether GPU ``a`` can reach GPU ``b``'s memory (``cuDeviceGetP2PAttribute``,
 ``cuCtxEnablePeerAccess``); a kernel given another GPU's device memory
 without peer access enabled fails with ``CUDA_ERROR_ILLEGAL_ADDRESS``, as the
@@ -244,7 +245,15 @@ class FakeDriver:
         _out(out, h)
 
     def _cuEventCreate(self, out, flags):
-        _out(out, next(self._ids))
+        if self.current is None:
+            return INVALID_CONTEXT
+        h = next(self._ids)
+        self.ctx_of[h] = self.current
+        _out(out, h)
+
+    def _cuEventRecord(self, event, stream):
+        if self.ctx_of.get(_value(event)) != self.ctx_of.get(_value(stream), self.ctx_of.get(_value(event))):
+            return INVALID_HANDLE       # an event of another context than the stream's
 
     def _cuEventElapsedTime(self, out, a, b):
         _out(out, 0.001)
