@@ -259,3 +259,74 @@ def test_cpu_devices_share_memory(rig):
     a = sycl.malloc_shared(N, np.int32, q0)
     q1.parallel_for(rig.prog.kernel("inc"), N, a).wait()    # one address space: no peer access needed
     assert (np.asarray(a) == 1).all()
+
+
+# -- a generator: random interleavings of work on the two GPUs and the CPU ------------------
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+from minisycl.passes.support import knobs  # noqa: E402
+
+_OPS = st.lists(st.tuples(st.sampled_from(["alloc", "copy", "inc", "peer", "event_copy", "free"]),
+                          st.integers(0, 2), st.integers(0, 7), st.integers(0, 7),
+                          st.sampled_from(["device", "shared", "host"])), min_size=1, max_size=25)
+
+
+@settings(max_examples=knobs.fuzz_examples(40), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(ops=_OPS)
+def test_interleaved_work_on_two_gpus_and_the_cpu(prog, ops):
+    """Allocations of every kind on either GPU or the CPU, copies between any two
+    of them on any queue (some after an event of another queue), kernels on
+    either GPU, peer access turned on and off, frees: the stand-in driver refuses
+    any call made under the wrong context, and each allocation's contents
+    follow a NumPy model.  A kernel given another GPU's device memory without
+    peer access must be ``errc::invalid`` and change nothing."""
+    n = 16
+    with pytest.MonkeyPatch.context() as mp:
+        fake, gpus = fake_cuda.install_devices(mp, 2)
+        fake.kernels.update({"inc": (4, _inc)})
+        rig = Rig("fake-cuda-2", gpus, prog, fake)
+        queues = rig.queues + [sycl.queue(sycl.HOST_CPU)]
+        live: list = []                 # (allocation, queue index, model)
+        for op, qi, a, b, kind in ops:
+            q = queues[qi]
+            if op == "alloc" or not live:
+                alloc = {"device": sycl.malloc_device, "shared": sycl.malloc_shared,
+                         "host": sycl.malloc_host}[kind](n, np.int32, q)
+                model = np.arange(n, dtype=np.int32) * (len(live) + 1)
+                q.memcpy(alloc, model, model.nbytes).wait()
+                live.append((alloc, qi, model.copy()))
+                continue
+            (x, xq, xm), (y, yq, ym) = live[a % len(live)], live[b % len(live)]
+            if op in ("copy", "event_copy"):
+                # (a command on the source's queue first: the copy depends on its event)
+                before = queues[xq].memcpy(x, x, 0) if op == "event_copy" else None
+                q.memcpy(y, x, 4 * n, depends_on=[before] if before is not None else None).wait()
+                ym[:] = xm
+            elif op == "inc":
+                gq = qi % 2                 # a GPU queue
+                # a CPU device's USM (pageable), or another GPU's device memory without peer access
+                foreign = xq == 2 or (not x.host_accessible and x.device is not gpus[gq]
+                                      and not gpus[gq].impl.peer_enabled(x.device))
+                if foreign:
+                    with pytest.raises(sycl.exception) as err:
+                        queues[gq].parallel_for(prog.kernel("inc"), n, x).wait()
+                    assert err.value.code() == sycl.errc.invalid
+                else:
+                    queues[gq].parallel_for(prog.kernel("inc"), n, x).wait()
+                    xm += 1
+            elif op == "peer":
+                d, other = gpus[qi % 2], gpus[1 - qi % 2]
+                if d.impl.peer_enabled(other):
+                    d.ext_oneapi_disable_peer_access(other)
+                else:
+                    d.ext_oneapi_enable_peer_access(other)
+            elif op == "free" and len(live) > 1:
+                alloc, _, _ = live.pop(a % len(live))
+                sycl.free(alloc)
+        for alloc, xq, model in live:
+            out = np.zeros(n, np.int32)
+            queues[(xq + 1) % 3].memcpy(out, alloc, out.nbytes).wait()     # read through another queue
+            assert (out == model).all()
+        assert not fake.peers - {(0, 1), (1, 0)}
