@@ -5,12 +5,12 @@ memory and a GPU's.
 
 Every test runs on three rigs of two devices:
 
-* ``fake-cuda-2``: two GPUs of the stand-in driver (``fake_cuda.py``), which
+* ``fake_gpus``: two GPUs of the stand-in driver (``fake_cuda.py``), which
   fails a call made under the wrong current context, checks each side of a
   peer copy and faults a kernel given another GPU's memory without peer access;
-* ``cpu-2``: two CPU devices of the device configs (one address space);
-* ``cuda-2``: the first two NVIDIA GPUs of this machine, skipped (saying why)
-  unless there are two: ``python -m pytest tests/runtime/test_multi_device.py -k cuda-2 -rs``.
+* ``cpus``: two CPU devices of the device configs (one address space);
+* ``real_gpus``: the first two NVIDIA GPUs of this machine, skipped (saying why)
+  unless there are two: ``python -m pytest tests/runtime/test_multi_device.py -k real_gpus -rs``.
 """
 import numpy as np
 import pytest
@@ -54,16 +54,16 @@ class Rig:
 
     @property
     def gpus(self) -> bool:
-        return self.kind != "cpu-2"
+        return self.kind != "cpus"
 
 
-@pytest.fixture(params=["fake-cuda-2", "cpu-2", "cuda-2"])
+@pytest.fixture(params=["fake_gpus", "cpus", "real_gpus"])
 def rig(request, monkeypatch, prog):
-    if request.param == "fake-cuda-2":
+    if request.param == "fake_gpus":
         fake, devices = fake_cuda.install_devices(monkeypatch, 2)
         fake.kernels.update({"inc": (4, _inc)})
         return Rig(request.param, devices, prog, fake)
-    if request.param == "cpu-2":
+    if request.param == "cpus":
         cpus = [d for d in sycl.get_devices() if d.backend == "native_cpu"][:2]
         return Rig(request.param, cpus, prog)
     gpus = cuda_devices()
@@ -110,7 +110,7 @@ def test_peer_access_queries_enable_and_disable(rig):
     d0, d1 = rig.devices
     assert d0.ext_oneapi_can_access_peer(d0)
     can = d0.ext_oneapi_can_access_peer(d1, sycl.peer_access.access_supported)
-    if rig.kind != "cuda-2":
+    if rig.kind != "real_gpus":
         assert can                              # the fake's GPUs and CPU devices reach each other
     if not can:
         pytest.skip(f"{d0.name} cannot reach {d1.name}'s memory on this machine")
@@ -136,7 +136,7 @@ def test_peer_access_where_the_gpus_cannot(monkeypatch, prog):
     with pytest.raises(sycl.exception) as err:
         d0.ext_oneapi_enable_peer_access(d1)
     assert err.value.code() == sycl.errc.feature_not_supported
-    rig = Rig("fake-cuda-2", [d0, d1], prog, fake)
+    rig = Rig("fake_gpus", [d0, d1], prog, fake)
     q0, q1 = rig.queues
     a = _device_array(q0, np.arange(N, dtype=np.int32))
     b = sycl.malloc_device(N, np.int32, q1)
@@ -166,7 +166,8 @@ def test_copies_between_the_devices(rig):
 def test_a_copy_waits_for_an_event_of_the_other_device(rig):
     q0, q1 = rig.queues
     a0 = sycl.malloc_device(N, np.int32, q0)
-    first = q0.memcpy(a0, np.full(N, 9, np.int32), 4 * N)
+    nines = np.full(N, 9, np.int32)
+    first = q0.memcpy(a0, nines, 4 * N)
     b1 = sycl.malloc_device(N, np.int32, q1)
     q1.memcpy(b1, a0, 4 * N, depends_on=[first]).wait()
     assert (_read(q1, b1) == 9).all()
@@ -286,7 +287,7 @@ def test_interleaved_work_on_two_gpus_and_the_cpu(prog, ops):
     with pytest.MonkeyPatch.context() as mp:
         fake, gpus = fake_cuda.install_devices(mp, 2)
         fake.kernels.update({"inc": (4, _inc)})
-        rig = Rig("fake-cuda-2", gpus, prog, fake)
+        rig = Rig("fake_gpus", gpus, prog, fake)
         queues = rig.queues + [sycl.queue(sycl.HOST_CPU)]
         live: list = []                 # (allocation, queue index, model)
         for op, qi, a, b, kind in ops:
