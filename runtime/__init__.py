@@ -9,8 +9,9 @@ The API mirrors SYCL's names in snake_case (``docs/architecture.md``)::
     q.parallel_for(prog.kernel("clamp_all"), sycl.range(1024), x).wait()
     q.device.get_info(sycl.info.device.max_work_group_size)
 """
+from . import host_backend as _host  # noqa: F401 - registers the CPU JIT as the config devices' back end
 from .cuda import device as _cuda     # noqa: F401 - registers the NVIDIA GPUs as devices
-from .device import HOST_CPU, aspect, context, default_context, default_device, device, get_devices, info
+from .device import HOST_CPU, aspect, context, default_context, default_device, device, get_devices, info, peer_access
 from .device_global import device_global
 from .errors import errc, exception
 from .features import SYCL_EXT_ONEAPI_DEVICE_GLOBAL, SYCL_EXT_ONEAPI_GRAPH
@@ -28,7 +29,7 @@ from .work_groups import local_memory
 from .reductions import (bit_and, bit_or, bit_xor, logical_and, logical_or, maximum, minimum, multiplies, plus,
                          reduction)
 
-__all__ = ["aspect", "info", "device", "context", "default_context", "get_devices", "default_device", "HOST_CPU", "errc", "exception", "free",
+__all__ = ["aspect", "info", "peer_access", "device", "context", "default_context", "get_devices", "default_device", "HOST_CPU", "errc", "exception", "free",
            "malloc_device", "malloc_host", "malloc_shared", "usm_allocation", "kernel", "load_bundle", "program",
            "build_program", "device_global", "command_graph", "executable_command_graph", "node", "node_type",
            "dynamic_parameter", "dynamic_command_group", "async_malloc", "async_malloc_from_pool", "async_free",

@@ -25,7 +25,7 @@ from .errors import errc, exception
 from .memory import allocation_at, usm_allocation
 from .validate import checked_count, checked_int
 
-__all__ = ["Span", "checked_memory", "checked_address", "checked_count", "checked_int", "fill_bytes"]
+__all__ = ["Span", "checked_memory", "checked_address", "checked_count", "checked_int", "fill_bytes", "copy_bytes"]
 
 
 class Span(NamedTuple):
@@ -86,6 +86,20 @@ def checked_address(x, what: str, nbytes: int = 0) -> int:
 
 def _at(offset: int) -> str:
     return f" at offset {offset}" if offset else ""
+
+
+def copy_bytes(dst: Span, src: Span, nbytes: int) -> None:
+    """Copy ``nbytes`` between checked memory, now, from the host: the one place a
+    host-run copy chooses how.  Memory the host addresses (every CPU device's USM,
+    a GPU's host and shared allocations, NumPy arrays) is ``memmove``d; a GPU's
+    ``malloc_device`` memory on either side is copied by that device's back end
+    (``Backend.copy_now``: the CUDA driver stages it through the host)."""
+    for a in (dst.allocation, src.allocation):
+        if a is not None and not a.host_accessible:
+            a.device.impl.copy_now(dst.address, src.address, nbytes)
+            return
+    if nbytes:
+        ctypes.memmove(dst.address, src.address, nbytes)
 
 
 def fill_bytes(address: int, element: bytes, count: int) -> None:

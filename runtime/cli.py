@@ -34,7 +34,7 @@ def devices_cmd(verbose):
             mark = "*" if d == default else " "
             click.echo(f"{mark}[minisycl:{i}] {d.name}: {d.vendor}"
                        f" ({'cpu' if d.is_cpu() else 'gpu' if d.is_gpu() else 'device'})"
-                       + (f" [{d.describe()}]" if hasattr(d, "describe") else ""))
+                       + (f" [{d.describe()}]" if d.describe() else ""))
             if verbose:
                 click.echo(f"      aspects: {', '.join(sorted(a.name for a in d.aspects)) or '(none)'}")
                 for param in info.DEVICE:

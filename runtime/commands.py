@@ -27,7 +27,7 @@ from .errors import errc, exception
 from .memory import allocation_at, usm_allocation
 from .program import kernel as Kernel
 from .ranges import as_range, nd_range
-from .reductions import prepare as prepare_reductions, reduction
+from .reductions import reduction
 
 __all__ = ["DynamicValue", "Command", "KernelCommand", "GraphPointer", "check_kernel", "launch_geometry", "check_memory"]
 
@@ -125,7 +125,7 @@ class KernelCommand(Command):
 
     def run(self, q) -> None:
         if self.kernel.reduces:     # initialize_to_identity (reductions.py); a GPU queue does it on its stream
-            getattr(q, "prepare_reductions", prepare_reductions)(self.args)
+            q.prepare_reductions(self.args)
         q._launch(self.kernel, self.slots, self.total, self.geometry)
 
     def describe(self) -> str:

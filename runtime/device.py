@@ -13,6 +13,7 @@ A config file that is broken is skipped (``config_problems`` says why, and
 ``minisycl devices`` prints it); the others still give their devices."""
 from __future__ import annotations
 
+import enum
 import functools
 import os
 import warnings
@@ -26,7 +27,8 @@ from .errors import errc, exception
 from .validate import register_kind, require_device
 
 __all__ = ["device", "context", "get_devices", "default_device", "default_context", "aspect", "HOST_CPU",
-           "RUNTIME_ASPECTS", "config_problems", "select_devices", "DEVICE_TYPES", "BACKENDS", "info", "CPU_MAX_WORK_GROUP_SIZE"]
+           "RUNTIME_ASPECTS", "config_problems", "select_devices", "DEVICE_TYPES", "BACKENDS", "info", "CPU_MAX_WORK_GROUP_SIZE",
+           "peer_access", "register_config_backend"]
 
 aspect = Aspect            # sycl::aspect is the compiler's aspect table, the same object
 HOST_CPU = "minisycl_cpu"
@@ -101,18 +103,36 @@ def _device_type(config: TargetInfo) -> Aspect:
     return Aspect.cpu
 
 
+class peer_access(str, enum.Enum):  # noqa: N801 - SYCL's name: ``sycl::ext::oneapi::peer_access``
+    """What ``device.ext_oneapi_can_access_peer`` asks (equal to its name as a string)."""
+    access_supported = "access_supported"
+    atomics_supported = "atomics_supported"
+
+
+#: the back end of the devices of the device configs (``host_backend.py`` registers it:
+#: this module cannot import it, the back end builds on queues that import devices)
+_CONFIG_BACKEND: list = []
+
+
+def register_config_backend(make) -> None:
+    """``make(device) -> Backend``: the back end of every device-config device."""
+    _CONFIG_BACKEND[:] = [make]
+    _scan.cache_clear()
+
+
 class device:  # noqa: N801 - SYCL's name
     #: the backend as ``ONEAPI_DEVICE_SELECTOR`` names it: config devices run JIT code on this CPU
     backend = "native_cpu"
-    #: whether a program's kernels are linked into one module (``program._whole_program``):
-    #: here each kernel links only the images it needs
-    whole_program = False
 
-    def __init__(self, config: TargetInfo, withheld=()):
+    def __init__(self, config: TargetInfo, withheld=(), impl=None):
         """``withheld``: runtime aspects this device does not report, as a backend
-        without them would not (DPC++'s OpenCL backend reports no graph support)."""
+        without them would not (DPC++'s OpenCL backend reports no graph support).
+        ``impl``: the back end that runs it (``backend.Backend``; by default the
+        CPU JIT's, ``host_backend.py``)."""
         self.config = config
         self.name = config.name
+        #: the back end that runs this device: every capability the runtime uses goes through it
+        self.impl = impl if impl is not None else _CONFIG_BACKEND[0](self)
         self._aspects = (frozenset(Aspect[a] for a in config.aspects) | RUNTIME_ASPECTS | {_device_type(config)}) \
             - frozenset(Aspect[a] if isinstance(a, str) else a for a in withheld)
         if Aspect.ext_oneapi_limited_graph not in self._aspects:     # full graph support implies the limited one
@@ -183,6 +203,35 @@ class device:  # noqa: N801 - SYCL's name
     def _info_sub_group_sizes(self) -> list[int]:
         return list(self.sub_group_sizes)
 
+    def describe(self) -> str:
+        """What ``minisycl devices`` prints after the device's type ("" for nothing)."""
+        return self.impl.describe()
+
+    # -- sycl_ext_oneapi_peer_access
+
+    def _peer(self, peer, what: str) -> "device":
+        if not isinstance(peer, device):
+            raise exception(errc.invalid, f"{what} expects a device, got {type(peer).__name__}")
+        return peer
+
+    def ext_oneapi_can_access_peer(self, peer: "device", value=peer_access.access_supported) -> bool:
+        """Whether this device's kernels can reach ``peer``'s device memory
+        (``value``: ``peer_access.access_supported``, or ``atomics_supported`` for
+        atomic operations on it too)."""
+        peer = self._peer(peer, "ext_oneapi_can_access_peer")
+        if value not in (peer_access.access_supported, peer_access.atomics_supported):
+            raise exception(errc.invalid, f"ext_oneapi_can_access_peer: {value!r:.60} is not a peer_access value")
+        return self.impl.can_access_peer(peer, atomics=value == peer_access.atomics_supported)
+
+    def ext_oneapi_enable_peer_access(self, peer: "device") -> None:
+        """Let this device's kernels use ``peer``'s device memory
+        (``errc::feature_not_supported`` where ``ext_oneapi_can_access_peer`` says no)."""
+        self.impl.enable_peer_access(self._peer(peer, "ext_oneapi_enable_peer_access"))
+
+    def ext_oneapi_disable_peer_access(self, peer: "device") -> None:
+        """Undo ``ext_oneapi_enable_peer_access``."""
+        self.impl.disable_peer_access(self._peer(peer, "ext_oneapi_disable_peer_access"))
+
     def has(self, a: Aspect | str) -> bool:
         if isinstance(a, str):
             if a not in Aspect.__members__:
@@ -216,7 +265,7 @@ def _scan() -> tuple[tuple[device, ...], tuple[ConfigError, ...]]:
         return (), (err,)
     runtime = [c for c in configs if c.runtime_device or c.name == HOST_CPU]
     runtime.sort(key=lambda c: (c.name != HOST_CPU, c.name))
-    found = tuple(device(c) for c in runtime)
+    found = tuple(device(c) for c in runtime)      # (their back end: ``host_backend.py``)
     for source in _HARDWARE:
         found += tuple(source())
     for problem in problems:            # once per process: the scan is cached
@@ -373,14 +422,30 @@ def _score(selector, d: device) -> int:
 
 class context:  # noqa: N801 - SYCL's name
     """``sycl::context``: what device-global allocations and built programs belong
-    to.  Queues share one default context per device unless given another."""
+    to.  Queues share one default context per device unless given another.
+
+    ``context(devices)``: a device, a selector, or a list of devices of one
+    backend (several GPUs, or several CPU devices); DPC++ refuses devices of
+    different platforms in one context, and so does this (``errc::invalid``)."""
 
     _next = 0
 
-    def __init__(self, dev: device | str | None = None):
-        self.devices = [default_device(dev)]
+    def __init__(self, dev: "device | str | list | tuple | None" = None):
+        if isinstance(dev, (list, tuple)):
+            if not dev:
+                raise exception(errc.invalid, "a context needs at least one device")
+            devices = [default_device(d) if not isinstance(d, device) else d for d in dev]
+            if len({d.backend for d in devices}) > 1:
+                raise exception(errc.invalid, "Can't add devices across platforms to a single context: "
+                                              + ", ".join(f"{d.name} ({d.backend})" for d in devices))
+            self.devices = list(dict.fromkeys(devices))
+        else:
+            self.devices = [default_device(dev)]
         context._next += 1
         self.id = context._next
+
+    def get_devices(self) -> list[device]:
+        return list(self.devices)
 
     def __repr__(self):
         return f"<context {self.id} of {', '.join(d.name for d in self.devices)}>"

@@ -29,7 +29,8 @@ import numpy as np
 from .errors import errc, exception
 from .memory import usm_allocation
 
-__all__ = ["device_global", "storage_address", "bind_program", "apply_relocations", "source_name"]
+__all__ = ["device_global", "storage_address", "bind_program", "bind_host_program", "shared_storage",
+           "apply_relocations", "source_name"]
 
 _ACCESS = {0: "read", 1: "write", 2: "read_write", 3: "none"}
 _PROPERTIES = ("device_image_scope", "host_access", "init_mode", "implement_in_csr")
@@ -170,7 +171,9 @@ def check_one_definition(name: str, have: int, want: int) -> None:
                                       f"definition per name (rename one of them or make it static)")
 
 
-def _shared_storage(dg: device_global, device, ctx) -> usm_allocation:
+def shared_storage(dg: device_global, device, ctx) -> usm_allocation:
+    """The host allocation holding shared device global ``dg`` on CPU device ``device``
+    in ``ctx`` (the CPU JIT's ``Backend.global_storage``)."""
     with _LOCK:
         key = (ctx.id, device.name, dg.uid)
         storage = _STORAGE.get(key)
@@ -193,8 +196,7 @@ def storage_address(dg: device_global, device, ctx) -> int:
     """Where ``dg``'s value lives on ``device`` in ``ctx`` (allocating and
     initialising it on first use)."""
     if not dg.image_scope:
-        own = getattr(device, "global_storage", None)     # a device with its own memory (an NVIDIA GPU)
-        return own(dg.uid, dg.info, ctx) if own is not None else _shared_storage(dg, device, ctx).ptr
+        return device.impl.global_storage(dg, ctx)     # one per device: its back end's memory
     linked = dg.program.image_scope_program(dg, device, ctx)
     addr = linked.global_address(dg.name)
     if not addr:
@@ -210,16 +212,18 @@ def _writer(base: int):
 
 
 def bind_program(prog, linked, device, ctx) -> None:
-    """Write the shared allocations' addresses into a freshly built program."""
-    if hasattr(linked, "bind_globals"):         # a GPU program: device memory (``cuda/codegen.py``)
-        linked.bind_globals(prog, ctx)
-        return
+    """Write the shared allocations' addresses into a freshly built program (by its device's back end)."""
+    device.impl.bind_globals(prog, linked, ctx)
+
+
+def bind_host_program(prog, linked, device, ctx) -> None:
+    """``bind_program`` for a program JIT-compiled for this CPU: its globals are host memory."""
     for uid, info in prog.device_globals.items():
         if info["device_image_scope"]:
             continue
         addr = linked.global_address(info["name"])
         if addr:
-            storage = _shared_storage(device_global(prog, uid, info), device, ctx)
+            storage = shared_storage(device_global(prog, uid, info), device, ctx)
             ctypes.c_uint64.from_address(addr).value = storage.ptr
             key = (ctx.id, device.name, uid)
             with _LOCK:

@@ -610,10 +610,10 @@ class command_graph:  # noqa: N801
         ex = executable_command_graph(self, updatable, enable_profiling)
         for block in self._pool:                # zero_init: zeroed at each finalize, not at each run
             if id(block) in self._zero_init:
-                if hasattr(self._queue, "run_graph_steps"):
-                    self._queue.memset(block, 0, block.nbytes).wait()     # GPU memory (cuda/queue.py)
-                else:
+                if self.device.impl.runs_on_host:
                     ctypes.memset(block.ptr, 0, block.nbytes)
+                else:
+                    self._queue.memset(block, 0, block.nbytes).wait()     # the device's memory, on its queue
         if self._pool:
             self._live_exec = weakref.ref(ex)
         return ex
@@ -664,8 +664,8 @@ class executable_command_graph:  # noqa: N801
         self.graph, self.updatable, self.profiling = graph, updatable, enable_profiling
         self.device, self.context = graph.device, graph.context
         self._queue = queue(self.device, context=self.context)
-        if hasattr(self._queue, "run_graph_steps"):
-            self.SMALL = 0          # a GPU queue runs every kernel itself (``cuda/queue.py``)
+        if not self.device.impl.runs_on_host:
+            self.SMALL = 0          # a device off the host runs every kernel on its queue (``cuda/queue.py``)
         self._lock = threading.Lock()
         self.order = order
         # the topology as finalized (the modifiable graph may grow afterwards)
@@ -679,8 +679,7 @@ class executable_command_graph:  # noqa: N801
         self._unchecked: set[node] = set()   # nodes updated since then: only their memory needs a look
         self._build_plan()
         # a device that runs graphs itself (an NVIDIA GPU: one CUDA graph, ``cuda/graph.py``)
-        executor = getattr(self.device, "graph_executor", None)
-        self._device_graph = executor(self) if executor is not None else None
+        self._device_graph = self.device.impl.graph_executor(self)
 
     def _check_supported(self, cmd) -> None:
         """A kernel the device cannot run is refused here, whatever its range
@@ -802,7 +801,7 @@ class executable_command_graph:  # noqa: N801
             if self._device_graph is not None:         # one CUDA graph launch on the queue's stream
                 self._device_graph.launch(q)
                 return
-            if hasattr(q, "run_graph_steps"):   # a GPU queue: command by command on its stream
+            if not self.device.impl.runs_on_host:   # (a GPU queue: command by command on its stream)
                 q.run_graph_steps(self._steps)
                 return
             for kind, *rest in self._steps:

@@ -6,11 +6,10 @@ The handler turns each SYCL command-group call (``parallel_for``, ``memcpy``,
 a recording command graph makes it a node."""
 from __future__ import annotations
 
-import ctypes
 
 import numpy as np
 
-from .addresses import checked_count, checked_int, checked_memory, fill_bytes
+from .addresses import Span, checked_count, checked_int, checked_memory, copy_bytes, fill_bytes
 from .arguments import element_bytes
 from .commands import Command, GraphPointer, KernelCommand
 from .device_global import device_global, storage_address
@@ -152,21 +151,19 @@ class handler:  # noqa: N801
             raise exception(errc.invalid, "memcpy takes an offset only to or from a device_global")
         d = checked_memory(dst, "memcpy destination", n, writes=True)
         s = checked_memory(src, "memcpy source", n)
-        self._copy_bytes(d.address, s.address, n, f"memcpy {n} bytes", (d.allocation, s.allocation))
+        self._copy_bytes(d, s, n, f"memcpy {n} bytes")
 
     # -- what a back end's handler changes: how bytes move (checked before these are called)
-    def _copy_bytes(self, dst: int, src: int, n: int, label: str, uses) -> None:
-        """Record a copy of ``n`` bytes: on this CPU device, a ``memmove`` when it runs."""
-        self._record(Command("memcpy", lambda: ctypes.memmove(dst, src, n), label, uses=uses))
+    def _copy_bytes(self, d: Span, s: Span, n: int, label: str) -> None:
+        """Record a copy of ``n`` bytes from ``s`` to ``d``: on this CPU device, done by the
+        host when it runs (``addresses.copy_bytes``)."""
+        self._record(Command("memcpy", lambda: copy_bytes(d, s, n), label, uses=(d.allocation, s.allocation)))
 
-    def _fill_bytes(self, kind: str, address: int, element: bytes, count: int, label: str, uses) -> None:
-        """Record ``count`` copies of ``element`` from ``address`` on (a ``memset`` when
-        ``element`` is one byte)."""
-        self._record(Command(kind, lambda: fill_bytes(address, element, count), label, uses=uses))
-
-    def _mover(self):
-        """How a command of this handler copies bytes when it runs: ``(dst, src, n)``."""
-        return ctypes.memmove
+    def _fill_bytes(self, kind: str, m: Span, element: bytes, count: int, label: str) -> None:
+        """Record ``count`` copies of ``element`` from ``m`` on (a ``memset`` when
+        ``element`` is one byte), written by the host: memory it can write only."""
+        m = self._host_memory(m, kind)
+        self._record(Command(kind, lambda: fill_bytes(m.address, element, count), label, uses=(m.allocation,)))
 
     def _device_global_copy(self, dg: device_global, other, direction: str, offset: int, nbytes: int) -> None:
         if self.graph is not None:
@@ -174,19 +171,28 @@ class handler:  # noqa: N801
         dg.check_access(direction)
         dg.check_bounds(direction, offset, nbytes)
         host = checked_memory(other, f"copy {direction} device_global '{dg.name}'", nbytes,
-                              writes=direction == "from").address
-        dev, ctx, move = self.queue.device, self.queue.context, self._mover()
+                              writes=direction == "from")
+        dev, ctx = self.queue.device, self.queue.context
 
         def run():
-            where = storage_address(dg, dev, ctx) + offset
-            move(where, host, nbytes) if direction == "to" else move(host, where, nbytes)
+            where = Span(storage_address(dg, dev, ctx) + offset, None, 0, None)
+            copy_bytes(where, host, nbytes) if direction == "to" else copy_bytes(host, where, nbytes)
         self._record(Command("memcpy", run, f"copy {direction} device_global {dg.name}"))
+
+    def _host_memory(self, m: Span, what: str) -> Span:
+        """``m`` when this (CPU) queue's host threads can write it: another device's memory
+        the host cannot address (a GPU's ``malloc_device``) is ``errc::invalid``."""
+        if m.allocation is not None and not m.allocation.host_accessible:
+            raise exception(errc.invalid, f"{what} on {self.queue.device.name}: the memory is device memory of "
+                                          f"{m.allocation.device.name}, which this device cannot write; use a "
+                                          f"queue of {m.allocation.device.name}")
+        return m
 
     def memset(self, ptr, value: int, nbytes: int) -> None:
         v = checked_int(value, "memset value", -(1 << 31), (1 << 31) - 1)
         n = checked_count(nbytes, "memset size")
         m = checked_memory(ptr, "memset", n, writes=True)
-        self._fill_bytes("memset", m.address, (v & 0xFF).to_bytes(1, "little"), n, f"memset {n} bytes", (m.allocation,))
+        self._fill_bytes("memset", m, (v & 0xFF).to_bytes(1, "little"), n, f"memset {n} bytes")
 
     def fill(self, ptr, pattern, count: int) -> None:
         """``fill(ptr, pattern, count)``: ``count`` elements of ``ptr``'s type, each ``pattern``."""
@@ -198,7 +204,7 @@ class handler:  # noqa: N801
         if n > m.count:
             raise exception(errc.invalid, f"fill of {n} elements overruns memory of {m.count} elements")
         element = element_bytes(m.dtype, pattern, f"fill pattern for {m.dtype} memory")
-        self._fill_bytes("memfill", m.address, element, n, f"fill {n}", (m.allocation,))
+        self._fill_bytes("memfill", m, element, n, f"fill {n}")
 
     def copy(self, src, dst, count: int | None = None, start_index: int = 0) -> None:
         """``copy(src, dst, count)`` of elements (the whole of both when they are the
@@ -233,7 +239,7 @@ class handler:  # noqa: N801
         for side, m in (("source", s), ("destination", d)):
             if n > m.count:
                 raise exception(errc.invalid, f"copy of {n} elements overruns its {side} of {m.count} elements")
-        self._copy_bytes(d.address, s.address, n * s.dtype.itemsize, f"copy {n} elements", (s.allocation, d.allocation))
+        self._copy_bytes(d, s, n * s.dtype.itemsize, f"copy {n} elements")
 
     def host_task(self, fn) -> None:
         if not callable(fn):

@@ -33,7 +33,8 @@ from . import host_access
 from .errors import errc, exception
 from .validate import require_dtype, require_queue
 
-__all__ = ["usm_allocation", "malloc_device", "malloc_shared", "malloc_host", "free", "allocation_at", "frees"]
+__all__ = ["usm_allocation", "malloc_device", "malloc_shared", "malloc_host", "free", "allocation_at",
+           "allocation_starting_at", "frees"]
 
 _ALIGN = 64
 _PROT_NONE = 0
@@ -231,7 +232,7 @@ class usm_allocation:  # noqa: N801 - SYCL-style name
     def __init__(self, count: int, dtype, kind: str, queue=None):
         self.count, self.dtype = checked_shape(count, dtype)
         self.kind = kind
-        self.device = getattr(queue, "device", None)
+        self.device = queue.device if queue is not None else None     # (None: host memory of no queue)
         nbytes = max(self.count * self.dtype.itemsize, 1)
         if nbytes >= 1 << 62:
             raise exception(errc.memory_allocation, f"cannot allocate {nbytes} bytes of USM")
@@ -242,6 +243,15 @@ class usm_allocation:  # noqa: N801 - SYCL-style name
     @property
     def nbytes(self) -> int:
         return self.count * self.dtype.itemsize
+
+    #: whether the host can read and write it at its address (a GPU's ``malloc_device``
+    #: memory cannot: copies of it go through its device's back end, ``Backend.copy_now``)
+    host_accessible = True
+
+    def _release(self) -> None:
+        """Give the memory back to whoever made it (``free``): host memory is unmapped
+        when its last view goes, so nothing here; a back end's allocation class frees
+        its driver's memory."""
 
     def check(self, what: str = "memory") -> None:
         if self.freed:
@@ -281,8 +291,9 @@ def _allocate(count, dtype, kind: str, queue) -> usm_allocation:
     """An allocation of ``kind`` for ``queue``'s device: a device with its own
     memory (an NVIDIA GPU: ``cuda/memory.py``) allocates it, others use host memory."""
     require_queue(queue, f"malloc_{kind} queue", optional=True)
-    own = getattr(getattr(queue, "device", None), "malloc", None)
-    return own(count, dtype, kind, queue) if own is not None else usm_allocation(count, dtype, kind, queue)
+    if queue is None:
+        return usm_allocation(count, dtype, kind, None)
+    return queue.device.impl.malloc(count, dtype, kind, queue)
 
 
 def malloc_device(count: int, dtype=np.uint8, queue=None) -> usm_allocation:
@@ -302,9 +313,7 @@ def free(allocation: usm_allocation, queue=None) -> None:
         raise exception(errc.invalid, f"free() expects a USM allocation, got {type(allocation).__name__}")
     require_queue(queue, "free queue", optional=True)
     allocation.check("free()")
-    release = getattr(allocation, "_release", None)       # memory a device's driver owns
-    if release is not None:
-        release()
+    allocation._release()           # memory a device's driver owns goes back to it
     global _frees
     allocation.freed = True
     with _lock:
@@ -320,6 +329,11 @@ def register(allocation: usm_allocation) -> None:
         if _live.get(allocation.ptr) is None:      # (an address a driver hands out again: one entry)
             bisect.insort(_starts, allocation.ptr)
         _live[allocation.ptr] = allocation
+
+
+def allocation_starting_at(address: int) -> "usm_allocation | None":
+    """The live allocation that starts at ``address``, if any (one dictionary look-up)."""
+    return _live.get(address)
 
 
 def allocation_at(address: int) -> "usm_allocation | None":

@@ -28,7 +28,7 @@ from .device import default_context, device as Device
 from .errors import errc, exception
 from .layouts import ClassLayouts
 from .engine import EXITING, close_engine, jit_module, keep_context, with_stack_probes
-from .jit import LinkedProgram, keep_if_code_escapes, link_and_jit, read_bundle_bitcode
+from .jit import LinkedProgram, keep_if_code_escapes, read_bundle_bitcode
 from .device_global import bind_program, device_global, source_name
 from .arguments import pack_slots, slot
 from .native import run_guarded
@@ -149,28 +149,23 @@ class program:  # noqa: N801
         missing = missing_requirements(self.images[main], dev)
         if missing:
             raise exception(errc.kernel_not_supported, "; ".join(missing))
-        chosen = self._whole_program(dev) if dev.whole_program else self.images_to_link(main, dev)
+        chosen = self._whole_program(dev) if dev.impl.whole_program else self.images_to_link(main, dev)
         key = (tuple(chosen), dev.name, ctx.id, spec)
         with self._lock:
             linked = self._cache.get(key)
             if linked is None:
                 kernels = [k for i in chosen for k in self.images[i].entry_points if k in self.signatures]
-                # a device with its own code generation (an NVIDIA GPU: ``cuda/codegen.py``) links them itself
-                custom = getattr(dev, "link_images", None)
                 images = [self.images[i].ir for i in chosen]
                 names = [self._image_name(i) for i in chosen]
                 signatures = {k: self.kernel(k).signature for k in kernels}     # what the arguments are packed by
-                if custom:
-                    # no launcher there: an image reading its constants from the buffer (one
+                fold = spec
+                if fold is None and not dev.impl.runs_on_host and SPEC_CONSTANTS in self.images[main].properties:
+                    # no launcher off the host: an image reading its constants from the buffer (one
                     # without a defaults-folded twin) is built with the defaults folded in
-                    fold = spec
-                    if fold is None and SPEC_CONSTANTS in self.images[main].properties:
-                        table = self.spec_table(name)
-                        fold = table.defaults if table is not None else None
-                    linked = custom(images, kernels, names, signatures, spec=fold)
-                else:
-                    linked = link_and_jit(images, kernels, names, dev.sub_group_sizes[0] if dev.sub_group_sizes else 1,
-                                          signatures, spec=spec)
+                    table = self.spec_table(name)
+                    fold = table.defaults if table is not None else None
+                linked = dev.impl.link_images(images, kernels, names, signatures, fold,
+                                              dev.sub_group_sizes[0] if dev.sub_group_sizes else 1)
                 bind_program(self, linked, dev, ctx)
                 self._cache[key] = linked
                 self.builds += 1

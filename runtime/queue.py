@@ -56,17 +56,19 @@ class queue:  # noqa: N801
     _handler_class = handler
 
     def __new__(cls, dev=None, *, device_selector=None, **kwargs):
-        """A queue of the device's own queue class where it has one (``queue_class``)."""
+        """A queue of the class of the device's back end (``Backend.queue_class``)."""
         if cls is queue:
-            own = getattr(default_device(device_selector if dev is None else dev), "queue_class", None)
-            if own is not None:
-                return super().__new__(own)
+            cls = default_device(device_selector if dev is None else dev).impl.queue_class
         return super().__new__(cls)
 
     def __init__(self, dev: Device | str | None = None, *, in_order: bool = False, enable_profiling: bool = False,
                  device_selector=None, context: "context | None" = None):
         self.device = default_device(device_selector if dev is None else dev)
         self.context = require_context(context, "queue context", optional=True) or default_context(self.device)
+        if self.device not in self.context.devices:
+            raise exception(errc.invalid, f"Queue cannot be constructed with the given context and device since the "
+                                          f"device is not a member of the context ({self.device.name} is not one of "
+                                          f"{', '.join(d.name for d in self.context.devices)})")
         self._recording_ref = None    # weak reference to the command_graph this queue records into
         self._lock = threading.RLock()   # one command at a time per queue, from any thread
         self.in_order = require_bool(in_order, "queue in_order")
@@ -82,6 +84,26 @@ class queue:  # noqa: N801
 
     def get_context(self):
         return self.context
+
+    # -- what a back end's queue class may override (``backend.QUEUE_HOOKS``)
+
+    def prepare_reductions(self, args) -> None:
+        """``initialize_to_identity``: each reduction's result set to its operation's identity
+        before the kernel (on this CPU, now)."""
+        prepare_reductions(args)
+
+    def run_graph_steps(self, steps) -> None:
+        """Run an executable graph's commands one by one on this queue (a graph its device's
+        back end does not run as one native graph, off the host)."""
+        for step in steps:
+            if step[0] == "python":
+                step[1].run(self)
+
+    def native_stream(self) -> int:
+        """The native queue or stream handle, for interoperating libraries: a CPU
+        device has none (``errc::feature_not_supported``)."""
+        raise exception(errc.feature_not_supported, f"device {self.device.name} ({self.device.backend}) has no "
+                                                    f"native stream")
 
     def _launch(self, k: Kernel, slots, total: int, geometry) -> None:
         target = k.targets.get((self.device.name, self.context.id))

@@ -13,6 +13,11 @@
                      the bundle format (``postlink.bundle``, ``postlink.propertyset``) — never a
                      pass module or post-link internals
 
+Inside the runtime, a device back end (``runtime/cuda``) depends on the
+interface the runtime defines for back ends (``runtime/backend.py``: the
+``Backend`` class and the building blocks it re-exports), not on the
+runtime's other modules.
+
 Every import counts, at module level or inside a function.  Two documented
 exceptions: ``postlink.build`` (the build pipeline drives the front end) and the
 runtime's ``build_program`` (building from sources needs the whole compiler:
@@ -104,9 +109,18 @@ def _path_of(module: str) -> str | None:
     return None
 
 
+#: packages of device back ends: what they may import of the runtime
+BACKENDS = ("minisycl.runtime.cuda",)
+BACKEND_INTERFACE = "minisycl.runtime.backend"
+
+
 def allowed(src: str, target: str, names: list[str]) -> str | None:
     """None when ``src`` may import ``names`` from ``target``; else why not."""
     a, b = layer(src), layer(target)
+    for package in BACKENDS:
+        if (src == package or src.startswith(package + ".")) and b == "runtime" and target != BACKEND_INTERFACE \
+                and not (target == package or target.startswith(package + ".")):
+            return f"a device back end ({package}) uses the runtime through {BACKEND_INTERFACE} only"
     if a == b:
         return None
     rules = ALLOWED[a]

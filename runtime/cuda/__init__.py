@@ -1,5 +1,10 @@
 """NVIDIA GPUs as runtime devices (issue 20), through the CUDA driver API.
 
+* ``backend`` — the runtime's ``Backend`` interface for one GPU (``device.impl``):
+  what the runtime asks of it (memory, queues, programs, device-global
+  storage, graphs, peer access); this package imports nothing of the runtime
+  but ``runtime/backend.py``.
+* ``commands`` — copies and fills recorded for a stream (peer copies between GPUs).
 * ``driver``  — ctypes bindings to ``libcuda.so.1``: every call checked, a
   failure raised as ``sycl.exception`` with the driver's error name.
 * ``device``  — discovery (``cuda_devices()``: empty, silently, without a

@@ -30,10 +30,8 @@ from ...passes.ir import Module, emit_ptx, in_child, module_text, new_context, p
 from ...passes.manager import PassManager
 from ...passes.support import knobs
 from ...passes.support.diagnostics import UserError
-from ..disk_cache import read_entry, write_entry
-from ..errors import errc, exception
-from ..jit import check_signatures, read_bundle_bitcode
-from ..spec_constants import fold_handler_parameters
+from ..backend import (check_signatures, errc, exception, fold_handler_parameters, read_bundle_bitcode, read_entry,
+                       write_entry)
 from . import driver
 
 __all__ = ["CudaProgram", "build_program", "libdevice_path", "lower_images", "PTX_FEATURES"]
@@ -187,15 +185,17 @@ class CudaProgram:
 
     def bind_globals(self, prog, ctx) -> None:
         """Point every shared device global's ``{ptr, T}`` at its per-(device, context) storage."""
+        impl = self.device.impl
         for uid, info in prog.device_globals.items():
             if info["device_image_scope"]:
                 continue
             addr = self.global_address(info["name"])
             if addr:
-                where = self.device.global_storage(uid, info, ctx)
+                where = impl.storage(uid, info, ctx)
                 value = ctypes.c_uint64(where)
+                self.device.activate()
                 driver.call("cuMemcpy", addr, ctypes.addressof(value), 8, what=f"binding device_global '{info['name']}'")
-                self.device.relocate_global(uid, ctx, self.global_address)
+                impl.relocate_global(uid, ctx, self.global_address)
 
 
 def _disk(key: str) -> str | None:

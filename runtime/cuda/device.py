@@ -22,16 +22,19 @@ import functools
 import threading
 
 from ...device_configs.targets import ConfigError, load_target, target_names
-from ..device import RUNTIME_ASPECTS, device, register_hardware
-from ..device_global import apply_relocations, check_one_definition
-from ..errors import errc, exception
 from ...device_configs.aspects import Aspect
+from ..backend import RUNTIME_ASPECTS, device, errc, exception, register_hardware
 from . import driver
+from .backend import CudaBackend
 
 __all__ = ["cuda_device", "cuda_devices", "config_for"]
 
-#: the context this module made current on each thread (a ``cuCtxSetCurrent`` saved per call)
-_current = threading.local()
+class _Current(threading.local):
+    """The context this module made current on each thread (a ``cuCtxSetCurrent`` saved per call)."""
+    context = None
+
+
+_current = _Current()
 
 #: CUdevice_attribute values used here
 ATTR = {"max_threads_per_block": 1, "max_block_x": 2, "max_block_y": 3, "max_block_z": 4, "max_grid_x": 5,
@@ -63,12 +66,9 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
     """One NVIDIA GPU: ``ordinal`` is the driver's device number."""
 
     backend = "cuda"
-    #: code addresses belong to one driver module: a program's kernels are linked into one
-    #: module per device and context (``program._whole_program``), so vtables work across kernels
-    whole_program = True
 
     def __init__(self, config, ordinal: int, handle: int, name: str, gpu_name: str, attrs: dict, total_memory: int):
-        super().__init__(config)
+        super().__init__(config, impl=CudaBackend(self))
         self.name = name
         self.target = config.name
         self.ordinal, self.handle, self.gpu_name = ordinal, handle, gpu_name
@@ -78,9 +78,6 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
         self._context = None
         self._lock = threading.Lock()
         self.lost: str | None = None       # set when a fault poisoned the context
-        self._globals: dict = {}            # (context id, device-global id) -> device address
-        self._global_sizes: dict = {}       # the same keys -> the size the first program gave it
-        self._relocations: dict = {}        # same key -> relocations not yet written
 
     @property
     def vendor(self) -> str:
@@ -125,12 +122,8 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
     def _info_sub_group_sizes(self) -> list[int]:
         return [self.attrs["warp_size"]]                       # CU_DEVICE_ATTRIBUTE_WARP_SIZE
 
-    def describe(self) -> str:
-        """``NVIDIA H100 80GB HBM3, sm_90, 79.1 GiB``: what ``minisycl devices`` prints."""
-        return f"{self.gpu_name}, {self.sm}, {self.total_memory / 2 ** 30:.1f} GiB"
-
-    def activate(self) -> None:
-        """Make this GPU's primary context current on the calling thread."""
+    def primary_context(self) -> ctypes.c_void_p:
+        """This GPU's primary context (retained once, on first use)."""
         if self._context is None:
             with self._lock:
                 if self._context is None:
@@ -138,77 +131,24 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
                     driver.call("cuDevicePrimaryCtxRetain", ctypes.byref(ctx), self.handle,
                                 what=f"opening {self.name}")
                     self._context = ctx
+        return self._context
+
+    def activate(self) -> None:
+        """Make this GPU's primary context current on the calling thread: the one
+        place the runtime sets a current context, called before every driver call
+        that acts on this GPU (with several GPUs, each call names its own)."""
+        ctx = self._context if self._context is not None else self.primary_context()
         if self.lost:
             raise exception(errc.runtime, self.lost)
-        if getattr(_current, "context", None) is not self._context:
-            driver.call("cuCtxSetCurrent", self._context)
-            _current.context = self._context
+        if _current.context is not ctx:
+            driver.call("cuCtxSetCurrent", ctx)
+            _current.context = ctx
 
     def free_memory(self) -> int:
         self.activate()
         free, total = ctypes.c_size_t(), ctypes.c_size_t()
         driver.call("cuMemGetInfo_v2", ctypes.byref(free), ctypes.byref(total))
         return free.value
-
-    # -- what the runtime asks a device with its own memory and code (duck-typed hooks)
-
-    @property
-    def queue_class(self):
-        from .queue import cuda_queue
-        return cuda_queue
-
-    def malloc(self, count, dtype, kind: str, queue):
-        from .memory import cuda_allocation
-        return cuda_allocation(count, dtype, kind, queue)
-
-    def graph_executor(self, ex):
-        """The executable graph ``ex`` as one CUDA graph (``cuda/graph.py``), or
-        ``None`` when it must run command by command."""
-        from .graph import cuda_graph
-        return cuda_graph(ex)
-
-    def link_images(self, image_bitcodes, kernels, names, signatures=None, spec: bytes | None = None):
-        from .codegen import build_program
-        return build_program(self, image_bitcodes, kernels, names, signatures, spec)
-
-    def global_storage(self, uid: str, info: dict, ctx) -> int:
-        """The device address of a shared device global's value in ``ctx``
-        (allocated and initialised from the bundle's initial value on first use)."""
-        key = (ctx.id, uid)
-        with self._lock:
-            addr = self._globals.get(key)
-            if addr is not None:
-                check_one_definition(info["name"], self._global_sizes[key], int(info["size"]))
-            else:
-                self.activate()
-                size = max(int(info["size"]), 1)
-                self._global_sizes[key] = int(info["size"])
-                p = ctypes.c_uint64()
-                driver.call("cuMemAlloc_v2", ctypes.byref(p), size, what=f"device_global '{info['name']}'")
-                init = (bytes.fromhex(info.get("init") or "") or bytes(size))[:size]
-                init += bytes(size - len(init))
-                buf = ctypes.create_string_buffer(init, size)
-                driver.call("cuMemcpy", p.value, ctypes.addressof(buf), size, what=f"device_global '{info['name']}'")
-                addr = self._globals[key] = p.value
-                if info.get("relocations"):
-                    self._relocations[key] = list(info["relocations"])
-            return addr
-
-    def relocate_global(self, uid: str, ctx, resolve) -> None:
-        """Write the vtable (or other symbol) pointers of a shared device
-        global's initial value that ``resolve`` (a program's ``global_address``)
-        can find; the others wait for a later program."""
-        key = (ctx.id, uid)
-        with self._lock:
-            pending = self._relocations.get(key)
-            if not pending:
-                return
-            base = self._globals[key]
-
-            def write(offset, value):
-                word = ctypes.c_uint64(value)
-                driver.call("cuMemcpy", base + offset, ctypes.addressof(word), 8, what="device_global relocation")
-            self._relocations[key] = apply_relocations(pending, resolve, write)
 
     def __eq__(self, other):
         return isinstance(other, device) and other.name == self.name

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ctypes
 import threading
 
-from ..errors import errc, exception
+from ..backend import errc, exception
 
 __all__ = ["load", "call", "why_unavailable", "error_name", "CUresult", "CUdeviceptr", "DriverError",
            "CUDA_ERROR_ILLEGAL_ADDRESS", "CONTEXT_LOST", "KernelNodeParams", "Memcpy3D", "MemsetNodeParams",
@@ -68,6 +68,10 @@ _SIGNATURES = {
     "cuMemFreeHost": [_p],
     "cuMemcpy": [CUdeviceptr, CUdeviceptr, _sz],
     "cuMemcpyAsync": [CUdeviceptr, CUdeviceptr, _sz, _p],
+    "cuMemcpyPeerAsync": [CUdeviceptr, _p, CUdeviceptr, _p, _sz, _p],
+    "cuDeviceGetP2PAttribute": [_pi, _i, _i, _i],
+    "cuCtxEnablePeerAccess": [_p, _u],
+    "cuCtxDisablePeerAccess": [_p],
     "cuMemsetD8Async": [CUdeviceptr, ctypes.c_ubyte, _sz, _p],
     "cuMemsetD16Async": [CUdeviceptr, ctypes.c_ushort, _sz, _p],
     "cuMemsetD32Async": [CUdeviceptr, ctypes.c_uint, _sz, _p],

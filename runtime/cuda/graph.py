@@ -42,11 +42,9 @@ from __future__ import annotations
 
 import ctypes
 
-from ..commands import KernelCommand
-from ..errors import errc, exception
-from ..memory import allocation_at
-from ..reductions import has_reductions
+from ..backend import KernelCommand, allocation_at, errc, exception, has_reductions
 from . import driver
+from .commands import CopyCommand, FillCommand
 from .memory import cuda_allocation
 
 __all__ = ["cuda_graph", "CudaGraph"]
@@ -204,9 +202,9 @@ class _Builder:
         if kind == "host_task":
             node = self._host(cmd._run, deps)
             return _Built(node, node, "host")
-        if kind == "memcpy" and hasattr(cmd, "copy"):
+        if kind == "memcpy" and isinstance(cmd, CopyCommand):
             return _Built(self._copy(*cmd.copy, deps, live), None, "memcpy")
-        if kind in ("memset", "memfill") and hasattr(cmd, "fill"):
+        if kind in ("memset", "memfill") and isinstance(cmd, FillCommand):
             return _Built(self._fill(*cmd.fill, deps, live), None, "memset")
         raise _Unsupported(kind)
 
@@ -227,7 +225,7 @@ class _Builder:
         p.srcMemoryType = p.dstMemoryType = _UNIFIED
         p.srcDevice, p.dstDevice = src, dst
         p.WidthInBytes, p.Height, p.Depth = n, 1, 1
-        return self._node("cuGraphAddMemcpyNode", deps, ctypes.byref(p), self.owner.device._context,
+        return self._node("cuGraphAddMemcpyNode", deps, ctypes.byref(p), self.owner.device.primary_context(),
                           what=f"a graph memcpy node of {n} bytes")
 
     def _copy(self, dst: int, src: int, n: int, deps, live: dict):
@@ -252,7 +250,7 @@ class _Builder:
         p = driver.MemsetNodeParams()
         p.dst, p.value, p.elementSize = ptr, int.from_bytes(element, "little"), len(element)
         p.width, p.height, p.pitch = count, 1, 0
-        return self._node("cuGraphAddMemsetNode", deps, ctypes.byref(p), self.owner.device._context,
+        return self._node("cuGraphAddMemsetNode", deps, ctypes.byref(p), self.owner.device.primary_context(),
                           what=f"a graph memset node of {count} elements")
 
     def _fill(self, ptr: int, element: bytes, count: int, deps, live: dict):

@@ -10,8 +10,7 @@ import ctypes
 
 import numpy as np
 
-from ..errors import errc, exception
-from ..memory import checked_shape, register, usm_allocation
+from ..backend import checked_shape, errc, exception, register, usm_allocation
 from . import driver
 
 __all__ = ["cuda_allocation"]
@@ -49,6 +48,11 @@ class cuda_allocation(usm_allocation):  # noqa: N801 - SYCL-style name
         self._nbytes_alloc = nbytes
         self.freed = False
         register(self)
+
+    @property
+    def host_accessible(self) -> bool:
+        """Pinned host and managed memory: yes; ``malloc_device`` memory: no."""
+        return self.kind != "device"
 
     @property
     def array(self) -> np.ndarray:

@@ -40,19 +40,13 @@ from operator import attrgetter, is_not
 
 import numpy as np
 
-from ..arguments import pack_slots
-from ..commands import Command, DynamicValue, KernelCommand, launch_geometry
-from ..errors import errc, exception
-from ..events import event
-from ..handler import handler
-from ..memory import _live, usm_allocation
-from ..program import kernel as Kernel
-from ..queue import check_command_group, queue
 from ...passes.ir import ASSERT_MESSAGE
-from ..assertions import failure
-from ..reductions import has_reductions, reduction
-from ..work_groups import check_local_memory, check_local_size
+from ..backend import (Command, DynamicValue, KernelCommand, allocation_starting_at, checked_memory,
+                       check_command_group, check_local_memory, check_local_size, errc, event, exception, failure,
+                       handler, has_reductions, kernel as Kernel, launch_geometry, pack_slots, queue, reduction,
+                       storage_address, usm_allocation)
 from . import driver
+from .commands import CopyCommand, FillCommand, peer_devices
 from .memory import cuda_allocation
 
 __all__ = ["cuda_queue", "cuda_event", "cuda_handler"]
@@ -221,48 +215,39 @@ _STABLE = frozenset({int, float, bool, type(None), np.float16, np.float32, np.fl
                      np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.bool_})
 
 
-class _Copy(Command):
-    """A copy of ``n`` bytes on the stream of the queue that runs it; ``copy`` is
-    what a CUDA graph's memcpy node takes (``cuda/graph.py``)."""
-
-    def __init__(self, d: int, s: int, n: int, label: str, uses=()):
-        super().__init__("memcpy", None, label, uses)
-        self.copy = (d, s, n)
-
-    def run(self, q) -> None:
-        q._copy(*self.copy)
-
-
-class _Fill(Command):
-    """``count`` copies of ``element`` (bytes) from address ``ptr``, on the stream of
-    the queue that runs it: a memset of 1-, 2- or 4-byte elements, else a copy
-    of the whole pattern from host memory."""
-
-    def __init__(self, kind: str, ptr: int, element: bytes, count: int, label: str, uses=()):
-        super().__init__(kind, None, label, uses)
-        self.fill = (ptr, element, count)
-        self._data = None if len(element) in (1, 2, 4) else np.frombuffer(element * count, dtype=np.uint8)
-
-    def run(self, q) -> None:
-        ptr, element, count = self.fill
-        if self._data is None:
-            q._memset(ptr, int.from_bytes(element, "little"), len(element), count)
-        else:
-            q._copy(ptr, self._data.ctypes.data, self._data.nbytes)
-
-
 class cuda_handler(handler):  # noqa: N801
     """The command-group handler of a GPU queue: the same checks as the CPU's
     (``handler.py``); bytes move on the queue's stream instead of by the host."""
 
-    def _copy_bytes(self, dst: int, src: int, n: int, label: str, uses) -> None:
-        self._record(_Copy(dst, src, n, label, uses))
+    def _copy_bytes(self, d, s, n: int, label: str) -> None:
+        """A copy on the stream (two GPUs' device memory: a peer copy, ``cuda/commands.py``)."""
+        self._record(CopyCommand(d.address, s.address, n, label, peer_devices(d.allocation, s.allocation),
+                                 uses=(d.allocation, s.allocation)))
 
-    def _fill_bytes(self, kind: str, address: int, element: bytes, count: int, label: str, uses) -> None:
-        self._record(_Fill(kind, address, element, count, label, uses))
+    def _fill_bytes(self, kind: str, m, element: bytes, count: int, label: str) -> None:
+        self._record(FillCommand(kind, m.address, element, count, label, uses=(m.allocation,)))
 
-    def _mover(self):
-        return self.queue._copy
+    def _device_global_copy(self, dg, other, direction: str, offset: int, nbytes: int) -> None:
+        if self.graph is not None:
+            raise exception(errc.invalid, "device_global copies cannot be added to a command graph")
+        dg.check_access(direction)
+        dg.check_bounds(direction, offset, nbytes)
+        if isinstance(other, np.ndarray) and not other.flags["C_CONTIGUOUS"]:
+            raise exception(errc.invalid, f"copy {direction} device_global '{dg.name}' needs a contiguous array")
+        m = checked_memory(other, f"copy {direction} device_global '{dg.name}'", nbytes)
+        host, q = m.address, self.queue
+        # (another GPU's device memory: a peer copy with the storage on this one)
+        other_gpu = m.allocation.device if m.allocation is not None and not m.allocation.host_accessible \
+            and m.allocation.device is not q.device else None
+
+        def run():
+            where = storage_address(dg, q.device, q.context) + offset
+            if direction == "to":
+                q._copy(where, host, nbytes, peer=(q.device, other_gpu) if other_gpu else None)
+            else:
+                q._copy(host, where, nbytes, peer=(other_gpu, q.device) if other_gpu else None)
+        self._record(Command("memcpy", run, f"copy {direction} device_global {dg.name}"))
+
 
     def async_malloc(self, size: int, kind: str = "device", dtype=np.uint8):
         if self.graph is None and type(kind) is str and kind == "device":
@@ -329,7 +314,9 @@ class cuda_queue(queue):  # noqa: N801
             self._pool[self._timing.get(ev.value, True)].append(ev)
 
     def _record_now(self):
-        """A CUDA event recorded now on the stream (after every command submitted so far)."""
+        """A CUDA event recorded now on the stream (after every command submitted so far);
+        made in this queue's context (another GPU's queue may be asking: a dependency)."""
+        self.device.activate()
         ev = self._new_event(timing=False)
         driver.call("cuEventRecord", ev, self._stream)
         return ev
@@ -339,9 +326,18 @@ class cuda_queue(queue):  # noqa: N801
         driver.call("cuEventElapsedTime", ctypes.byref(ms), self._ref, ev)
         return self._ref_ns + int(ms.value * 1e6)
 
-    def _copy(self, dst: int, src: int, n: int) -> None:
-        if n:
+    def _copy(self, dst: int, src: int, n: int, peer=None) -> None:
+        """``n`` bytes on the stream: ``cuMemcpyAsync`` (one address space: host, managed and
+        this or another GPU's memory), or ``cuMemcpyPeerAsync`` between the device memory
+        of two GPUs (``peer``: (destination GPU, source GPU))."""
+        if not n:
+            return
+        if peer is None:
             driver.call("cuMemcpyAsync", dst, src, n, self._stream, what=f"a copy of {n} bytes on {self.device.name}")
+        else:
+            to, frm = peer
+            driver.call("cuMemcpyPeerAsync", dst, to.primary_context(), src, frm.primary_context(), n, self._stream,
+                        what=f"a copy of {n} bytes from {frm.name} to {to.name}")
 
     def _memset(self, ptr: int, value: int, width: int, count: int) -> None:
         if count:
@@ -409,10 +405,18 @@ class cuda_queue(queue):  # noqa: N801
     def _check_pointers(self, k, plan: _Launch, slots) -> None:
         for i in plan.pointers:
             if slots[i]:
-                owner = _live.get(int(slots[i]))      # the allocation the address starts, if any
-                if owner is not None and not isinstance(owner, cuda_allocation):
+                owner = allocation_starting_at(int(slots[i]))      # the allocation the address starts, if any
+                if owner is None:
+                    continue
+                if not isinstance(owner, cuda_allocation):
                     raise exception(errc.invalid, f"argument {i + 1} of kernel '{k.name}' is host USM of another "
                                                   f"device: allocate it with this queue")
+                if owner.device is not self.device and owner.kind == "device" and \
+                        not self.device.impl.peer_enabled(owner.device):
+                    raise exception(errc.invalid, f"argument {i + 1} of kernel '{k.name}' is device memory of "
+                                                  f"{owner.device.name}, which {self.device.name} cannot access: "
+                                                  f"enable peer access (device.ext_oneapi_enable_peer_access) or "
+                                                  f"copy it")
 
     def _shape(self, k, plan: _Launch, geometry) -> tuple:
         """(grid, block) of a launch over ``geometry``, and the range values written."""
@@ -490,6 +494,10 @@ class cuda_queue(queue):  # noqa: N801
         check_local_memory(k, self.device, static, offset, self.device.local_mem_size)
         linked.allow_dynamic_shared(k.name, offset)
         return out, offset
+
+    def native_stream(self) -> int:
+        """The queue's ``CUstream`` as an integer (interop: order other libraries' work on it)."""
+        return int(self._stream.value or 0)
 
     def prepare_reductions(self, args) -> None:
         """``initialize_to_identity``: the identity written into the result on this
@@ -627,8 +635,9 @@ class cuda_queue(queue):  # noqa: N801
             for e in h.deps:
                 if isinstance(e, cuda_event):
                     if e._q is not self:
-                        ev = e._cuda_end()
+                        ev = e._cuda_end()          # (recorded in its own queue's context)
                         if ev is not None:
+                            self.device.activate()
                             driver.call("cuStreamWaitEvent", self._stream, ev, 0)
                 else:
                     e.wait()

@@ -11,9 +11,24 @@ fail; ``calls`` counts calls by name.
 
 It checks what the real driver would reject: a dependency that is not a node
 of the graph, a memset element size other than 1, 2 or 4, a graph launched
-again while an allocation it made is not freed, memory freed twice."""
+again while an allocation it made is not freed, memory freed twice.
+
+Several GPUs (``install_devices``): each has its primary context
+(``cuDevicePrimaryCtxRetain`` gives the same handle each time); the calling
+thread's current context is what ``cuCtxSetCurrent`` set, and a call made
+under the wrong one fails as the driver fails it (``CUDA_ERROR_INVALID_CONTEXT``):
+an allocation, a module, a stream or an event is made without a current
+context, a stream is used while another GPU's context is current, an event is
+recorded on a stream of another context, or a kernel is launched on a stream
+of another context than its module's.  ``p2p[(a, b)]`` says
+whether GPU ``a`` can reach GPU ``b``'s memory (``cuDeviceGetP2PAttribute``,
+``cuCtxEnablePeerAccess``); a kernel given another GPU's device memory
+without peer access enabled fails with ``CUDA_ERROR_ILLEGAL_ADDRESS``, as the
+hardware faults; ``cuMemcpyPeerAsync`` checks each side lies in its context's
+GPU memory."""
 import ctypes
 import itertools
+import threading
 from collections import Counter
 
 
@@ -32,8 +47,21 @@ def _out(ref, value):
     ref._obj.value = value
 
 
+#: ``CUresult`` values the fake returns
+INVALID_CONTEXT, INVALID_HANDLE, PEER_UNSUPPORTED, ALREADY_ENABLED, NOT_ENABLED, ILLEGAL_ADDRESS = \
+    201, 400, 217, 704, 705, 700
+
+
 class FakeDriver:
-    def __init__(self):
+    def __init__(self, devices: int = 1):
+        self.count = devices
+        self.p2p = {(a, b): True for a in range(devices) for b in range(devices) if a != b}
+        self.peers: set = set()         # (device, peer device) pairs with peer access enabled
+        self.contexts = {d: next(_HANDLES) for d in range(devices)}      # primary context per device
+        self._device_of = {c: d for d, c in self.contexts.items()}
+        self._tls = threading.local()
+        self.owner: dict = {}           # address -> device of a cuMemAlloc_v2 (device memory)
+        self.ctx_of: dict = {}          # stream, module, function -> its context
         self.kernels: dict = {}
         self.refuse: dict = {}
         self.calls = Counter()
@@ -64,7 +92,11 @@ class FakeDriver:
     # -- errors, devices, contexts, modules -----------------------------------------
     def _cuGetErrorName(self, rc, out):
         _out(out, {1: b"CUDA_ERROR_INVALID_VALUE", 2: b"CUDA_ERROR_OUT_OF_MEMORY",
-                   910: b"CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE"}.get(rc, b"CUDA_ERROR_UNKNOWN"))
+                   910: b"CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE", INVALID_CONTEXT: b"CUDA_ERROR_INVALID_CONTEXT",
+                   INVALID_HANDLE: b"CUDA_ERROR_INVALID_HANDLE", PEER_UNSUPPORTED: b"CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
+                   ALREADY_ENABLED: b"CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
+                   NOT_ENABLED: b"CUDA_ERROR_PEER_ACCESS_NOT_ENABLED",
+                   ILLEGAL_ADDRESS: b"CUDA_ERROR_ILLEGAL_ADDRESS"}.get(rc, b"CUDA_ERROR_UNKNOWN"))
 
     def _cuGetErrorString(self, rc, out):
         _out(out, b"refused by the fake driver")
@@ -72,19 +104,64 @@ class FakeDriver:
     def _cuDriverGetVersion(self, out):
         _out(out, 12080)                # CUDA 12.8, as the driver writes it
 
+    # (the context of the calling thread)
+    @property
+    def current(self):
+        return getattr(self._tls, "ctx", None)
+
+    def _cuCtxSetCurrent(self, ctx):
+        self._tls.ctx = _value(ctx)
+
+    def _cuDeviceGetCount(self, out):
+        _out(out, self.count)
+
+    def _cuDeviceGet(self, out, ordinal):
+        _out(out, ordinal)
+
     def _cuDevicePrimaryCtxRetain(self, out, dev):
-        _out(out, next(self._ids))
+        _out(out, self.contexts[_value(dev)])
+
+    def _cuDeviceGetP2PAttribute(self, out, attr, src, dst):
+        src, dst = _value(src), _value(dst)
+        _out(out, int(src == dst or self.p2p.get((src, dst), False)))
+
+    def _cuCtxEnablePeerAccess(self, peer_ctx, flags):
+        if self.current is None:
+            return INVALID_CONTEXT
+        pair = (self._device_of[self.current], self._device_of[_value(peer_ctx)])
+        if not self.p2p.get(pair, False):
+            return PEER_UNSUPPORTED
+        if pair in self.peers:
+            return ALREADY_ENABLED
+        self.peers.add(pair)
+
+    def _cuCtxDisablePeerAccess(self, peer_ctx):
+        pair = (self._device_of[self.current], self._device_of[_value(peer_ctx)])
+        if pair not in self.peers:
+            return NOT_ENABLED
+        self.peers.discard(pair)
+
+    def _under(self, handle):
+        """``INVALID_CONTEXT`` unless ``handle`` (a stream) belongs to the current context."""
+        if self.current is None or self.ctx_of.get(_value(handle), self.current) != self.current:
+            return INVALID_CONTEXT
+        return 0
 
     def _cuMemGetInfo_v2(self, free, total):
         _out(free, 1 << 34)
         _out(total, 1 << 35)
 
     def _cuModuleLoadDataEx(self, out, ptx, *rest):
-        _out(out, next(self._ids))
+        if self.current is None:
+            return INVALID_CONTEXT
+        h = next(self._ids)
+        self.ctx_of[h] = self.current
+        _out(out, h)
 
     def _cuModuleGetFunction(self, out, module, name):
         h = next(self._ids)
         self.functions[h] = name.decode()
+        self.ctx_of[h] = self.ctx_of[_value(module)]
         _out(out, h)
 
     def _cuModuleGetGlobal_v2(self, *args):
@@ -98,42 +175,85 @@ class FakeDriver:
         return addr
 
     def _cuMemAlloc_v2(self, out, n):
+        if self.current is None:
+            return INVALID_CONTEXT
+        addr = self._alloc(n)
+        self.owner[addr] = self._device_of.get(self.current, 0)
+        _out(out, addr)
+
+    def _cuMemAllocHost_v2(self, out, n):
+        if self.current is None:
+            return INVALID_CONTEXT
         _out(out, self._alloc(n))
 
-    _cuMemAllocManaged = lambda self, out, n, flags: self._cuMemAlloc_v2(out, n)  # noqa: E731
-    _cuMemAllocHost_v2 = _cuMemAlloc_v2
+    _cuMemAllocManaged = lambda self, out, n, flags: self._cuMemAllocHost_v2(out, n)  # noqa: E731
 
     def _cuMemFree_v2(self, p):
         if self.buffers.pop(_value(p), None) is None:
             return 1
+        self.owner.pop(_value(p), None)
 
     _cuMemFreeHost = _cuMemFree_v2
 
     def _cuMemcpy(self, d, s, n):
+        if self.current is None:
+            return INVALID_CONTEXT
         ctypes.memmove(_value(d), _value(s), _value(n))
 
     def _cuMemcpyAsync(self, d, s, n, stream):
+        rc = self._under(stream)
+        if rc:
+            return rc
         ctypes.memmove(_value(d), _value(s), _value(n))
+
+    def _device_memory_of(self, address):
+        """The device whose ``cuMemAlloc_v2`` memory holds ``address``, or None."""
+        for base, dev in self.owner.items():
+            if base <= address < base + len(self.buffers[base]):
+                return dev
+        return None
+
+    def _cuMemcpyPeerAsync(self, d, dctx, s, sctx, n, stream):
+        rc = self._under(stream)
+        if rc:
+            return rc
+        d, s = _value(d), _value(s)
+        if self._device_memory_of(d) != self._device_of.get(_value(dctx)) or \
+                self._device_memory_of(s) != self._device_of.get(_value(sctx)):
+            return INVALID_HANDLE       # (the real driver reads the wrong memory: an illegal address)
+        ctypes.memmove(d, s, _value(n))
 
     def _memset(self, ptr, value, width, count):
         raw = int(value).to_bytes(width, "little") * int(count)
         ctypes.memmove(int(ptr), raw, len(raw))
 
     def _cuMemsetD8Async(self, p, v, n, s):
-        self._memset(_value(p), _value(v), 1, _value(n))
+        return self._under(s) or self._memset(_value(p), _value(v), 1, _value(n))
 
     def _cuMemsetD16Async(self, p, v, n, s):
-        self._memset(_value(p), _value(v), 2, _value(n))
+        return self._under(s) or self._memset(_value(p), _value(v), 2, _value(n))
 
     def _cuMemsetD32Async(self, p, v, n, s):
-        self._memset(_value(p), _value(v), 4, _value(n))
+        return self._under(s) or self._memset(_value(p), _value(v), 4, _value(n))
 
     # -- streams, events --------------------------------------------------------------
     def _cuStreamCreate(self, out, flags):
-        _out(out, next(self._ids))
+        if self.current is None:
+            return INVALID_CONTEXT
+        h = next(self._ids)
+        self.ctx_of[h] = self.current
+        _out(out, h)
 
     def _cuEventCreate(self, out, flags):
-        _out(out, next(self._ids))
+        if self.current is None:
+            return INVALID_CONTEXT
+        h = next(self._ids)
+        self.ctx_of[h] = self.current
+        _out(out, h)
+
+    def _cuEventRecord(self, event, stream):
+        if self.ctx_of.get(_value(event)) != self.ctx_of.get(_value(stream), self.ctx_of.get(_value(event))):
+            return INVALID_HANDLE       # an event of another context than the stream's
 
     def _cuEventElapsedTime(self, out, a, b):
         _out(out, 0.001)
@@ -151,8 +271,19 @@ class FakeDriver:
         return [ctypes.c_uint64.from_address(arr[i]).value for i in range(count)]
 
     def _cuLaunchKernel(self, fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        rc = self._under(stream)
+        if rc:
+            return rc
+        if self.ctx_of.get(_value(fn)) != self.current:
+            return INVALID_HANDLE       # a function of another context's module
         count = self.kernels[self.functions[_value(fn)]][0]
-        self._run_kernel(fn, (gx, gy, gz), (bx, by, bz), self._values(params, count))
+        values = self._values(params, count)
+        here = self._device_of.get(self.current, 0)
+        for v in values:                # another GPU's memory without peer access: the GPU faults
+            there = self.owner.get(v)
+            if there is not None and there != here and (here, there) not in self.peers:
+                return ILLEGAL_ADDRESS
+        self._run_kernel(fn, (gx, gy, gz), (bx, by, bz), values)
 
     # -- graphs -------------------------------------------------------------------------
     def _cuGraphCreate(self, out, flags):
@@ -281,10 +412,17 @@ class FakeDriver:
 
 def install(monkeypatch):
     """The fake as the loaded driver, and a GPU device (an H100's attributes) on it."""
+    fake, devices = install_devices(monkeypatch, 1)
+    return fake, devices[0]
+
+
+def install_devices(monkeypatch, count: int):
+    """The fake as the loaded driver with ``count`` GPUs (H100s), and a device for each
+    (named ``nvidia_gpu_sm_90@fake`` and ``...@fake1``, ``@fake2``...)."""
     from minisycl.device_configs.targets import load_target
     from minisycl.runtime.cuda import device as cuda_device_mod, driver
 
-    fake = FakeDriver()
+    fake = FakeDriver(count)
     monkeypatch.setattr(driver, "_lib", fake)
     monkeypatch.setattr(driver, "_tried", True)
     monkeypatch.setattr(driver, "_functions", {})
@@ -292,7 +430,8 @@ def install(monkeypatch):
              "max_grid_x": 2 ** 31 - 1, "max_grid_y": 65535, "max_grid_z": 65535, "max_shared_per_block": 49152,
              "warp_size": 32, "multiprocessors": 132, "unified_addressing": 1, "cc_major": 9, "cc_minor": 0,
              "managed_memory": 1, "concurrent_managed_access": 1}
-    dev = cuda_device_mod.cuda_device(load_target("nvidia_gpu_sm_90"), 0, 0, "nvidia_gpu_sm_90@fake", "Fake H100",
-                                      attrs, 80 << 30)
+    devices = [cuda_device_mod.cuda_device(load_target("nvidia_gpu_sm_90"), i, i,
+                                           "nvidia_gpu_sm_90@fake" + (str(i) if i else ""), "Fake H100", attrs,
+                                           80 << 30) for i in range(count)]
     monkeypatch.setattr(cuda_device_mod._current, "context", None, raising=False)
-    return fake, dev
+    return fake, devices

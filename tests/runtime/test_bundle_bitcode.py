@@ -57,7 +57,7 @@ def test_corrupt_bitcode_behind_a_valid_checksum(tmp_path, test_device):
     image, host, count = proc.stdout.splitlines()
     assert image.startswith(f"invalid {path}: image 'jit_") and "': invalid bitcode: " in image, image
     assert host.startswith(f"invalid {path}: host module: invalid bitcode: "), host
-    if test_device.whole_program:
+    if test_device.impl.whole_program:
         # a GPU links a program's kernels into one module (vtables work across kernels):
         # the corrupt image refuses every kernel, with the same error
         assert count == image, (count, image)
