@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import click
 
 from ..passes.support.cli import run_guarded
-from .options import click_options
+from .options import PostLinkCommand, click_options
 
 
 def _with_optional_sets(images, opts) -> None:
@@ -32,7 +32,7 @@ _IR_ONLY_CONFLICTS = (("symbols", "-symbols"), ("properties", "-properties"), ("
                       ("default_spec_images", "-generate-device-image-default-spec-consts"))
 
 
-@click.command("post-link")
+@click.command("post-link", cls=PostLinkCommand)
 @click.argument("input", default="-")
 @click_options
 def post_link_cmd(input, **options):

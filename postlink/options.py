@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import click
 
-__all__ = ["Option", "OPTIONS", "STATUSES", "click_options", "refuse_unimplemented", "upstream_names"]
+__all__ = ["Option", "OPTIONS", "PostLinkCommand", "STATUSES", "click_options", "refuse_unimplemented", "upstream_names"]
 
 STATUSES = ("implemented", "no-esimd", "refused", "minisycl")
 
@@ -106,12 +106,10 @@ OPTIONS: tuple[Option, ...] = (
           "The older name of -allow-device-image-dependencies.", older=True),
     _flag("ir-output-only", "ir_only", "implemented",
           "Write the one processed module to the -o file (no table, no split; -split=auto or none)."),
-    Option(("-reduce-memory-usage", "--reduce-memory-usage"), "reduce_memory", "implemented",
-           "Upstream shares one value map among the images to save memory (an older option); minisycl's images "
-           "always share the input module's entities (Module.copy/extract share them), so this is what it does "
-           "anyway and the outputs are the same either way.",
-           {"type": click.Choice(["true", "false"]), "default": None, "is_flag": False, "flag_value": "true"},
-           older=True),
+    _flag("reduce-memory-usage", "reduce_memory", "implemented",
+          "Upstream shares one value map among the images to save memory (an older option); minisycl's images "
+          "always share the input module's entities (Module.copy/extract share them), so this is what it does "
+          "anyway and the outputs are the same either way.", older=True),
     Option(("-device-lib-dir", "--device-lib-dir"), "device_lib_dir", "refused",
            "Upstream adds its bfloat16 device libraries from this folder as images; minisycl has none",
            {"default": None, "metavar": "DIR"}),
@@ -131,6 +129,30 @@ OPTIONS: tuple[Option, ...] = (
     Option(("-q", "--quiet"), "quiet", "minisycl", "No progress bar (it shows on a terminal after a second).",
            {"is_flag": True}),
 )
+
+
+_BOOL_VALUES = {"true": True, "1": True, "false": False, "0": False}
+
+
+class PostLinkCommand(click.Command):
+    """``post-link``'s command: a flag also takes LLVM's ``cl::opt<bool>``
+    spellings ``-flag=true|false|1|0`` (upstream's tests write
+    ``-reduce-memory-usage=true``)."""
+
+    def parse_args(self, ctx, args):
+        flags = {name: opt for opt in OPTIONS if opt.click.get("is_flag") for name in opt.names}
+        out = []
+        for arg in args:
+            name, eq, value = arg.partition("=")
+            if eq and name in flags:
+                if value.lower() not in _BOOL_VALUES:
+                    raise click.BadParameter(f"'{value}' is not one of true, false, 1, 0", ctx=ctx,
+                                             param_hint=f"'{name}'")
+                if _BOOL_VALUES[value.lower()]:
+                    out.append(name)
+                continue
+            out.append(arg)
+        return super().parse_args(ctx, out)
 
 
 def click_options(command):
