@@ -33,6 +33,9 @@ DEVICE_REQUIREMENTS = "SYCL/device requirements"
 MISC = "SYCL/misc properties"
 DEVICE_GLOBALS = "SYCL/device globals"
 VIRTUAL_FUNCTIONS = "SYCL/virtual functions"
+ASSERT_USED = "SYCL/assert used"
+#: the device library function a failed ``assert`` calls
+ASSERT_FAIL = "__devicelib_assert_fail"
 
 
 def device_requirements(module: Module, entries: list[str], keep_wg_size: bool = True) -> dict:
@@ -117,6 +120,34 @@ def virtual_function_properties(module: Module, vf_keys: str = "design") -> dict
     return out
 
 
+def kernels_using_assert(module: Module) -> list[str]:
+    """``[SYCL/assert used]`` (upstream's ``getKernelNamesUsingAssert``): the
+    kernels from which ``__devicelib_assert_fail`` is reached through direct
+    calls, in the order a walk up the callers from it finds them (callers in
+    module order).  A ``"referenced-indirectly"`` function on the way means any
+    kernel may reach it: then every kernel of the image, in module order."""
+    if ASSERT_FAIL not in module.functions:
+        return []
+    callers: dict[str, list[str]] = {}
+    for name, fn in module.functions.items():
+        if not fn.is_declaration:
+            for callee in dict.fromkeys(fn.calls()):
+                callers.setdefault(callee, []).append(name)
+    indirect = module.functions_with("referenced-indirectly")
+    seen, queue, kernels = {ASSERT_FAIL}, [ASSERT_FAIL], []
+    while queue:
+        for caller in callers.get(queue.pop(0), ()):
+            if caller in seen:
+                continue
+            if caller in indirect:
+                return [n for n, f in module.functions.items() if f.is_kernel]
+            seen.add(caller)
+            if module.functions[caller].is_kernel:
+                kernels.append(caller)
+            queue.append(caller)
+    return kernels
+
+
 def compute_properties(module: Module, entries: list[str], *, split: str = "none", with_device_globals: bool = False,
                        jit: bool = True, vf_keys: str = "design", target: str | None = None) -> PropertySets:
     props = PropertySets()
@@ -129,6 +160,8 @@ def compute_properties(module: Module, entries: list[str], *, split: str = "none
         if name in optlevel and (optlevel[name] or "").isdigit():
             props.add(MISC, "optLevel", int(optlevel[name]))
             break
+    for name in kernels_using_assert(module):
+        props.add(ASSERT_USED, name, 1)
     if with_device_globals:
         for uid, value in device_globals(module).items():
             props.add(DEVICE_GLOBALS, uid, value)
@@ -152,7 +185,7 @@ PROGRAM_METADATA = "SYCL/program metadata"
 #: newest code); a ``.prop`` file lists its sets in this order
 SET_ORDER = (DEVICELIB_REQ_MASK, DEVICE_REQUIREMENTS, "SYCL/specialization constants",
              "SYCL/specialization constants default values", KERNEL_PARAM_OPT, EXPORTED_SYMBOLS, KERNEL_NAMES,
-             IMPORTED_SYMBOLS, PROGRAM_METADATA, MISC, "SYCL/assert used", "SYCL/implicit local arg", DEVICE_GLOBALS,
+             IMPORTED_SYMBOLS, PROGRAM_METADATA, MISC, ASSERT_USED, "SYCL/implicit local arg", DEVICE_GLOBALS,
              "SYCL/host pipes", VIRTUAL_FUNCTIONS, "SYCL/registered kernels")
 
 
