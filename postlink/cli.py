@@ -116,7 +116,10 @@ def _post_link(input, a) -> None:
         images = apply_spec_constants(images, a.spec_const, a.default_spec_images)
         _with_optional_sets(images, opts)
         progress.step("writing")
-        write_tables(images, tables, out_dir=a.out_dir, text_ir=a.text_ir, properties=a.properties,
+        # a set asked for by an -emit-* flag is written even without -properties (upstream's
+        # emit_imported_symbols.ll reads the .prop; older upstream always wrote .prop files)
+        asked = a.param_info or a.program_metadata or a.kernel_names or a.exported or a.imported
+        write_tables(images, tables, out_dir=a.out_dir, text_ir=a.text_ir, properties=a.properties or asked,
                      symbols=a.symbols, imports=a.imports, inputs=inputs)
 
 

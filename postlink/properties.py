@@ -23,6 +23,7 @@ import struct
 from dataclasses import dataclass
 
 from ..passes.ir import Module, split_operands
+from ..passes.ir.lexer import string_bytes
 from ..passes.propagate_aspects import used_aspects
 from ..passes.virtual_functions import CREATES
 from ..passes.support.numbers import parse_int
@@ -56,6 +57,7 @@ def device_requirements(module: Module, entries: list[str], keep_wg_size: bool =
             sg = module.metadata_ints(md["intel_reqd_sub_group_size"])
     if fixed:
         reqs["fixed_target"] = u32_array(sorted(fixed))
+    reqs.update(joint_matrix_requirements(module))
     if sg:
         reqs["reqd_sub_group_size"] = sg[0]
     if wg and keep_wg_size:
@@ -63,6 +65,29 @@ def device_requirements(module: Module, entries: list[str], keep_wg_size: bool =
     elif dims:
         reqs["work_group_num_dim"] = dims[0]
     return dict(sorted(reqs.items()))
+
+
+#: joint-matrix metadata -> its [SYCL/device requirements] key
+JOINT_MATRIX_KEYS = (("sycl_joint_matrix", "joint_matrix"), ("sycl_joint_matrix_mad", "joint_matrix_mad"))
+
+
+def joint_matrix_requirements(module: Module) -> dict[str, bytes]:
+    """``joint_matrix`` / ``joint_matrix_mad``: the string operand of
+    ``!sycl_joint_matrix`` / ``!sycl_joint_matrix_mad`` as upstream's
+    ``computeDeviceRequirements`` takes it: over every function of the image in
+    module order, the last non-empty one (the split puts kernels with other
+    strings in other images); a byte-array string."""
+    out = {}
+    for kind, key in JOINT_MATRIX_KEYS:
+        value = b""
+        for fn in module.functions.values():
+            if kind in fn.metadata:
+                ops = module.function_metadata(fn, kind) or []
+                text = string_bytes(ops[0][1:]) if ops and ops[0].startswith('!"') else b""
+                value = text or value
+        if value:
+            out[key] = byte_array(value)
+    return out
 
 
 def is_image_scope(attrs: dict) -> bool:
@@ -274,13 +299,14 @@ def _flag_operand(op: str) -> bool:
 
 def kernel_param_opt(module: Module) -> dict[str, bytes]:
     """``SYCL/kernel param opt``: kernel → bit array, bit i set when argument i was
-    removed.  ``!sycl_kernel_omit_args`` gives the bits where a pass left it; we
+    removed.  ``!sycl_kernel_omit_args`` (older upstream: ``!spir_kernel_omit_args``,
+    ``SPIRKernelParamOptInfo.cpp``) gives the bits where a pass left it; we
     remove no arguments, so a kernel without it has every bit clear.  The payload
     is ceil(n/8) bytes, bit i at ``1 << i % 8`` of byte i / 8; the size prefix
     counts the arguments (docs/formats.md, "Byte arrays").  No arguments, no entry."""
     out = {}
     for name, fn in module.functions.items():
-        omit = fn.metadata.get("sycl_kernel_omit_args")
+        omit = fn.metadata.get("sycl_kernel_omit_args", fn.metadata.get("spir_kernel_omit_args"))
         if omit is not None:
             bits = [_flag_operand(op) for op in module.metadata_operands(omit)]
         elif fn.is_kernel and not fn.is_declaration:
