@@ -360,6 +360,31 @@ def imported_functions(module: Module) -> list[str]:
             and not _demangled_starts(n, "__") and not _demangled_starts(n, "_spirv")]
 
 
+def exported_symbols(module: Module, entries: list[str], virtual) -> list[str]:
+    """``[SYCL/exported symbols]``: the ``spir_func`` entry points that are no
+    virtual functions, then the external device globals without
+    ``device_image_scope``."""
+    out = [n for n in entries if n not in virtual and module.functions[n].calling_conv == "spir_func"]
+    for name in module.globals_with("sycl-device-global-size"):
+        g = module.globals[name]
+        if not g.is_declaration and g.linkage == "external" and not is_image_scope(module.global_attributes(g)):
+            out.append(name)
+    return out
+
+
+def imported_symbols(module: Module, virtual, allow_dependencies: bool) -> list[str]:
+    """``[SYCL/imported symbols]``: the declarations ``can_be_imported`` takes
+    (virtual functions excepted: they are linked another way); with
+    ``-allow-device-image-dependencies`` also declared external device globals."""
+    out = [n for n, fn in module.functions.items()
+           if fn.is_declaration and n not in virtual and can_be_imported(module, n)]
+    if allow_dependencies:
+        out += [n for n, g in module.globals.items()
+                if g.is_declaration and g.linkage == "external" and g.value_type.startswith("%")
+                and "device_global" in g.value_type]
+    return out
+
+
 def optional_sets(module: Module, entries: list[str], opts: EmitOptions) -> PropertySets:
     """The sets ``opts`` asks for, plus ``SYCL/devicelib req mask`` when the image
     uses a device library (a zero mask is not written: see the module docstring)."""
@@ -373,26 +398,15 @@ def optional_sets(module: Module, entries: list[str], opts: EmitOptions) -> Prop
         for name, value in kernel_param_opt(module).items():
             props.add(KERNEL_PARAM_OPT, name, value)
     if opts.exported_symbols:
-        for name in entries:
-            if name not in virtual and module.functions[name].calling_conv == "spir_func":
-                props.add(EXPORTED_SYMBOLS, name, 1)
-        for name in module.globals_with("sycl-device-global-size"):
-            g = module.globals[name]
-            if not g.is_declaration and g.linkage == "external" and not is_image_scope(module.global_attributes(g)):
-                props.add(EXPORTED_SYMBOLS, name, 1)
+        for name in exported_symbols(module, entries, virtual):
+            props.add(EXPORTED_SYMBOLS, name, 1)
     if opts.kernel_names:
         for name in entries:
             if module.functions[name].is_kernel:
                 props.add(KERNEL_NAMES, name, 1)
     if opts.imported_symbols:
-        for name, fn in module.functions.items():
-            if fn.is_declaration and name not in virtual and can_be_imported(module, name):
-                props.add(IMPORTED_SYMBOLS, name, 1)
-        if opts.allow_dependencies:
-            for name, g in module.globals.items():
-                if g.is_declaration and g.linkage == "external" and g.value_type.startswith("%") \
-                        and "device_global" in g.value_type:
-                    props.add(IMPORTED_SYMBOLS, name, 1)
+        for name in imported_symbols(module, virtual, opts.allow_dependencies):
+            props.add(IMPORTED_SYMBOLS, name, 1)
     if opts.program_metadata:
         for key, value in program_metadata(module).items():
             props.add(PROGRAM_METADATA, key, value)
