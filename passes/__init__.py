@@ -13,7 +13,7 @@ import importlib
 
 from .support.diagnostics import UserError
 
-__all__ = ["PASSES", "get_pass", "parse_pipeline", "print_pipeline", "describe_passes", "PipelineError"]
+__all__ = ["PASSES", "UPSTREAM_NAMES", "get_pass", "parse_pipeline", "print_pipeline", "describe_passes", "PipelineError"]
 
 #: pass name -> "module:Class" (imported only when used, like xDSL's get_all_passes)
 PASSES = {
@@ -24,6 +24,14 @@ PASSES = {
     "lower-work-groups": "minisycl.passes.work_item_loops:LowerWorkGroups",
     "lower-to-nvptx": "minisycl.passes.lower_to_nvptx:LowerToNVPTX",
     "check-device-code": "minisycl.passes.check_device_code:CheckDeviceCode",
+}
+
+
+#: upstream's pass names (DPC++'s ``opt -passes=``) -> the same pass here, with
+#: the options that make it do what upstream's does
+UPSTREAM_NAMES = {
+    "sycl-virtual-functions-analysis": "analyze-virtual-functions{mode=upstream}",
+    "sycl-propagate-aspects-usage": "propagate-aspects",
 }
 
 
@@ -78,6 +86,9 @@ def parse_pipeline(text: str) -> list:
     for item in _split_top(text):
         name, _, opts = item.partition("{")
         name = name.strip()
+        if name in UPSTREAM_NAMES:          # upstream's name: its options first, the user's after
+            name, _, implied = UPSTREAM_NAMES[name].partition("{")
+            opts = implied.rstrip("}") + (";" + opts if opts else "")
         cls = get_pass(name)
         fields = {f.name.replace("_", "-"): f for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else {}
         kwargs = {}

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..passes.ir import verify_and_serialize
 from ..device_configs.targets import TargetInfo
-from .properties import DEVICE_REQUIREMENTS
+from .properties import DEVICE_REQUIREMENTS, imported_functions
 from .propertyset import PropertySets, string_value
 from .split import SPLIT_MODES, Image, SplitError, split_module, target_compatible
 
@@ -23,9 +23,11 @@ __all__ = ["split_module", "write_outputs", "write_tables", "TableSpec", "Image"
            "table_text"]
 
 
-def table_text(rows: list[list[str]], properties: bool, symbols: bool) -> str:
-    """``util::SimpleTable`` text: ``[Code|Properties|Symbols]`` then one row per image."""
-    cols = ["Code"] + (["Properties"] if properties else []) + (["Symbols"] if symbols else [])
+def table_text(rows: list[list[str]], properties: bool, symbols: bool, imports: bool = False) -> str:
+    """``util::SimpleTable`` text: ``[Code|Properties|Imported Symbols|Symbols]``
+    (the columns asked for) then one row per image."""
+    cols = ["Code"] + (["Properties"] if properties else []) + (["Imported Symbols"] if imports else []) + \
+        (["Symbols"] if symbols else [])
     return "[" + "|".join(cols) + "]\n" + "".join("|".join(r) + "\n" for r in rows)
 
 
@@ -55,7 +57,8 @@ def with_compile_target(props: PropertySets, target: str) -> PropertySets:
 
 
 def write_tables(images: list[Image], tables: list[TableSpec], *, out_dir: str | None = None, text_ir: bool = False,
-                 properties: bool = False, symbols: bool = False, inputs=()) -> list[list[list[str]]]:
+                 properties: bool = False, symbols: bool = False, imports: bool = False,
+                 inputs=()) -> list[list[list[str]]]:
     """Write every image once and one table per ``TableSpec`` (upstream's
     ``saveModule`` loop over its ``-o`` outputs): images are numbered once and
     named after the *first* table (``<dir>/<stem>_<N>.ll|.bc|.sym``, ``<dir>``
@@ -65,7 +68,9 @@ def write_tables(images: list[Image], tables: list[TableSpec], *, out_dir: str |
     upstream does.  With ``properties``, each table gets its own ``.prop``
     files: ``<stem>_<N>.prop``, or ``<stem>_<target>_<N>.prop`` carrying
     ``compile_target``.  On any failure nothing is left behind.  Returns the
-    rows of each table.  No file written may be one of ``inputs`` or another
+    rows of each table.  ``imports`` (upstream's older ``-imports``): an
+    ``<stem>_<N>.imported_sym`` file per image (``properties.imported_functions``)
+    and its column.  No file written may be one of ``inputs`` or another
     one written (``passes.support.output.check_outputs``): an image named like
     the input module, or two tables at one path, is refused before anything is
     written."""
@@ -79,6 +84,9 @@ def write_tables(images: list[Image], tables: list[TableSpec], *, out_dir: str |
         ir = f"{prefix}_{i}" + (".ll" if text_ir else ".bc")
         files[ir] = code.encode() if isinstance(code, str) else code
         sym = f"{prefix}_{i}.sym"
+        imported = f"{prefix}_{i}.imported_sym"
+        if imports:
+            files[imported] = "".join(n + "\n" for n in imported_functions(im.module)).encode("utf-8", "surrogateescape")
         if symbols:
             # a name's bytes as they are, UTF-8 or not (unquote_name: surrogateescape)
             files[sym] = "".join(e + "\n" for e in im.entry_points).encode("utf-8", "surrogateescape")
@@ -94,10 +102,12 @@ def write_tables(images: list[Image], tables: list[TableSpec], *, out_dir: str |
                     prop = f"{prefix}_{i}.prop"
                     files[prop] = im.properties.text().encode("utf-8", "surrogateescape")
                 row.append(prop)
+            if imports:
+                row.append(imported)
             if symbols:
                 row.append(sym)
             table_rows.append(row)
-    texts = [table_text(r, properties, symbols).encode("utf-8", "surrogateescape") for r in rows]   # names' bytes kept
+    texts = [table_text(r, properties, symbols, imports).encode("utf-8", "surrogateescape") for r in rows]   # names' bytes kept
     _write_all(list(files.items()), [(spec.table, text) for spec, text in zip(tables, texts)], inputs)
     return rows
 

@@ -1,9 +1,12 @@
 """``minisycl post-link``: upstream ``sycl-post-link``'s flags around ``split_module``."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import click
 
 from ..passes.support.cli import run_guarded
+from .options import PostLinkCommand, click_options
 
 
 def _with_optional_sets(images, opts) -> None:
@@ -25,152 +28,121 @@ def _esimd_functions(module) -> list[str]:
 _IR_ONLY_CONFLICTS = (("symbols", "-symbols"), ("properties", "-properties"), ("param_info", "-emit-param-info"),
                       ("program_metadata", "-emit-program-metadata"), ("kernel_names", "-emit-kernel-names"),
                       ("exported", "-emit-exported-symbols"), ("imported", "-emit-imported-symbols"),
-                      ("split_esimd", "-split-esimd"),
+                      ("split_esimd", "-split-esimd"), ("imports", "-imports"),
                       ("default_spec_images", "-generate-device-image-default-spec-consts"))
 
 
-@click.command("post-link")
+@click.command("post-link", cls=PostLinkCommand)
 @click.argument("input", default="-")
-@click.option("-split", "--split", "split", type=click.Choice(["kernel", "source", "auto", "none"]), default="none",
-              show_default=True, help="Device code split mode.")
-@click.option("-properties", "--properties", "properties", is_flag=True, help="Write .prop files.")
-@click.option("-symbols", "--symbols", "symbols", is_flag=True, help="Write .sym files (entry points).")
-@click.option("-S", "text_ir", is_flag=True, help="Write images as LLVM IR text (.ll) instead of bitcode.")
-@click.option("-device-globals", "--device-globals", "device_globals", is_flag=True,
-              help="Write [SYCL/device globals] and check device_image_scope.")
-@click.option("-emit-only-kernels-as-entry-points", "--emit-only-kernels-as-entry-points", "only_kernels",
-              is_flag=True, help="Only kernels (and virtual functions) are entry points.")
-@click.option("-emit-param-info", "--emit-param-info", "param_info", is_flag=True,
-              help="Write [SYCL/kernel param opt]: per kernel a bit array, bit i set when argument i was removed "
-                   "(from !sycl_kernel_omit_args; we remove none, so every bit is clear otherwise).")
-@click.option("-emit-exported-symbols", "--emit-exported-symbols", "exported", is_flag=True,
-              help="Write [SYCL/exported symbols]: the image's spir_func entry points (virtual functions excepted) "
-                   "and its external device globals without device_image_scope.")
-@click.option("-emit-imported-symbols", "--emit-imported-symbols", "imported", is_flag=True,
-              help="Write [SYCL/imported symbols]: SYCL_EXTERNAL functions the image declares but does not define.")
-@click.option("-emit-kernel-names", "--emit-kernel-names", "kernel_names", is_flag=True,
-              help="Write [SYCL/kernel names]: the image's kernels.")
-@click.option("-emit-program-metadata", "--emit-program-metadata", "program_metadata", is_flag=True,
-              help="Write [SYCL/program metadata]: <kernel>@reqd_work_group_size, @reqd_sub_group_size, "
-                   "@work_group_num_dim, @max_work_group_size and <unique id>@global_id_mapping.")
-@click.option("-allow-device-image-dependencies", "--allow-device-image-dependencies", "allow_deps", is_flag=True,
-              help="Images may depend on each other: with -emit-imported-symbols, declared external "
-                   "device_global variables are listed as imported too.")
-@click.option("-ir-output-only", "--ir-output-only", "ir_only", is_flag=True,
-              help="Write the one processed module to the -o file (no table, no split; -split=auto or none).")
-@click.option("-spec-const", "--spec-const", "spec_const",
-              type=click.Choice(["rt", "native", "default", "emulation"]), default=None,
-              help="Lower specialization-constant reads (postlink/spec_constants.py): rt/native to "
-                   "__spirv_SpecConstant(Composite) calls with numeric ids, default/emulation to loads from "
-                   "the run-time buffer; writes [SYCL/specialization constants] and its default values.")
-@click.option("-generate-device-image-default-spec-consts", "--generate-device-image-default-spec-consts",
-              "default_spec_images", is_flag=True,
-              help="After each image that reads specialization constants, a copy with the default values "
-                   "folded in ([SYCL/misc properties] specConstsReplacedWithDefault=1).")
-@click.option("-split-esimd", "--split-esimd", "split_esimd", is_flag=True,
-              help="Accepted for upstream's command lines; minisycl has no ESIMD (an input with ESIMD kernels, "
-                   "!sycl_explicit_simd, is an error with or without it).")
-@click.option("-lower-esimd", "--lower-esimd", "lower_esimd", is_flag=True,
-              help="Accepted for upstream's command lines; no ESIMD here (see -split-esimd).")
-@click.option("-O0", "o0", is_flag=True, help="Accepted, as -O1, -O2, -O3, -Os and -Oz: upstream uses them only "
-              "to optimise ESIMD code, which minisycl does not have. optLevel in [SYCL/misc properties] comes from "
-              "the entry points' \"sycl-optlevel\" attribute, as upstream's does, not from these flags.")
-@click.option("-O1", "o1", is_flag=True, hidden=True)
-@click.option("-O2", "o2", is_flag=True, hidden=True)
-@click.option("-O3", "o3", is_flag=True, hidden=True)
-@click.option("-Os", "os_", is_flag=True, hidden=True)
-@click.option("-Oz", "oz", is_flag=True, hidden=True)
-@click.option("-o", "outputs", multiple=True, required=True, metavar="[TARGET,]FILE.table",
-              help="Output table (repeatable; the images are shared); with TARGET, only the images "
-                   "that device config can run.")
-@click.option("-out-dir", "--out-dir", "out_dir", default=None, help="Directory for the images (default: the table's).")
-@click.option("--vf-keys", type=click.Choice(["design", "upstream"]), default="design", show_default=True,
-              help="Virtual-function property keys: the design's calls-/creates-virtual-functions-set, "
-                   "or upstream's uses-virtual-functions-set.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar (it shows on a terminal after a second).")
-def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, only_kernels, param_info, exported,
-                  imported, kernel_names, program_metadata, allow_deps, ir_only, split_esimd, outputs, out_dir,
-                  vf_keys, quiet, spec_const, default_spec_images, **_accepted_only):
+@click_options
+def post_link_cmd(input, **options):
     """Split a device module (.ll/.bc; '-' for stdin) into device images and write
     sycl-post-link's file table, images, .prop and .sym files.  TARGET in -o is
-    a device config's name or the path of a device-config YAML file."""
-    # _accepted_only: -lower-esimd and -O<N>, which change nothing here
-    def body():
-        from ..passes.support.diagnostics import UserError
-        from ..passes.ir import load
-        from . import TableSpec, split_module, write_tables
-        from ..device_configs.targets import ConfigError, is_config_path, load_target, target_names
-        from ..passes.support.progress import Progress
-        from .properties import EmitOptions
-        from .spec_constants import apply_spec_constants
-        opts = EmitOptions(param_info=param_info, exported_symbols=exported, kernel_names=kernel_names,
-                           imported_symbols=imported, program_metadata=program_metadata, allow_dependencies=allow_deps)
-        if ir_only:
-            flags = {"symbols": symbols, "properties": properties, "param_info": param_info,
-                     "program_metadata": program_metadata, "kernel_names": kernel_names, "exported": exported,
-                     "imported": imported, "split_esimd": split_esimd,
-                     "default_spec_images": default_spec_images}
-            for key, flag in _IR_ONLY_CONFLICTS:
-                if flags[key]:
-                    raise UserError(f"{flag} can't be used with -ir-output-only")
-            if split not in ("auto", "none"):
-                raise UserError(f"-split={split} can't be used with -ir-output-only")
-        # upstream: one split; each -o [TARGET,]FILE gets a table of the images
-        # its target can run (a target with no device config keeps them all)
-        known = set(target_names())
-        tables, inputs = [], [input]
-        for out in outputs:
-            target, _, table = out.rpartition(",")
-            if is_config_path(target) and target.endswith((".yaml", ".yml")):   # a device-config file
-                config = load_target(target)
-                inputs.append(target)
-                tables.append(TableSpec(table, config.name, config))
-                continue
-            if "/" in target or "\\" in target:        # it names .prop files
-                raise ConfigError(f"invalid target name '{target}' in -o {out}")
-            tables.append(TableSpec(table, target or None, load_target(target) if target in known else None))
-        with Progress("post-link", 4, quiet=quiet) as progress:
-            progress.step("reading", count=0)
-            module = load(input)
-            if ir_only:
-                progress.step("writing")
-                _write_ir_only(module, tables[0].table, text_ir, only_kernels, device_globals, inputs, spec_const)
-                return
-            esimd = _esimd_functions(module)
-            if esimd:
-                raise UserError(f"'{esimd[0]}' is an ESIMD function (!sycl_explicit_simd): "
-                                f"minisycl has no ESIMD support")
-            progress.step("splitting")
-            images = split_module(module, mode=split, only_kernels=only_kernels, device_globals=device_globals,
-                                  vf_keys=vf_keys, serialize="text" if text_ir else "bitcode")
-            progress.step("properties")
-            images = apply_spec_constants(images, spec_const, default_spec_images)
-            _with_optional_sets(images, opts)
+    a device config's name or the path of a device-config YAML file.
+
+    \b
+    Every option of upstream's sycl-post-link is here (postlink/options.py):
+    those marked [not implemented by minisycl: refused] are errors, those
+    marked [ESIMD only: ...] act on ESIMD code, which minisycl refuses."""
+    run_guarded(_post_link, input, SimpleNamespace(**options))
+
+
+def _ir_only_conflicts(a) -> None:
+    """Upstream's refusals of -ir-output-only with the options that write more than one file."""
+    from ..passes.support.diagnostics import UserError
+    for key, flag in _IR_ONLY_CONFLICTS:
+        if getattr(a, key):
+            raise UserError(f"{flag} can't be used with -ir-output-only")
+    if a.split not in ("auto", "none"):
+        raise UserError(f"-split={a.split} can't be used with -ir-output-only")
+
+
+def _table_specs(outputs, input):
+    """One ``TableSpec`` per ``-o [TARGET,]FILE`` (a target: a device config's
+    name or YAML path), and the inputs (the module and any YAML files)."""
+    from . import TableSpec
+    from ..device_configs.targets import ConfigError, is_config_path, load_target, target_names
+    known = set(target_names())
+    tables, inputs = [], [input]
+    for out in outputs:
+        target, _, table = out.rpartition(",")
+        if is_config_path(target) and target.endswith((".yaml", ".yml")):   # a device-config file
+            config = load_target(target)
+            inputs.append(target)
+            tables.append(TableSpec(table, config.name, config))
+            continue
+        if "/" in target or "\\" in target:        # it names .prop files
+            raise ConfigError(f"invalid target name '{target}' in -o {out}")
+        tables.append(TableSpec(table, target or None, load_target(target) if target in known else None))
+    return tables, inputs
+
+
+def _refuse_esimd(module) -> None:
+    from ..passes.support.diagnostics import UserError
+    esimd = _esimd_functions(module)
+    if esimd:
+        raise UserError(f"'{esimd[0]}' is an ESIMD function (!sycl_explicit_simd): minisycl has no ESIMD support")
+
+
+def _post_link(input, a) -> None:
+    """The command's work (``a``: the options, by their table names)."""
+    from ..passes.ir import load
+    from . import split_module, write_tables
+    from ..passes.support.progress import Progress
+    from .options import refuse_unimplemented
+    from .properties import EmitOptions
+    from .spec_constants import apply_spec_constants
+    refuse_unimplemented(vars(a))
+    allow_deps = a.allow_deps or a.allow_deps_old
+    opts = EmitOptions(param_info=a.param_info, exported_symbols=a.exported, kernel_names=a.kernel_names,
+                       imported_symbols=a.imported, program_metadata=a.program_metadata, allow_dependencies=allow_deps)
+    if a.ir_only:
+        _ir_only_conflicts(a)
+    # upstream: one split; each -o [TARGET,]FILE gets a table of the images
+    # its target can run (a target with no device config keeps them all)
+    tables, inputs = _table_specs(a.outputs, input)
+    with Progress("post-link", 4, quiet=a.quiet) as progress:
+        progress.step("reading", count=0)
+        module = load(input)
+        if a.ir_only:
             progress.step("writing")
-            write_tables(images, tables, out_dir=out_dir, text_ir=text_ir, properties=properties, symbols=symbols,
-                         inputs=inputs)
-    run_guarded(body)
+            _write_ir_only(module, tables[0].table, a, inputs)
+            return
+        _refuse_esimd(module)
+        progress.step("splitting")
+        images = split_module(module, mode=a.split, only_kernels=a.only_kernels, device_globals=a.device_globals,
+                              vf_keys=a.vf_keys, serialize="text" if a.text_ir else "bitcode")
+        progress.step("properties")
+        images = apply_spec_constants(images, a.spec_const, a.default_spec_images)
+        _with_optional_sets(images, opts)
+        progress.step("writing")
+        # a set asked for by an -emit-* flag is written even without -properties (upstream's
+        # emit_imported_symbols.ll reads the .prop; older upstream always wrote .prop files)
+        asked = a.param_info or a.program_metadata or a.kernel_names or a.exported or a.imported
+        write_tables(images, tables, out_dir=a.out_dir, text_ir=a.text_ir, properties=a.properties or asked,
+                     symbols=a.symbols, imports=a.imports, inputs=inputs)
 
 
-def _write_ir_only(module, path: str, text_ir: bool, only_kernels: bool, device_globals: bool, inputs,
-                   spec_const: str | None = None) -> None:
+def _write_ir_only(module, path: str, a, inputs) -> None:
     """``-ir-output-only``: the module cleaned up as one image (what is not reached
     from an entry point goes) to ``path``; an input that must be split into more
-    than one image (virtual-function sets are outlined) is upstream's error."""
+    than one image (virtual-function sets are outlined) is upstream's error.
+    Bitcode to a terminal needs ``-f``, as upstream's."""
+    import sys
     from ..passes.support.diagnostics import UserError
     from ..passes.support.output import write_output
     from ..passes.ir import verify_and_serialize
     from . import split_module
-    esimd = _esimd_functions(module)
-    if esimd:
-        raise UserError(f"'{esimd[0]}' is an ESIMD function (!sycl_explicit_simd): minisycl has no ESIMD support")
-    images = split_module(module, mode="none", only_kernels=only_kernels, device_globals=device_globals)
+    _refuse_esimd(module)
+    if path in ("-", "/dev/stdout") and not a.text_ir and not a.force and sys.stdout.isatty():
+        raise UserError("refusing to write bitcode to a terminal: give -S for text, or -f")
+    images = split_module(module, mode="none", only_kernels=a.only_kernels, device_globals=a.device_globals)
     if len(images) > 1:
         raise UserError("some modules had to be split, '-ir-output-only' can't be used")
-    if spec_const is not None:
+    if a.spec_const is not None:
         from .spec_constants import MODES, lower_spec_constants
-        lower_spec_constants(images[0].module, MODES[spec_const])
-    write_output(path, verify_and_serialize([images[0].module], bitcode=not text_ir)[0], inputs=inputs)
+        lower_spec_constants(images[0].module, MODES[a.spec_const])
+    write_output(path, verify_and_serialize([images[0].module], bitcode=not a.text_ir)[0], inputs=inputs)
 
 
 @click.command("build")

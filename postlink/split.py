@@ -12,6 +12,7 @@ algorithm in its docstring.
     passes.entry_points              which functions are entry points
     grouping.group_entry_points      entry points into groups, in output order
     image_contents                   per group: what the image holds, Internalize
+    nvvm.restore_kernel_annotations  NVPTX: the image's kernels listed in !nvvm.annotations
     outlining                        JIT: virtual functions outlined into their set images
     properties.compute_properties    the image's property sets
     dummies                          JIT: a dummy after a set image that uses aspects
@@ -35,6 +36,7 @@ from .image import Image, SplitError
 from .ir_values import check_values
 from .image_contents import KeptExternal, SplitContext, image_module, internalize
 from .outlining import export_virtual_functions, holds_virtual_functions, with_created_sets
+from .nvvm import restore_kernel_annotations
 from .properties import compute_properties
 
 __all__ = ["Image", "SplitError", "split_module", "entry_points", "group_key", "target_compatible", "SPLIT_MODES",
@@ -74,6 +76,7 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
         if holds_vfs:
             export_virtual_functions(part, members, virtual)
         internalize(part, KeptExternal(members, ctx.preserved))
+        restore_kernel_annotations(part)
         props = compute_properties(part, members, split=mode, with_device_globals=device_globals, jit=jit,
                                    vf_keys=vf_keys, target=target.name if target else None)
         image = Image(part, members, key, props)

@@ -26,6 +26,7 @@ import re
 from typing import Iterable
 
 from .bridge import IRError, close_in_background, in_background, parse_and_verify, verified_bitcode
+from .reparse import names_equivalents, parseable_order
 from .lexer import (LexError, attribute_refs, closing, global_refs, metadata_refs, quote_name, quote_string,
                     rename_global_refs, skip_constant,
                     skip_type, split_operands, split_type, tokens, type_refs, unquote_name)
@@ -709,12 +710,21 @@ class Module:
     def text(self) -> str:
         """This module's IR text: entities in LLVM's order and layout, the
         numbers of attribute groups and metadata nodes as they are (not compacted)."""
+        variables = "".join(g.line + "\n" for g in self.globals.values())
+        functions = "\n".join(f.text() for f in self.functions.values())
+        after = ""
+        if names_equivalents(variables) or names_equivalents(functions):     # LLVM's order would not parse back
+            before, fns, moved = parseable_order(self.globals, self.functions)
+            variables = "".join(g.line + "\n" for g in before)
+            functions = "\n".join(f.text() for f in fns)
+            after = "".join(g.line + "\n" for g in moved)
         sections = [
             "".join(line + "\n" for line in self.header),
             "".join(line + "\n" for line in self.types.values()),
             "\n".join(line + "\n" for line in self.comdats.values()),
-            "".join(g.line + "\n" for g in self.globals.values()),
-            "\n".join(f.text() for f in self.functions.values()),
+            variables,
+            functions,
+            after,
             "".join(f"attributes #{n} = {{ {a} }}\n" for n, a in self.attribute_groups.items()),
             "".join(line + "\n" for line in self.named_metadata.values()),
             "".join(self.metadata[n] + "\n" for n in sorted(self.metadata)),
