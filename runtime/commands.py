@@ -6,10 +6,10 @@ arguments packed into 8-byte slots.
 
 An argument may be a ``DynamicValue`` instead of a value: it is resolved
 (``resolve()``) every time the command packs its arguments.  Two kinds exist:
-the graph extension's ``dynamic_parameter`` (``graph.py``), which only
+the graph extension's ``dynamic_parameter`` (``graph/dynamic.py``), which only
 command-graph nodes accept (``graph_only``), and the ``GraphPointer`` an
 ``async_malloc`` node returns, whose memory is chosen when the node joins its
-graph.  ``queue.py`` and ``graph.py`` both build on this module; it imports
+graph.  ``queue.py`` and ``graph/`` both build on this module; it imports
 neither.
 
 A command lists the USM allocations it uses (``uses``; a kernel's are its
