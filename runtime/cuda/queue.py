@@ -46,7 +46,7 @@ from ..commands import Command, DynamicValue, KernelCommand, launch_geometry
 from ..device_global import device_global, storage_address
 from ..errors import errc, exception
 from ..events import event
-from ..handler import handler
+from ..handler import copy_details, device_global_copy, fill_details, handler
 from ..memory import _live, usm_allocation
 from ..program import kernel as Kernel
 from ..queue import queue
@@ -228,7 +228,7 @@ class _Copy(Command):
     what a CUDA graph's memcpy node takes (``cuda/graph.py``)."""
 
     def __init__(self, d: int, s: int, n: int, label: str):
-        super().__init__("memcpy", None, label)
+        super().__init__("memcpy", None, label, details=copy_details(s, d, n))
         self.copy = (d, s, n)
 
     def run(self, q) -> None:
@@ -241,7 +241,9 @@ class _Fill(Command):
     of the whole pattern from host memory."""
 
     def __init__(self, kind: str, ptr: int, element: bytes, count: int, label: str):
-        super().__init__(kind, None, label)
+        super().__init__(kind, None, label,
+                         details=fill_details(ptr, element[0], count) if kind == "memset" else
+                         fill_details(ptr, element, count))
         self.fill = (ptr, element, count)
         self._data = None if len(element) in (1, 2, 4) else np.frombuffer(element * count, dtype=np.uint8)
 
@@ -266,8 +268,6 @@ class cuda_handler(handler):  # noqa: N801
         self._async_copy(d, s, int(nbytes), f"memcpy {int(nbytes)} bytes")
 
     def _device_global_copy(self, dg, other, direction: str, offset: int, nbytes: int) -> None:
-        if self.graph is not None:
-            raise exception(errc.invalid, "device_global copies cannot be added to a command graph")
         dg.check_access(direction)
         dg.check_bounds(direction, offset, nbytes)
         if isinstance(other, np.ndarray) and not other.flags["C_CONTIGUOUS"]:
@@ -278,7 +278,7 @@ class cuda_handler(handler):  # noqa: N801
         def run():
             where = storage_address(dg, q.device, q.context) + offset
             q._copy(where, host, nbytes) if direction == "to" else q._copy(host, where, nbytes)
-        self._record(Command("memcpy", run, f"copy {direction} device_global {dg.name}"))
+        self._record(device_global_copy(run, dg, direction, host, offset, nbytes))
 
     def memset(self, ptr, value: int, nbytes: int) -> None:
         p = checked_address(ptr, "memset", int(nbytes))
@@ -301,13 +301,6 @@ class cuda_handler(handler):  # noqa: N801
         n = int(count) * itemsize
         s, d = checked_address(src, "copy", n), checked_address(dst, "copy", n)
         self._async_copy(d, s, n, f"copy {int(count)} elements")
-
-    def async_malloc(self, size: int, kind: str = "device", dtype=np.uint8):
-        if self.graph is None and kind == "device":
-            alloc = cuda_allocation(size, dtype, "device", self.queue)
-            self._record(Command("async_malloc", None, f"async_malloc {size}"))
-            return alloc
-        return super().async_malloc(size, kind, dtype)
 
 
 class cuda_queue(queue):  # noqa: N801
@@ -652,16 +645,10 @@ class cuda_queue(queue):  # noqa: N801
             h.depends_on(depends_on)
         submitted = time.perf_counter_ns()
         cgf(h)
-        if h.deps:
-            graphs = {getattr(e, "_node", None).graph for e in h.deps if getattr(e, "_node", None) is not None}
-            if len(graphs) == 1:                     # transitive recording, as the host queue does
-                recording = graphs.pop()
-                recording.begin_recording(self)
-                h.graph = recording
-                return recording._record(self, h)
+        recorded = self._close(h)             # (transitive recording, as the host queue does)
+        if recorded is not None:
+            return recorded
         cmd = h.command
-        if isinstance(cmd, KernelCommand) and any(getattr(a, "graph_only", False) for a in cmd.args):
-            raise exception(errc.invalid, "a dynamic_parameter can only be used in command graph nodes")
         if cmd is not None and isinstance(cmd, KernelCommand) and any(g == 0 for g in cmd.geometry[:cmd.kernel.dims]):
             cmd = None                           # an empty range: nothing to launch
         with self._lock:

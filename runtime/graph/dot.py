@@ -9,7 +9,8 @@ __all__ = ["write_dot"]
 _DOT_TYPE = {node_type.empty: "None", node_type.kernel: "CGExecKernel", node_type.memcpy: "CGCopyUSM",
              node_type.memset: "CGFillUSM", node_type.memfill: "CGFillUSM", node_type.prefetch: "CGPrefetchUSM",
              node_type.memadvise: "CGAdviseUSM", node_type.host_task: "CGHostTask",
-             node_type.ext_oneapi_barrier: "CGBarrier", node_type.subgraph: "CGExecCommandBuffer"}
+             node_type.ext_oneapi_barrier: "CGBarrier", node_type.subgraph: "CGExecCommandBuffer",
+             node_type.async_malloc: "CGAsyncAlloc", node_type.async_free: "CGAsyncFree"}
 
 
 def write_dot(nodes, path: str, verbose: bool = False) -> None:
@@ -23,8 +24,8 @@ def write_dot(nodes, path: str, verbose: bool = False) -> None:
         label = f"ID = {n.id}\\nTYPE = {_DOT_TYPE.get(n.kind, 'Other')} \\n"
         if n.kind == node_type.kernel:
             label += f"NAME = {n.command.kernel.name}\\n"
-        if verbose and n.command is not None:
-            label += f"ARGS = {n.command.describe()}\\n"
+        if verbose and n.command is not None:         # arguments; addresses and sizes (Command.details)
+            label += f"ARGS = {_quoted(n.command.describe())}\\n"
         lines.append(f'"{n.id}" [style=bold, label="{label}"];')
         lines += [f'  "{p.id}" -> "{n.id}"' for p in n.preds]
     lines.append("}")
@@ -33,3 +34,8 @@ def write_dot(nodes, path: str, verbose: bool = False) -> None:
             fh.write("\n".join(lines) + "\n")
     except OSError as err:
         raise invalid(f"print_graph cannot write '{path}': {err.strerror or err}") from None
+
+
+def _quoted(text: str) -> str:
+    """``text`` inside a DOT string: backslashes, quotes and line ends escaped."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

@@ -15,7 +15,7 @@ from ..commands import Command, KernelCommand, check_memory
 from ..errors import errc, exception
 from ..queue import queue
 from . import backend
-from .nodes import graph_state, invalid, node, topological
+from .nodes import graph_state, invalid, node, node_type, topological
 from .plan import Plan
 from .update import Updater, snapshot
 
@@ -40,6 +40,8 @@ class executable_command_graph(Updater):  # noqa: N801
         self._nodes = list(graph.nodes)
         self._preds = {n: tuple(n.preds) for n in self._nodes}
         self._required_mem = sum(a.nbytes for a in graph._pool)
+        #: whether it contains graph-owned allocations, as finalized (not as its modifiable graph is now)
+        self.owns_memory = any(n.kind == node_type.async_malloc for n in self._nodes)
         self._commands: dict[node, Command | None] = {n: snapshot(n.command) for n in order}
         for cmd in self._commands.values():
             self._check_supported(cmd)

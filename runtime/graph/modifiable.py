@@ -18,7 +18,7 @@ from ..queue import queue
 from ..validate import register_kind, require_bool, require_device, require_instance
 from .allocations import allocate, zero_blocks
 from .dot import write_dot
-from .dynamic import NOT_KERNEL_PARAMETER, dynamic_arguments, dynamic_command_group
+from .dynamic import NOT_KERNEL_PARAMETER, dynamic_command_group
 from .executable import executable_command_graph
 from .nodes import graph_state, invalid, node, node_type, as_nodes, topological
 from .recording import Recorder
@@ -75,18 +75,16 @@ class command_graph(Recorder):  # noqa: N801
         if cgf is not None:
             cgf(h)
         cmd = h.command
-        dynamic = dynamic_arguments(cmd, h)
-        if dynamic and not isinstance(cmd, KernelCommand):
+        if h.registrations and not isinstance(cmd, KernelCommand):
             raise invalid(NOT_KERNEL_PARAMETER)
-        for a in dynamic:
-            if a.graph is not self:
-                raise invalid("a dynamic_parameter can only be used in nodes of the graph it was created for")
+        h.close(self)
         return cmd, h
 
     def _register(self, cmd, h) -> None:
-        """Register the dynamic parameters of a command that joins the graph."""
-        for a in dynamic_arguments(cmd, h):
-            a._register(cmd, self)
+        """Register the dynamic parameters of a command that joins the graph (any
+        graph: the newer revision ties a dynamic parameter to none)."""
+        for index, param in h.registrations:
+            param._register(cmd, index)
 
     def add(self, cgf=None, depends_on=(), depends_on_all_leaves: bool = False) -> node:
         """Add a node: a command group function, a ``dynamic_command_group``, or nothing (an empty node).

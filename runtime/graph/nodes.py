@@ -88,7 +88,7 @@ class node:  # noqa: N801
         old = cmd.range if cmd.range is not None else None
         if old is not None and len(as_range(old)) != len(new):
             raise invalid("Cannot update execution range of a node with an execution range of different dimensions")
-        cmd.set_range(new)
+        cmd.set_range(new, self.graph.device)
 
     def update_nd_range(self, r) -> None:
         cmd = self._kernel_command("execution range")
@@ -96,7 +96,7 @@ class node:  # noqa: N801
             raise invalid("Cannot update the range of a node with an nd_range, or an nd_range with a range")
         if len(cmd.range.global_range) != len(r.global_range):
             raise invalid("Cannot update execution range of a node with an execution range of different dimensions")
-        cmd.set_range(r)
+        cmd.set_range(r, self.graph.device)       # the kernel's properties hold (reqd_work_group_size)
 
     def __repr__(self):
         return f"<node {self.id} {self.kind.name}>"

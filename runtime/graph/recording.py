@@ -12,7 +12,6 @@ import weakref
 
 from ..events import event
 from ..validate import require_bool, require_names, require_queue
-from .dynamic import dynamic_arguments
 from .nodes import invalid
 
 __all__ = ["GRAPH_PROPERTIES", "Recording", "Recorder"]
@@ -111,9 +110,8 @@ class Recorder:
 
     def _begin_transitive(self, q, scope: Recording) -> None:
         """``q`` depends on an event of ``scope``: it records into this graph as if
-        ``begin_recording`` had been called with ``scope``'s properties."""
-        if q.context is not self.context or q.device != self.device:
-            raise invalid("a queue of another device or context cannot depend on an event recorded into this graph")
+        ``begin_recording`` had been called with ``scope``'s properties (``q``'s
+        device and context checked by ``queue._transitive_scope``)."""
         self._start(q, scope.properties)
 
     def end_recording(self, queues=None) -> None:
@@ -145,7 +143,7 @@ class Recorder:
         with self._lock:
             deps = [self._node_of(e) for e in h.deps]
             cmd = h.command
-            if list(dynamic_arguments(cmd, h)):
+            if h.registrations:
                 raise invalid("dynamic_parameters cannot be used in commands recorded from a queue (record & "
                               "replay): add the node with command_graph.add")
             last = self._last_on_queue.get(q)

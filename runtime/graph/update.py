@@ -73,7 +73,7 @@ class Updater:
         nodes, each of an updatable type and of its counterpart's type (kernels: the
         same kernel), and every edge between corresponding nodes.  The spec leaves
         a mismatched topology undefined; here it is ``errc::invalid``."""
-        if self.graph._pool or other._pool:
+        if self.owns_memory or any(n.kind in (node_type.async_malloc, node_type.async_free) for n in other.nodes):
             raise invalid("Graphs with graph-owned allocations cannot be updated as a whole.")
         if other.device != self.device:
             raise invalid("Cannot update using a graph created with a different device.")
