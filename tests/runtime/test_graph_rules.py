@@ -13,6 +13,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from minisycl import runtime as sycl
 from minisycl.passes.support import knobs
 
+from graph_checks import refused
+
 KSL = """
 device_global<int> dg;
 kernel fixed(nd_item<1> it, int* p) [[reqd_work_group_size(4)]] {
@@ -42,21 +44,6 @@ def ints(q, n=N, value=0):
     a = sycl.malloc_shared(n, np.int32, q)
     np.asarray(a)[:] = value
     return a
-
-
-def refused(code=sycl.errc.invalid, match=None):
-    """``pytest.raises`` for a ``sycl.exception`` with ``code``."""
-    class Check:
-        def __enter__(self):
-            self.ctx = pytest.raises(sycl.exception, match=match)
-            self.info = self.ctx.__enter__()
-            return self.info
-
-        def __exit__(self, *exc):
-            handled = self.ctx.__exit__(*exc)
-            assert self.info.value.code() == code, self.info.value
-            return handled
-    return Check()
 
 
 # -- 1. kernel properties in graph nodes -----------------------------------------------

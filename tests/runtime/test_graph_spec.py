@@ -10,6 +10,8 @@ import pytest
 
 from minisycl import runtime as sycl
 
+from graph_checks import refused as invalid
+
 KSL = """
 kernel inc(id<1> i, int* p) { p[i] = p[i] + 1; }
 kernel dbl(id<1> i, int* p) { p[i] = p[i] * 2; }
@@ -32,21 +34,6 @@ def ints(q, count=1, value=0):
     for a in out:
         np.asarray(a)[:] = value
     return out
-
-
-def invalid(code=sycl.errc.invalid, match=None):
-    """``pytest.raises`` for a ``sycl.exception`` with ``code``."""
-    class Check:
-        def __enter__(self):
-            self.ctx = pytest.raises(sycl.exception, match=match)
-            self.info = self.ctx.__enter__()
-            return self.info
-
-        def __exit__(self, *exc):
-            handled = self.ctx.__exit__(*exc)
-            assert self.info.value.code() == code, self.info.value
-            return handled
-    return Check()
 
 
 # -- 1. recorded events after end_recording ------------------------------------------
