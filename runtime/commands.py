@@ -24,7 +24,7 @@ import struct
 import numpy as np
 
 from .errors import errc, exception
-from .memory import _allocate, allocation_at, free, usm_allocation
+from .memory import _allocate, allocation_at, free, frees, usm_allocation
 from .program import kernel as Kernel
 from .ranges import as_range, nd_range
 from .reductions import prepare as prepare_reductions, reduction
@@ -146,11 +146,24 @@ class KernelCommand(Command):
         super().__init__("kernel", label=k.name)
         self.kernel, self.range, self.args = k, r, list(args)
         self.total, self.geometry = launch_geometry(k, r)
-        self.slots = self.pack()
+        self.repack()
 
     def pack(self):
         """Slots for the current values of the arguments."""
         return self.kernel.pack([a.resolve() if isinstance(a, DynamicValue) else a for a in self.args])
+
+    def repack(self) -> None:
+        """``slots`` for the current values of the arguments; ``packed_at`` says when
+        (``memory.frees()`` before the packing): while no allocation has been freed
+        since, the slots point to live memory (``fresh_slots``)."""
+        packed_at = frees()
+        self.slots = self.pack()
+        self.packed_at = packed_at
+
+    def fresh_slots(self):
+        """Its slots, packed again only if an allocation was freed since they were
+        (the packing refuses freed memory)."""
+        return self.slots if self.packed_at == frees() else self.pack()
 
     def set_range(self, r, device=None) -> None:
         """A new range; with ``device`` (a graph node's), checked against the kernel's

@@ -39,9 +39,12 @@ class dynamic_parameter(DynamicValue):  # noqa: N801
                           f"value), got {len(args)} arguments")
         self.graph, self.value = graph, value
         self._uses: list[tuple[KernelCommand, int]] = []    # (command, argument index) registered with it
+        self._commands: list[KernelCommand] = []            # ... those commands, once each
 
     def _register(self, cmd: KernelCommand, index: int) -> None:
         self._uses.append((cmd, index))
+        if cmd not in self._commands:
+            self._commands.append(cmd)
 
     def resolve(self):
         return self.value
@@ -50,20 +53,21 @@ class dynamic_parameter(DynamicValue):  # noqa: N801
         """New value for every argument registered with it (each takes it, whatever
         other dynamic parameters it is also registered with); executable graphs see
         it after ``update(node)``.  A value a kernel refuses changes nothing."""
-        old, before = self.value, [(cmd, i, cmd.args[i]) for cmd, i in self._uses]
-        commands = list(dict.fromkeys(cmd for cmd, _ in self._uses))
+        old, moved = self.value, []
         self.value = value
-        try:
-            for cmd, i in self._uses:
+        for cmd, i in self._uses:
+            if cmd.args[i] is not self:         # (registered with another one too, updated last)
+                moved.append((cmd, i, cmd.args[i]))
                 cmd.args[i] = self
-            for cmd in commands:
-                cmd.slots = cmd.pack()
+        try:
+            for cmd in self._commands:
+                cmd.repack()
         except exception:
             self.value = old
-            for cmd, i, arg in before:
+            for cmd, i, arg in moved:
                 cmd.args[i] = arg
-            for cmd in commands:
-                cmd.slots = cmd.pack()
+            for cmd in self._commands:
+                cmd.repack()
             raise
 
 

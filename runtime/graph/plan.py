@@ -12,7 +12,6 @@ import ctypes
 from .. import assertions
 from ..commands import KernelCommand
 from ..native import PlanEntry, run_plan
-from ..reductions import has_reductions
 from .nodes import node_type
 
 __all__ = ["Plan"]
@@ -67,7 +66,7 @@ class Plan:
     def _native(self, cmd) -> bool:
         """Whether ``cmd`` runs inside the native plan: small kernels, but not work-group
         kernels, which launch through ``work_groups.launch`` (its checks and errors)."""
-        if not isinstance(cmd, KernelCommand) or cmd.total >= self.small or has_reductions(cmd.args):
+        if not isinstance(cmd, KernelCommand) or cmd.total >= self.small or cmd.kernel.reduces:
             return False                    # (a reduction may reset its result first: KernelCommand.run)
         linked, _ = cmd.kernel.program.linked_for(cmd.kernel.name, self.device, self.context)
         return cmd.kernel.name not in linked.groups
@@ -86,7 +85,7 @@ class Plan:
         where = self.where.get(n)
         if (where is not None and where[0] == "native" and isinstance(cmd, KernelCommand) and
                 isinstance(before, KernelCommand) and cmd.kernel is before.kernel and cmd.total < self.small and
-                not has_reductions(cmd.args)):
+                not cmd.kernel.reduces):
             step = self.steps[where[1]]
             entry = step[1][where[2]]
             entry.args, entry.total, entry.geom = ctypes.addressof(cmd.slots), cmd.total, \

@@ -20,7 +20,7 @@ def snapshot(cmd: Command | None) -> Command | None:
         copy = KernelCommand.__new__(KernelCommand)
         copy.__dict__.update(cmd.__dict__)
         copy.args = list(cmd.args)
-        copy.slots = cmd.pack()
+        copy.slots = cmd.fresh_slots()      # (slots are never written in place: sharing them is safe)
         return copy
     return cmd
 
@@ -61,8 +61,8 @@ class Updater:
                 before, self._commands[n] = self._commands[n], cmd
                 if not isinstance(cmd, KernelCommand):
                     self._unchecked.add(n)   # its memory is looked at by the next run
-                # (a kernel command's memory was checked by its packing, in snapshot just now;
-                # a free after it moves memory.frees(), and the next run looks at every node)
+                # (a kernel command's memory was checked by its packing, with no free since
+                # (snapshot); a free after it moves memory.frees(), and the next run looks at every node)
                 rebuild = rebuild or not self._plan.replace(n, cmd, before)
             if rebuild:
                 self._plan.build(self.order, self._commands)

@@ -359,3 +359,24 @@ def test_verbose_print_graph_shows_arguments_and_addresses(prog, tmp_path):
     assert "Size: 24" in text
     g.print_graph(str(tmp_path / "short.dot"))
     assert "Src:" not in (tmp_path / "short.dot").read_text()
+
+
+# -- update: slots packed by dynamic_parameter.update are reused only while nothing was freed --
+
+def test_update_after_a_free_packs_again_and_refuses_freed_memory(prog):
+    q = sycl.queue()
+    a, b = ints(q), ints(q)
+    dyn = sycl.dynamic_parameter(a)
+    g = sycl.command_graph(q)
+    n = g.add(lambda h: h.parallel_for(prog.kernel("fillv"), N, dyn, 5))
+    ex = g.finalize(updatable=True)
+    q.ext_oneapi_graph(ex).wait()
+    dyn.update(b)                       # packed now, with b alive
+    sycl.free(b, q)
+    with refused(match="freed"):
+        ex.update(n)                    # b is gone since the packing: packed again, refused
+    dyn.update(a)
+    ex.update(n)
+    np.asarray(a)[:] = 0
+    q.ext_oneapi_graph(ex).wait()
+    assert np.asarray(a).tolist() == [5] * N
