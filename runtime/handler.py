@@ -50,12 +50,8 @@ class handler:  # noqa: N801
         depend on the destination are applied (``Command.bind``), so that they are
         decided by what the group is, not by the order of its calls; a refusal
         changes nothing (nothing is allocated or registered before it)."""
-        if graph is None:
-            dynamic = [i for i, _ in self.registrations]
-            if isinstance(self.command, KernelCommand):
-                dynamic += [a for a in self.command.args if isinstance(a, DynamicValue) and a.graph_only]
-            if dynamic:
-                raise exception(errc.invalid, "a dynamic_parameter can only be used in command graph nodes")
+        if graph is None and self.registrations:          # (set_arg and kernel arguments register them)
+            raise exception(errc.invalid, "a dynamic_parameter can only be used in command graph nodes")
         if self.command is not None:
             self.command.bind(graph, self.queue)
         self.graph = graph
