@@ -37,7 +37,7 @@ def first_launch(n: int, tag: str) -> float:
     q = sycl.queue()
     out = sycl.malloc_shared(1, np.int32, q)
     t0 = time.perf_counter()
-    q.single_task(prog.kernel(name), *range(n), out)
+    q.single_task(prog.kernel(name), *range(n), out).wait()
     elapsed = time.perf_counter() - t0
     assert np.asarray(out)[0] == n - 1
     sycl.free(out, q)

@@ -11,7 +11,7 @@ q = sycl.queue()
 n = 30000
 data = sycl.malloc_shared(n, np.int32, q)
 np.asarray(data)[:] = np.arange(n)
-q.parallel_for(prog.kernel("count"), n, data)
+counted = q.parallel_for(prog.kernel("count"), n, data)
 out = sycl.malloc_shared(1, np.int64, q)
-q.single_task(prog.kernel("report"), out).wait()
+q.single_task(prog.kernel("report"), out, depends_on=[counted]).wait()   # an out-of-order queue: say the order
 print(f"hits = {out[0]} (expected {1000 + (n + 2) // 3})")

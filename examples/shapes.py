@@ -14,8 +14,8 @@ for name in [sys.argv[1]] if len(sys.argv) > 1 else [sycl.default_device().name,
     q = sycl.queue(name)
     shapes = sycl.malloc_shared(n, prog.dtype("Shape"), q)   # n objects: the class's layout from the bundle
     out = sycl.malloc_shared(n, np.float32, q)
-    q.parallel_for(prog.kernel("make_shapes"), n, shapes)
-    q.parallel_for(prog.kernel("areas"), n, shapes, out).wait()
+    made = q.parallel_for(prog.kernel("make_shapes"), n, shapes)
+    q.parallel_for(prog.kernel("areas"), n, shapes, out, depends_on=[made]).wait()
     print(f"{name}: areas = {[round(float(a), 3) for a in np.asarray(out)]}")
     print(f"{name}: sides = {np.asarray(shapes)['side'].tolist()} (sizeof(Shape) = {prog.sizeof('Shape')})")
     precise = sycl.malloc_shared(1, np.float64, q)

@@ -242,10 +242,13 @@ class SpecConstGet(Expr):
 
 
 class InitList(Expr):
-    __slots__ = ("items",)
+    """``{a, b}``; ``paren``: the arguments of a parenthesised initialiser
+    ``T x(a, b);`` (C++20: a constructor call, or aggregate initialisation
+    that, unlike braces, allows narrowing and elides no braces)."""
+    __slots__ = ("items", "paren")
 
-    def __init__(self, loc, items):
-        self.loc, self.items = loc, items
+    def __init__(self, loc, items, paren=False):
+        self.loc, self.items, self.paren = loc, items, paren
 
 
 # ---- statements -----------------------------------------------------------

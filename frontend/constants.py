@@ -62,6 +62,8 @@ def _bool(e):
 
 
 def _name(e):
+    if isinstance(e.sym, ConstSym) and not e.sym.ty.is_arith:
+        return None             # a constant object (class, array): not an arithmetic value
     return e.sym.value if isinstance(e.sym, (ConstSym, LocalSym)) else None
 
 

@@ -190,6 +190,23 @@ class _Evaluator:
             return None
         return v
 
+    def from_tree(self, ty, v):
+        """The object a checker value tree ``v`` of type ``ty`` stands for (``tree``'s inverse)."""
+        obj = self.zero(ty)
+        if v is None:
+            return obj
+        if ty.is_array:
+            return [self.from_tree(ty.elem, x) for x in v] + obj[len(v):]
+        if ty.is_class:
+            for (name, fty), x in zip(flat_fields(ty), v):
+                path = ty.find_field(name)[0]
+                target = obj
+                for i in path[:-1]:
+                    target = target[i]
+                target[path[-1]] = self.from_tree(fty, x)
+            return obj
+        return v
+
     # -- calls ---------------------------------------------------------------
     def call(self, f, this, args, loc):
         """``f`` (a ``FuncSym``) called with ``this`` (a ``Ref`` or None) and argument values."""
@@ -359,6 +376,10 @@ class _Evaluator:
         t = type(e)
         if t is ast.Name or t is ast.Scoped:
             sym = e.sym
+            if isinstance(sym, ConstSym):       # a named constant of class or array type: a fresh copy
+                if sym.value is None and sym.construct is not None:
+                    raise NotConstant(e.loc, f"constant '{sym.name}' has no value (its construction failed)")
+                return Ref([self.from_tree(sym.ty, sym.value)], 0)
             if not isinstance(sym, LocalSym):
                 raise NotConstant(e.loc, f"device_global '{sym.name}' does not exist at compile time")
             if sym.workgroup:
@@ -428,7 +449,7 @@ class _Evaluator:
         return self.frame.get("this")
 
     def e_Name(self, e):
-        if isinstance(e.sym, ConstSym):
+        if isinstance(e.sym, ConstSym) and e.sym.ty.is_arith:
             return e.sym.value
         return self.place(e).get()
 

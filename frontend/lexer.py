@@ -17,7 +17,7 @@ from ..passes.support.diagnostics import MAX_WARNINGS, DiagnosticSink, SourceLoc
 KEYWORDS = {
     "class": "CLASS", "struct": "CLASS", "public": "PUBLIC", "private": "ACCESS",
     "protected": "ACCESS", "virtual": "SPEC", "static": "SPEC", "extern": "SPEC",
-    "SYCL_EXTERNAL": "SPEC", "host": "SPEC", "inline": "SPEC", "override": "OVERRIDE",
+    "SYCL_EXTERNAL": "SPEC", "host": "SPEC", "inline": "SPEC", "constexpr": "SPEC", "override": "OVERRIDE",
     "kernel": "KERNEL", "const": "CONST", "if": "IF", "else": "_ELSE", "for": "FOR",
     "while": "WHILE", "do": "_DO", "break": "BREAK", "continue": "CONTINUE",
     "return": "RETURN", "if_device": "IF_DEVICE", "if_host": "IF_HOST",
@@ -221,16 +221,27 @@ def split_top_level(tokens: list[Token]) -> list[list[Token]]:
     """
     chunks: list[list[Token]] = []
     depth = 0
+    parens = 0              # open parentheses outside braces
+    in_parens = False       # the outermost brace opened inside parentheses: ``T x(1, {2, 3});``
     start = 0
     n = len(tokens)
     i = 0
     while i < n:
         t = tokens[i][0]
         if t == "_LBRACE":
+            if depth == 0:
+                in_parens = parens > 0
             depth += 1
+        elif depth == 0 and t == "_LPAR":
+            parens += 1
+        elif depth == 0 and t == "_RPAR":
+            parens = max(parens - 1, 0)
         elif t == "RBRACE":
             depth -= 1
-            if depth <= 0:
+            if depth <= 0 and in_parens:
+                depth = 0
+            elif depth <= 0:
+                parens = 0
                 depth = 0
                 # `= {...};` initialisers and `class X {...};` keep their semicolon.
                 if i + 1 < n and tokens[i + 1][0] == "_SEMI":
@@ -240,6 +251,7 @@ def split_top_level(tokens: list[Token]) -> list[list[Token]]:
         elif t == "_SEMI" and depth == 0:
             chunks.append(tokens[start:i + 1])
             start = i + 1
+            parens = 0
         i += 1
     if start < n:
         chunks.append(tokens[start:])

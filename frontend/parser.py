@@ -170,6 +170,11 @@ class _Builder:
                 init = x
         return ast.Declarator(self._loc(name), name[1], dims, props, init)
 
+    def paren_declarator(self, c):
+        name = c[0]
+        init = ast.InitList(c[1].loc, list(c[1:]), paren=True)
+        return ast.Declarator(self._loc(name), name[1], [], [], init)
+
     def dims(self, c):
         return list(c)
 

@@ -55,7 +55,7 @@ class LocalSym:
 
 class DeviceGlobalSym:
     __slots__ = ("name", "llname", "ty", "loc", "image_scope", "host_access", "init_mode",
-                 "implement_in_csr", "init", "construct", "is_static", "is_extern", "unique_id", "cls")
+                 "implement_in_csr", "init", "construct", "is_static", "is_extern", "is_inline", "unique_id", "cls")
 
     def __init__(self, name, llname, ty, loc):
         self.name, self.llname, self.ty, self.loc = name, llname, ty, loc
@@ -64,10 +64,22 @@ class DeviceGlobalSym:
         self.init_mode = None       # 0 reprogram, 1 reset
         self.implement_in_csr = None
         self.init = None            # constant value tree (see checker.constants.const_initializer) or None
-        self.construct = None       # (constructor or None, argument exprs): evaluated by frontend.constexpr
-        self.is_static = self.is_extern = False
+        self.construct = None       # (constructor or None, argument exprs) or ("copy", ConstSym): frontend.constexpr
+        self.is_static = self.is_extern = self.is_inline = False
         self.unique_id = None
         self.cls = None
+
+
+def same_device_global_type(a: DeviceGlobalSym, b: DeviceGlobalSym) -> bool:
+    """Whether two device globals have one ``device_global<T, PropertyListT>``
+    type: the same ``T`` and the same properties (in SYCL the properties are
+    part of the type)."""
+    return a.ty == b.ty and device_global_properties(a) == device_global_properties(b)
+
+
+def device_global_properties(g: DeviceGlobalSym) -> tuple:
+    """The property list of ``g``'s type, comparable between declarations."""
+    return (bool(g.image_scope), g.host_access, g.init_mode, g.implement_in_csr)
 
 
 class SpecIdSym:
@@ -84,10 +96,15 @@ class SpecIdSym:
 
 
 class ConstSym:
-    __slots__ = ("name", "ty", "value", "loc")
+    """A named constant (``const int n = 4;``, ``constexpr S s(1, 2);``):
+    ``value`` its value tree (``checker.constants``), ``construct`` what
+    ``construct_device_globals`` still has to evaluate (a constructor and its
+    arguments, or ``("copy", other)``), as for a ``DeviceGlobalSym``."""
+    __slots__ = ("name", "ty", "value", "loc", "construct")
 
     def __init__(self, name, ty, value, loc):
         self.name, self.ty, self.value, self.loc = name, ty, value, loc
+        self.construct = None
 
 
 class Program:
@@ -99,4 +116,5 @@ class Program:
         self.functions: list[FuncSym] = []      # free functions, kernels, methods, ctors
         self.device_globals: list[DeviceGlobalSym] = []
         self.spec_ids: list[SpecIdSym] = []
+        self.constants: list[ConstSym] = []     # named constants of class or array type
         self.uses_half = False

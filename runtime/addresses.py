@@ -90,7 +90,9 @@ def _at(offset: int) -> str:
 
 def fill_bytes(address: int, element: bytes, count: int) -> None:
     """Write ``count`` copies of ``element`` from ``address`` on (checked memory)."""
-    if count:
+    if count and len(element) == 1:
+        ctypes.memset(address, element[0], count)
+    elif count:
         size = len(element)
         view = np.frombuffer((ctypes.c_uint8 * (size * count)).from_address(address), np.uint8)
         view.reshape(count, size)[:] = np.frombuffer(element, np.uint8)

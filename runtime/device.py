@@ -104,6 +104,9 @@ def _device_type(config: TargetInfo) -> Aspect:
 class device:  # noqa: N801 - SYCL's name
     #: the backend as ``ONEAPI_DEVICE_SELECTOR`` names it: config devices run JIT code on this CPU
     backend = "native_cpu"
+    #: whether a program's kernels are linked into one module (``program._whole_program``):
+    #: here each kernel links only the images it needs
+    whole_program = False
 
     def __init__(self, config: TargetInfo, withheld=()):
         """``withheld``: runtime aspects this device does not report, as a backend

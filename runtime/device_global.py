@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import ctypes
+import re
 import threading
 
 import numpy as np
@@ -28,7 +29,7 @@ import numpy as np
 from .errors import errc, exception
 from .memory import usm_allocation
 
-__all__ = ["device_global", "storage_address", "bind_program", "apply_relocations"]
+__all__ = ["device_global", "storage_address", "bind_program", "apply_relocations", "source_name"]
 
 _ACCESS = {0: "read", 1: "write", 2: "read_write", 3: "none"}
 _PROPERTIES = ("device_image_scope", "host_access", "init_mode", "implement_in_csr")
@@ -54,6 +55,33 @@ def apply_relocations(relocations: list, resolve, write) -> list:
     return left
 
 
+_NESTED = re.compile(r"_ZN([rVK]*)((?:\d+[A-Za-z_$][A-Za-z0-9_$]*)+)E")
+_UNQUALIFIED = re.compile(r"_ZL?(\d+)([A-Za-z_$][A-Za-z0-9_$]*)")
+_PART = re.compile(r"(\d+)")
+
+
+def source_name(symbol: str) -> str:
+    """A device global's name as its source wrote it, from its IR symbol: the
+    Itanium mangling of a variable (``_ZN3Foo1dE`` is ``Foo::d``, a static
+    member or a namespace member; ``_ZL2dg``, a ``static`` one in DPC++'s IR,
+    is ``dg``); an unmangled name or another mangling is itself."""
+    m = _NESTED.fullmatch(symbol)
+    if m is not None:
+        parts, text, i = [], m.group(2), 0
+        while i < len(text):
+            n = _PART.match(text, i)
+            length, start = int(n.group(1)), n.end()
+            if start + length > len(text):
+                return symbol
+            parts.append(text[start:start + length])
+            i = start + length
+        return "::".join("(anonymous namespace)" if p == "_GLOBAL__N_1" else p for p in parts)
+    m = _UNQUALIFIED.fullmatch(symbol)
+    if m is not None and int(m.group(1)) == len(m.group(2)):
+        return m.group(2)
+    return symbol
+
+
 #: NumPy kinds that can hold each LLVM scalar type (``check_element_type``)
 _SCALAR_KINDS = {"i1": "bui", "i8": "iu", "i16": "iu", "i32": "iu", "i64": "iu", "half": "f", "float": "f",
                  "double": "f"}
@@ -64,7 +92,8 @@ class device_global:  # noqa: N801 - SYCL's name
 
     def __init__(self, prog, uid: str, info: dict):
         self.program, self.uid, self.info = prog, uid, info
-        self.name = info["name"]
+        self.name = info["name"]                 # the IR symbol
+        self.source_name = source_name(self.name)   # as the source wrote it (``Foo::d``)
         self.size = info["size"]
         self.element_size = info.get("element_size") or self.size
         self.image_scope = info["device_image_scope"]
@@ -86,7 +115,7 @@ class device_global:  # noqa: N801 - SYCL's name
         "none"), "reprogram"/"reset" for ``init_mode``, a bool for
         ``implement_in_csr``.  A property not given is ``errc::invalid``."""
         if not self.has_property(name):
-            raise exception(errc.invalid, f"device_global '{self.name}' does not have property '{name}'")
+            raise exception(errc.invalid, f"device_global '{self.source_name}' does not have property '{name}'")
         if name == "device_image_scope":
             return True
         if name == "host_access":
@@ -105,7 +134,7 @@ class device_global:  # noqa: N801 - SYCL's name
         kind = _SCALAR_KINDS.get(self.info.get("element_type") or "")
         if kind is not None and (dtype.itemsize != self.element_size or dtype.kind not in kind):
             element = self.info.get("element_type") or f"{self.element_size}-byte elements"
-            raise exception(errc.invalid, f"{what}: device_global '{self.name}' holds {element}, not {dtype} "
+            raise exception(errc.invalid, f"{what}: device_global '{self.source_name}' holds {element}, not {dtype} "
                                           f"(the element types must match; memcpy copies bytes)")
 
     @property
@@ -116,14 +145,14 @@ class device_global:  # noqa: N801 - SYCL's name
         return bytes.fromhex(self.info.get("init") or "") or bytes(self.size)
 
     def __repr__(self):
-        return f"<device_global {self.name} ({self.size} bytes{', image scope' if self.image_scope else ''})>"
+        return f"<device_global {self.source_name} ({self.size} bytes{', image scope' if self.image_scope else ''})>"
 
     def check_access(self, direction: str) -> None:
         """``direction``: "to" (host writes it) or "from" (host reads it)."""
         forbidden = ("read", "none") if direction == "to" else ("write", "none")
         if self.host_access in forbidden:
             verb = "written" if direction == "to" else "read"
-            raise exception(errc.invalid, f"device_global '{self.name}' has host_access({self.host_access}) and "
+            raise exception(errc.invalid, f"device_global '{self.source_name}' has host_access({self.host_access}) and "
                                           f"cannot be {verb} by the host")
 
     def check_bounds(self, direction: str, offset: int, nbytes: int) -> None:

@@ -5,6 +5,7 @@ always complete; an event of a command recorded into a command graph has no
 completion and refuses to be waited on, as the graph extension says."""
 from __future__ import annotations
 
+from . import host_access
 from .errors import errc, exception
 from .validate import register_kind
 
@@ -28,13 +29,17 @@ class event:  # noqa: N801
 
     def wait(self) -> None:
         self._recorded("wait")
+        if host_access.ENABLED:
+            host_access.waited_event(self)
 
     def wait_and_throw(self) -> None:
-        self._recorded("wait")
+        self.wait()
 
     @property
     def status(self) -> str:
         self._recorded("get_info")
+        if host_access.ENABLED:
+            host_access.waited_event(self)
         return "complete"
 
     def get_profiling_info(self, what: str) -> int:
@@ -51,8 +56,13 @@ class event:  # noqa: N801
 
     @staticmethod
     def wait_list(events) -> None:
+        """The runtime waits for ``events`` before a command (not the host: see
+        ``host_access``)."""
         for e in events:
-            e.wait()
+            if type(e) is event:
+                e._recorded("wait")
+            else:
+                e.wait()
 
 
 register_kind("event", event)

@@ -14,11 +14,12 @@ from .addresses import checked_count, checked_int, checked_memory, fill_bytes
 from .arguments import element_bytes
 from .commands import AsyncFree, AsyncMalloc, Command, DynamicValue, KernelCommand
 from .device_global import device_global, storage_address
+from . import host_access
 from .errors import errc, exception
 from .events import event
 from .memory_pool import USM_KINDS, memory_pool
 from .program import kernel as Kernel
-from .validate import require_callable, require_dtype, require_events
+from .validate import require_dtype, require_events
 
 __all__ = ["handler"]
 
@@ -173,27 +174,41 @@ class handler:  # noqa: N801
             raise exception(errc.invalid, "memcpy takes an offset only to or from a device_global")
         d = checked_memory(dst, "memcpy destination", n, writes=True)
         s = checked_memory(src, "memcpy source", n)
-        self._record(Command("memcpy", lambda: ctypes.memmove(d.address, s.address, n), f"memcpy {n} bytes",
-                             uses=(d.allocation, s.allocation), details=copy_details(s.address, d.address, n)))
+        self._copy_bytes(d.address, s.address, n, f"memcpy {n} bytes", (d.allocation, s.allocation))
+
+    # -- what a back end's handler changes: how bytes move (checked before these are called)
+    def _copy_bytes(self, dst: int, src: int, n: int, label: str, uses) -> None:
+        """Record a copy of ``n`` bytes: on this CPU device, a ``memmove`` when it runs."""
+        self._record(Command("memcpy", lambda: ctypes.memmove(dst, src, n), label, uses=uses,
+                             details=copy_details(src, dst, n)))
+
+    def _fill_bytes(self, kind: str, address: int, element: bytes, count: int, label: str, uses) -> None:
+        """Record ``count`` copies of ``element`` from ``address`` on (a ``memset`` when
+        ``element`` is one byte)."""
+        self._record(Command(kind, lambda: fill_bytes(address, element, count), label, uses=uses,
+                             details=fill_details(kind, address, element, count)))
+
+    def _mover(self):
+        """How a command of this handler copies bytes when it runs: ``(dst, src, n)``."""
+        return ctypes.memmove
 
     def _device_global_copy(self, dg: device_global, other, direction: str, offset: int, nbytes: int) -> None:
         dg.check_access(direction)
         dg.check_bounds(direction, offset, nbytes)
         host = checked_memory(other, f"copy {direction} device_global '{dg.name}'", nbytes,
                               writes=direction == "from").address
-        dev, ctx = self.queue.device, self.queue.context
+        dev, ctx, move = self.queue.device, self.queue.context, self._mover()
 
         def run():
             where = storage_address(dg, dev, ctx) + offset
-            ctypes.memmove(where, host, nbytes) if direction == "to" else ctypes.memmove(host, where, nbytes)
+            move(where, host, nbytes) if direction == "to" else move(host, where, nbytes)
         self._record(device_global_copy(run, dg, direction, host, offset, nbytes))
 
     def memset(self, ptr, value: int, nbytes: int) -> None:
         v = checked_int(value, "memset value", -(1 << 31), (1 << 31) - 1)
         n = checked_count(nbytes, "memset size")
         m = checked_memory(ptr, "memset", n, writes=True)
-        self._record(Command("memset", lambda: ctypes.memset(m.address, v, n), f"memset {n} bytes", uses=(m.allocation,),
-                             details=fill_details(m.address, v, n)))
+        self._fill_bytes("memset", m.address, (v & 0xFF).to_bytes(1, "little"), n, f"memset {n} bytes", (m.allocation,))
 
     def fill(self, ptr, pattern, count: int) -> None:
         """``fill(ptr, pattern, count)``: ``count`` elements of ``ptr``'s type, each ``pattern``."""
@@ -205,8 +220,7 @@ class handler:  # noqa: N801
         if n > m.count:
             raise exception(errc.invalid, f"fill of {n} elements overruns memory of {m.count} elements")
         element = element_bytes(m.dtype, pattern, f"fill pattern for {m.dtype} memory")
-        self._record(Command("memfill", lambda: fill_bytes(m.address, element, n), f"fill {n}", uses=(m.allocation,),
-                             details=fill_details(m.address, element, n)))
+        self._fill_bytes("memfill", m.address, element, n, f"fill {n}", (m.allocation,))
 
     def copy(self, src, dst, count: int | None = None, start_index: int = 0) -> None:
         """``copy(src, dst, count)`` of elements (the whole of both when they are the
@@ -241,15 +255,12 @@ class handler:  # noqa: N801
         for side, m in (("source", s), ("destination", d)):
             if n > m.count:
                 raise exception(errc.invalid, f"copy of {n} elements overruns its {side} of {m.count} elements")
-        nbytes = n * s.dtype.itemsize
-        self._record(Command("memcpy", lambda: ctypes.memmove(d.address, s.address, nbytes),
-                             f"copy {n} elements", uses=(s.allocation, d.allocation),
-                             details=copy_details(s.address, d.address, nbytes)))
+        self._copy_bytes(d.address, s.address, n * s.dtype.itemsize, f"copy {n} elements", (s.allocation, d.allocation))
 
     def host_task(self, fn) -> None:
         if not callable(fn):
             raise exception(errc.invalid, f"host_task expects a callable, got {type(fn).__name__}")
-        self._record(Command("host_task", fn, getattr(fn, "__name__", "host_task")))
+        self._record(Command("host_task", host_access.host_task_body(fn), getattr(fn, "__name__", "host_task")))
 
     def async_malloc(self, size: int, kind: str = "device", dtype=np.uint8):
         """Graph-owned (or, outside a graph, ordinary) memory of ``size`` elements
@@ -296,12 +307,12 @@ def copy_details(src: int, dst: int, nbytes: int) -> tuple:
     return ("Src", f"{src:#x}"), ("Dst", f"{dst:#x}"), ("Length", nbytes)
 
 
-def fill_details(dst: int, value, count: int) -> tuple:
-    """... of a memset (``value``: an int, ``count`` bytes) or a fill (``value``: the
-    pattern's bytes, ``count`` elements)."""
-    if isinstance(value, bytes):
-        return ("Dst", f"{dst:#x}"), ("Pattern", value.hex()), ("Count", count)
-    return ("Dst", f"{dst:#x}"), ("Value", value), ("Length", count)
+def fill_details(kind: str, dst: int, element: bytes, count: int) -> tuple:
+    """... of a memset (``element``: one byte, ``count`` bytes) or a fill (``element``:
+    the pattern's bytes, ``count`` elements)."""
+    if kind == "memset":
+        return ("Dst", f"{dst:#x}"), ("Value", element[0]), ("Length", count)
+    return ("Dst", f"{dst:#x}"), ("Pattern", element.hex()), ("Count", count)
 
 
 def device_global_copy(run, dg, direction: str, host: int, offset: int, nbytes: int) -> Command:

@@ -29,6 +29,7 @@ import threading
 
 import numpy as np
 
+from . import host_access
 from .errors import errc, exception
 from .validate import require_dtype, require_queue
 
@@ -251,8 +252,11 @@ class usm_allocation:  # noqa: N801 - SYCL-style name
 
     @property
     def array(self) -> np.ndarray:
-        """The allocation as a NumPy array (a view, not a copy)."""
+        """The allocation as a NumPy array (a view, not a copy): every host access
+        passes here (``host_access.check`` where that check is on)."""
         self.check()
+        if host_access.ENABLED:
+            host_access.check(self)
         return self._bytes[:self.nbytes].view(self.dtype)
 
     def __array__(self, dtype=None, copy=None):

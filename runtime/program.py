@@ -29,7 +29,7 @@ from .errors import errc, exception
 from .layouts import ClassLayouts
 from .engine import EXITING, close_engine, jit_module, keep_context, with_stack_probes
 from .jit import LinkedProgram, keep_if_code_escapes, link_and_jit, read_bundle_bitcode
-from .device_global import bind_program, device_global
+from .device_global import bind_program, device_global, source_name
 from .arguments import pack_slots, slot
 from .native import run_guarded
 from ..passes.support.signature import SignatureError, parse as parse_signature
@@ -149,7 +149,7 @@ class program:  # noqa: N801
         missing = missing_requirements(self.images[main], dev)
         if missing:
             raise exception(errc.kernel_not_supported, "; ".join(missing))
-        chosen = self._whole_program(dev) if getattr(dev, "whole_program", False) else self.images_to_link(main, dev)
+        chosen = self._whole_program(dev) if dev.whole_program else self.images_to_link(main, dev)
         key = (tuple(chosen), dev.name, ctx.id, spec)
         with self._lock:
             linked = self._cache.get(key)
@@ -207,13 +207,18 @@ class program:  # noqa: N801
         return {n for im in self.images for n in im.properties.sets.get(SPEC_CONSTANTS, {})}
 
     def device_global(self, name: str):
-        """The handle of a device global, by source name, IR name or unique id."""
+        """The handle of a device global, by source name (``"counter"``, a static
+        member as ``"Foo::d"``), IR name or unique id."""
         name = require_str(name, "device_global name")
         for uid, info in self.device_globals.items():
-            if name in (uid, info["name"]) or uid.endswith("___" + name):
+            if name in (uid, info["name"], source_name(info["name"])) or uid.endswith("___" + name):
                 return device_global(self, uid, info)
-        known = ", ".join(sorted(i["name"] for i in self.device_globals.values())) or "none"
+        known = ", ".join(self.device_global_names()) or "none"
         raise exception(errc.invalid, f"no device_global named '{name}' in {self.name} (device globals: {known})")
+
+    def device_global_names(self) -> list[str]:
+        """The program's device globals, by their names as the source wrote them, sorted."""
+        return sorted(source_name(i["name"]) for i in self.device_globals.values())
 
     def image_scope_program(self, dg, dev: Device, ctx=None) -> LinkedProgram:
         """The program, on ``dev``, of the one image holding a ``device_image_scope`` variable."""

@@ -13,16 +13,33 @@ import enum
 import threading
 import time
 
-from .commands import DynamicValue, check_kernel, launch_geometry
+from .commands import DynamicValue, KernelCommand, check_kernel, launch_geometry
 from .device import context, default_context, default_device, device as Device
 from .errors import errc, exception
 from .events import event
 from .handler import UNPROFILED_GRAPH, check_graph_submission, handler
+from .memory import usm_allocation
 from .native import run_range
 from .program import kernel as Kernel
 from .reductions import prepare as prepare_reductions
 from .validate import register_kind, require_bool, require_context, require_events
-from . import assertions, work_groups
+from . import assertions, host_access, work_groups
+
+
+def check_command_group(cgf) -> None:
+    """``errc::invalid`` unless ``cgf`` is a command-group function (every queue's ``submit``)."""
+    if not callable(cgf):
+        raise exception(errc.invalid, f"submit expects a command-group function, got {type(cgf).__name__}")
+
+
+def _touches(cmd):
+    """The allocations a command may touch (``host_access``): a kernel's allocation
+    arguments, what another command lists; None (anything) for a host task or a
+    sub-graph."""
+    if isinstance(cmd, KernelCommand):
+        return [a for a in cmd.args if isinstance(a, usm_allocation)]
+    uses = cmd.uses
+    return uses if isinstance(uses, tuple) and cmd.kind != "host_task" else None
 
 __all__ = ["queue", "queue_state"]
 
@@ -91,8 +108,7 @@ class queue:  # noqa: N801
         return target
 
     def submit(self, cgf, depends_on=None) -> event:
-        if not callable(cgf):
-            raise exception(errc.invalid, f"submit expects a command-group function, got {type(cgf).__name__}")
+        check_command_group(cgf)
         h = self._handler_class(self, self._recording)
         if depends_on is not None:
             h.depends_on(depends_on)
@@ -109,6 +125,8 @@ class queue:  # noqa: N801
             h.command.run(self)
         e = event(submitted, start, time.perf_counter_ns(), self.profiling)
         e._unprofiled = getattr(h.command, "unprofiled", None)
+        if host_access.ENABLED:
+            host_access.submitted(self, e, h.deps, _touches(h.command), h.command.label or h.command.kind)
         return e
 
     def _close(self, h: handler):
@@ -176,6 +194,8 @@ class queue:  # noqa: N801
         e = event(submitted, submitted, time.perf_counter_ns(), self.profiling)
         if not graph.profiling:
             e._unprofiled = UNPROFILED_GRAPH
+        if host_access.ENABLED:
+            host_access.submitted(self, e, (), None, "a command graph")
         return e
 
     def ext_oneapi_get_state(self) -> queue_state:
@@ -228,7 +248,10 @@ class queue:  # noqa: N801
             if k.reduces:
                 prepare_reductions(args)
             self._launch(k, slots, total, geometry)
-        return event(submitted, start, time.perf_counter_ns(), self.profiling)
+        e = event(submitted, start, time.perf_counter_ns(), self.profiling)
+        if host_access.ENABLED:
+            host_access.submitted(self, e, (), [a for a in args if isinstance(a, usm_allocation)], k.name)
+        return e
 
     def memcpy(self, dst, src, nbytes: int | None = None, offset: int = 0, depends_on=None) -> event:
         return self.submit(lambda h: h.memcpy(dst, src, nbytes, offset), depends_on)
@@ -245,6 +268,8 @@ class queue:  # noqa: N801
     def wait(self) -> None:
         if self._recording is not None:
             raise exception(errc.invalid, "wait cannot be called for a queue which is recording to a command graph.")
+        if host_access.ENABLED:
+            host_access.waited_queue(self)
 
     def wait_and_throw(self) -> None:
         self.wait()

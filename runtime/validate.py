@@ -44,9 +44,12 @@ def invalid(message: str) -> exception:
 
 
 def described(value) -> str:
-    """``value`` for a message: its type and a short repr."""
+    """``value`` for a message: its type (by its SYCL name where it is one of the
+    runtime's kinds, whichever device's class it is: ``queue``, not ``cuda_queue``)
+    and a short repr."""
     text = repr(value)
-    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+    name = next((role for role, cls in KINDS.items() if isinstance(value, cls)), type(value).__name__)
+    return f"{name} {text if len(text) <= 60 else text[:57] + '...'}"
 
 
 def checked_int(value, what: str, low: int = 0, high: int = _MAX) -> int:

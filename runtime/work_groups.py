@@ -166,6 +166,15 @@ def group_launcher(shape, info: GroupKernel, name: str, reducers=None) -> str:
     return "\n".join(L) + "\n"
 
 
+def check_local_memory(k, device, static: int, dynamic: int, limit: int) -> None:
+    """``errc::invalid`` naming the device's limit (``local_mem_size``) when a launch of
+    ``k`` needs more work-group memory than it has: the same error on every device."""
+    if static + dynamic > limit:
+        raise exception(errc.invalid, f"kernel '{k.name}' needs {static + dynamic} bytes of work-group memory "
+                                      f"({static} static, {dynamic} from local_memory arguments) but device "
+                                      f"{device.name} has {limit} (device.local_mem_size)")
+
+
 def check_local_size(k, geometry, device) -> None:
     """``reqd_work_group_size``: an nd_range launch's local range must be the one the
     kernel requires (``errc::nd_range``)."""
@@ -202,11 +211,7 @@ def launch(launcher: int, info: GroupKernel, k, slots, geometry, device) -> None
             size = int(slots[i])
             args[i] = offset
             offset += size
-    limit = device.config.local_mem_size
-    if offset > limit:
-        raise exception(errc.invalid, f"kernel '{k.name}' needs {offset} bytes of work-group memory "
-                                      f"({info.static_local} static, {offset - info.static_local} from local_memory "
-                                      f"arguments) but device {device.name} has {limit} (device.local_mem_size)")
+    check_local_memory(k, device, info.static_local, offset - info.static_local, device.config.local_mem_size)
     S = info.sub_group_size or (device.sub_group_sizes[0] if device.sub_group_sizes else 1)
     geom = _GEOMETRY()                              # (pack_into: ~4x cheaper than _GEOMETRY(values))
     _TWELVE.pack_into(geom, 0, g0, g1, g2, l0, l1, l2, n0, n1, n2, max(offset, 1), S,

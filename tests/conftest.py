@@ -1,7 +1,17 @@
-"""Shared pytest fixtures."""
-import pytest
+"""Shared pytest fixtures.
 
-from minisycl.frontend import CompileError, compile_source
+Every test runs with ``MINISYCL_CHECK_HOST_ACCESS=1`` (set before the runtime
+is imported, and inherited by the processes tests start): the CPU device then
+refuses host reads that SYCL leaves undefined and a GPU would get wrong
+(``runtime/host_access.py``), so a test that passes here reads its results as
+it must on every device."""
+import os
+
+os.environ["MINISYCL_CHECK_HOST_ACCESS"] = "1"
+
+import pytest  # noqa: E402
+
+from minisycl.frontend import CompileError, compile_source  # noqa: E402
 
 
 @pytest.fixture

@@ -23,34 +23,37 @@ def _members(ty):
     return None
 
 
-def nest(il: ast.InitList, ty) -> ast.InitList:
-    """``il`` with the braces C++ elides put back, for an object of type ``ty``."""
+def nest(il: ast.InitList, ty, whole=None) -> ast.InitList:
+    """``il`` with the braces C++ elides put back, for an object of type ``ty``.
+    ``whole(item, member_type)``: whether an initialiser that is not a brace list
+    initialises a whole aggregate member by itself (a named object of that type,
+    ``{TS1, TS2}`` for ``S[2]``), where C++ elides no braces."""
     members = _members(ty)
-    if members is None:
-        return il
+    if members is None or il.paren:
+        return il           # a parenthesised list elides no braces (C++20 [dcl.init.general])
     items, out, pos = il.items, [], 0
     for mty in members:
         if pos >= len(items):
             break
-        item, pos = _take(items, pos, mty)
+        item, pos = _take(items, pos, mty, whole)
         out.append(item)
     out.extend(items[pos:])
     return ast.InitList(il.loc, out)
 
 
-def _take(items, pos, ty):
+def _take(items, pos, ty, whole):
     """The initialiser of one member of type ``ty`` starting at ``items[pos]``,
     and the position after it."""
     item = items[pos]
     members = _members(ty)
     if isinstance(item, ast.InitList):
-        return (nest(item, ty) if members is not None else item), pos + 1
-    if members is None:
+        return (nest(item, ty, whole) if members is not None else item), pos + 1
+    if members is None or whole is not None and whole(item, ty):
         return item, pos + 1
     sub = []
     for mty in members:
         if pos >= len(items):
             break
-        x, pos = _take(items, pos, mty)
+        x, pos = _take(items, pos, mty, whole)
         sub.append(x)
     return ast.InitList(item.loc, sub), pos

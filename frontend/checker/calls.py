@@ -8,7 +8,7 @@ from ...device_configs.aspects import Aspect
 from .. import ast, types
 from ..group_ops import GROUP_FUNCTIONS
 from ..item_queries import item_query
-from ..symbols import DeviceGlobalSym, FuncSym, LocalSym
+from ..symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym
 from ..types import BOOL, DOUBLE, FLOAT, HALF, INT, LONG, UINT, VOID, PointerType
 from .context import Part
 
@@ -29,12 +29,26 @@ BUILTINS = set(MATH_1) | {"min", "max", "abs", "clamp", "print", "atomic_load", 
 
 #: device_global member functions besides get(): name -> checker method
 DG_MEMBERS = {"get_multi_ptr": "dg_multi_ptr", "has_property": "dg_has_property", "get_property": "dg_get_property"}
+#: the ones that are ``static constexpr`` in the spec: usable in host code, constants everywhere
+DG_STATIC_MEMBERS = ("has_property", "get_property")
 #: device_global properties: name -> (DeviceGlobalSym attribute, value when given without a value)
 DG_PROPERTIES = {"device_image_scope": "image_scope", "host_access": "host_access", "init_mode": "init_mode",
                  "implement_in_csr": "implement_in_csr"}
 
 
-def _is_device_global(e) -> bool:
+def constant_root(x):
+    """The named constant (``ConstSym``) lvalue ``x`` is, or is a member or an
+    element of (``TS1``, ``TS1.field4[2]``), or None: such objects are read-only."""
+    t = type(x)
+    while t is ast.Index and x.kind == "array" or t is ast.Member and not x.arrow:
+        x = x.base
+        t = type(x)
+    return x.sym if t is ast.Name and isinstance(x.sym, ConstSym) else None
+
+
+def is_device_global(e) -> bool:
+    """Whether expression ``e`` names a device global itself (``g``, ``C::g``),
+    which is where ``device_global``'s own members and operators apply."""
     return isinstance(e, (ast.Name, ast.Scoped)) and isinstance(e.sym, DeviceGlobalSym)
 
 
@@ -55,7 +69,7 @@ def known_dynamic_type(obj) -> bool:
 
 class Calls(Part):
     uses = {"expressions": ("expr", "rvalue", "set", "bad", "this", "item_to_long", "check_dim", "print_text",
-                            "check_access"),
+                            "check_access", "dg_arrow"),
             "scopes": ("lookup_local",), "conversions": ("convert",),
             "groups": ("group_call", "assert_call", "combine_call")}
 
@@ -112,8 +126,16 @@ class Calls(Part):
 
     def member_call(self, e, callee: ast.Member):
         """``x.f(...)`` / ``p->f(...)``: a method, an item query or ``dg.get()``."""
-        base = self.expr(callee.base)
-        if _is_device_global(base):
+        if callee.name in DG_STATIC_MEMBERS and not callee.arrow:
+            # static constexpr in the spec: no access to the variable, so host code may ask too
+            self.cx.static_member_use = True
+            try:
+                base = self.expr(callee.base)
+            finally:
+                self.cx.static_member_use = False
+        else:
+            base = self.expr(callee.base)
+        if is_device_global(base):
             done = self.device_global_member(e, base, callee)
             if done is not None:
                 return done
@@ -138,6 +160,10 @@ class Calls(Part):
             if not obj.lvalue:
                 self.error(callee.loc, "cannot call a method on a temporary")
                 return self.bad(e)
+            if constant_root(obj) is not None:
+                self.error(callee.loc, f"cannot call method '{callee.name}' on constant '{constant_root(obj).name}' "
+                                       f"(methods may modify their object); copy it into a variable first")
+                return self.bad(e)
             virtual = not known_dynamic_type(obj)
             addr = ast.AddrOf(obj.loc, obj)
             addr.operand, addr.ty, addr.lvalue = obj, PointerType(cls), False
@@ -155,8 +181,8 @@ class Calls(Part):
             return self.set(e, base.ty, lvalue=True)
         if not callee.arrow and callee.name in DG_MEMBERS:
             return getattr(self, DG_MEMBERS[callee.name])(e, base)
-        if callee.arrow and base.ty.is_class:
-            callee.arrow = False
+        if callee.arrow and not self.dg_arrow(base, callee.loc):
+            return self.bad(e)
         return None
 
     def dg_multi_ptr(self, e, base):

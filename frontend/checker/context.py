@@ -30,6 +30,9 @@ class CheckContext:
         self.fn: FuncSym | None = None
         self.region: str | None = None
         self.this_sym: LocalSym | None = None
+        #: the expression being checked is the object of a static member call
+        #: (``g.has_property(..)``): it names ``g`` without accessing it
+        self.static_member_use = False
 
     def error(self, loc, msg, notes=None):
         self.diags.error(loc, msg, notes)

@@ -37,7 +37,7 @@ class Declarations(Part):
                 self.refuse_destructor(m, cls)
                 continue
             if isinstance(m, ast.VarDecl):
-                self.declare_member_variable(m, cls)
+                self.declare_member_variable(m, cls, access)
                 names = [d.name for d in m.decls]
             else:
                 sym = self.declare_function(m, cls)
@@ -75,8 +75,15 @@ class Declarations(Part):
         else:
             cls.base = base
 
-    def declare_member_variable(self, m: ast.VarDecl, cls):
+    def declare_member_variable(self, m: ast.VarDecl, cls, access="public"):
         if any(s[1] == "static" for s in m.specs):
+            if m.type.kind == "dg" and access != "public":
+                # sycl_ext_oneapi_device_global, "Restrictions on creating device global
+                # objects": a static member only if publicly accessible from namespace scope
+                for dcl in m.decls:
+                    self.error(dcl.loc, f"device_global '{cls.name}::{dcl.name}' is a {access} static member: a "
+                                        f"device_global static member must be public (accessible from namespace scope)")
+                return
             self.declare_global(m, cls)
             return
         for s in m.specs:
@@ -156,7 +163,7 @@ class Declarations(Part):
             if bad in specs:
                 self.error(self.tok_loc(specs[bad]), f"'{bad}' is not allowed here")
         if node.is_kernel:
-            for bad in ("host", "virtual", "static", "extern", "inline"):
+            for bad in ("host", "virtual", "static", "extern", "inline", "constexpr"):
                 if bad in specs:
                     self.error(self.tok_loc(specs[bad]), f"a kernel cannot be '{bad}'")
         if "static" in specs and cls is not None:
@@ -293,16 +300,37 @@ class Declarations(Part):
     def declare_global(self, node: ast.VarDecl, cls: ClassType | None):
         """File-scope ``const`` variables and device globals (``cls``: static members)."""
         specs = {s[1]: s for s in node.specs}
-        for bad in ("virtual", "host", "inline"):
-            if bad in specs:
-                self.error(self.tok_loc(specs[bad]), f"'{bad}' is not allowed on a variable")
+        self.check_variable_specifiers(node, specs)
         for dcl in node.decls:
             if node.type.kind == "spec_id":
                 self.declare_spec_id(node, dcl, cls, specs)
             elif node.type.kind != "dg":
-                self.declare_constant(node, dcl, self.resolve_type(node.type, dcl.dims), cls)
+                self.declare_constant(node, dcl, self.resolve_type(node.type, dcl.dims), cls, "constexpr" in specs)
             else:
                 self.declare_device_global(node, dcl, cls, specs)
+
+    def check_variable_specifiers(self, node: ast.VarDecl, specs):
+        """The declaration specifiers a file-scope variable or static member may
+        have: each once, ``static`` and ``extern`` not together (C++'s storage
+        classes), ``inline`` on a device_global (the spec's ``inline
+        device_global<int> c; // OK``) or a constant, ``constexpr`` on a constant."""
+        seen = set()
+        for tok in node.specs:
+            if tok[1] in seen:
+                self.error(self.tok_loc(tok), f"duplicate '{tok[1]}' declaration specifier")
+            seen.add(tok[1])
+        if "static" in specs and "extern" in specs:
+            self.error(self.tok_loc(specs["extern"]), "'extern' cannot be combined with 'static'")
+        kind = node.type.kind
+        for bad in ("virtual", "host"):
+            if bad in specs:
+                self.error(self.tok_loc(specs[bad]), f"'{bad}' is not allowed on a variable")
+        if "inline" in specs and kind == "spec_id":
+            self.error(self.tok_loc(specs["inline"]), "'inline' is not allowed on a specialization_id")
+        if "constexpr" in specs and kind in ("dg", "spec_id"):
+            what = "device_global" if kind == "dg" else "specialization_id"
+            self.error(self.tok_loc(specs["constexpr"]), f"a {what} cannot be 'constexpr' (it is not a constant; "
+                                                         f"its initialiser is a constant expression without it)")
 
     def declare_device_global(self, node: ast.VarDecl, dcl: ast.Declarator, cls, specs):
         if dcl.dims:
@@ -316,11 +344,10 @@ class Declarations(Part):
         g.cls = cls
         g.is_static = "static" in specs and cls is None
         g.is_extern = "extern" in specs
+        g.is_inline = "inline" in specs
         self.dg_props(dcl, g)
         if g.is_extern and dcl.init is not None:
             self.error(dcl.init.loc, f"extern device_global '{dcl.name}' cannot have an initialiser")
-        if g.is_extern and g.is_static:
-            self.error(dcl.loc, f"device_global '{dcl.name}' cannot be both static and extern")
         if not g.is_extern:
             self.device_global_init(g, dcl.init)
         g.unique_id = unique_id(self.file, llname) if g.is_static else llname

@@ -9,9 +9,9 @@ import math
 from .. import ast, types
 from ..constants import const_fold, round_float
 from ..data_layout import flat_fields
-from ..symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym, SpecIdSym
+from ..symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym, SpecIdSym, same_device_global_type
 from ..types import BOOL, DOUBLE, FLOAT, GENERIC, HALF, INT, LOCAL, LONG, VOID, PointerType
-from .calls import BUILTINS
+from .calls import BUILTINS, constant_root, is_device_global
 from .context import Part
 
 #: bits -> the largest finite and the smallest positive value of that floating
@@ -33,6 +33,10 @@ def address_space(e) -> int:
     if pointer is not None and pointer.ty is not None and pointer.ty.is_ptr:
         return pointer.ty.space
     return GENERIC
+
+
+def _spelling(e) -> str:
+    return f"{e.cls}::{e.name}" if isinstance(e, ast.Scoped) else e.name
 
 
 class Expressions(Part):
@@ -161,7 +165,8 @@ class Expressions(Part):
             return self.dg_ref(e, sym)
         if isinstance(sym, ConstSym):
             e.sym = sym
-            return self.set(e, sym.ty)
+            # a constant of class or array type is a read-only object (members, elements)
+            return self.set(e, sym.ty, lvalue=not sym.ty.is_arith)
         if isinstance(sym, FuncSym) or e.name in BUILTINS:
             self.error(e.loc, f"function '{e.name}' used as a value; call it with '()'")
             return self.bad(e)
@@ -203,9 +208,22 @@ class Expressions(Part):
 
     def dg_ref(self, e, g):
         e.sym = g
-        if self.cx.fn is not None and self.cx.fn.is_host:
+        if self.cx.fn is not None and self.cx.fn.is_host and not self.cx.static_member_use:
             self.error(e.loc, f"device_global '{g.name}' cannot be accessed from host function '{self.cx.fn.display}'; use queue.copy/memcpy")
         return self.set(e, g.ty, lvalue=True)
+
+    def dg_arrow(self, base, loc) -> bool:
+        """``g->m`` on device global ``g``: ``device_global::operator->`` is available
+        only when ``->`` is valid on ``T`` (the spec: "Available only when
+        operator-> is valid for objects of type T"), and the language has no
+        ``operator->``, so ``T`` must be a pointer to a class.  Whether ``base``
+        may take ``->`` (an error, and False, when it is a device global that cannot)."""
+        if not is_device_global(base) or base.ty.is_ptr or base.ty is types.ERROR:
+            return True
+        hint = f"; write '{_spelling(base)}.get().' or '{_spelling(base)}.' to reach a member" if base.ty.is_class else ""
+        self.error(loc, f"device_global<{base.ty}>::operator-> is not available: '->' is not valid on '{base.ty}' "
+                        f"(T must be a pointer to a class){hint}")
+        return False
 
     def e_Scoped(self, e: ast.Scoped):
         cls = self.classes.get(e.cls)
@@ -244,6 +262,11 @@ class Expressions(Part):
 
     def e_AddrOf(self, e):
         x = self.expr(e.operand)
+        root = constant_root(x)
+        if root is not None:
+            self.error(e.loc, f"cannot take the address of constant '{root.name}' (the language has no pointers "
+                              f"to const objects); copy it into a variable first")
+            return self.bad(e)
         if not x.lvalue:
             self.error(e.loc, "cannot take the address of an rvalue")
             return self.bad(e)
@@ -267,10 +290,12 @@ class Expressions(Part):
         return x
 
     def check_modifiable(self, x, loc):
+        root = constant_root(x)
         if isinstance(x, ast.Name) and isinstance(x.sym, LocalSym) and x.sym.const:
             self.error(loc, f"cannot assign to const variable '{x.name}'")
-        elif isinstance(x, ast.Name) and isinstance(x.sym, DeviceGlobalSym) is False and isinstance(x.sym, ConstSym):
-            self.error(loc, f"cannot assign to constant '{x.name}'")
+        elif root is not None:
+            self.error(loc, f"cannot assign to constant '{root.name}'" if root is getattr(x, "sym", None)
+                       else f"cannot assign to a part of constant '{root.name}'")
 
     def e_Assign(self, e: ast.Assign):
         target = self.expr(e.target)
@@ -284,7 +309,14 @@ class Expressions(Part):
             return self.compound_update(e, target)
         self.check_modifiable(target, e.loc)
         e.target = target
-        value = self.rvalue(self.expr(e.value))
+        value = self.expr(e.value)
+        if e.op is None and is_device_global(target) and is_device_global(value) \
+                and same_device_global_type(target.sym, value.sym):
+            self.error(e.loc, f"'{_spelling(target)}' cannot be assigned from device_global '{_spelling(value)}': "
+                              f"device_global's copy assignment is deleted; assign the value, "
+                              f"'{_spelling(target)} = {_spelling(value)}.get()'")
+            return self.bad(e)
+        value = self.rvalue(value)
         if e.op is None:
             e.value = self.convert(value, target.ty, "assignment")
         else:
@@ -369,8 +401,8 @@ class Expressions(Part):
         ty = base.ty
         if ty is types.ERROR:
             return self.bad(e)
-        if e.arrow and isinstance(base, (ast.Name, ast.Scoped)) and isinstance(base.sym, DeviceGlobalSym) and ty.is_class:
-            e.arrow = False            # dg->member, as device_global::operator->
+        if e.arrow and not self.dg_arrow(base, e.loc):
+            return self.bad(e)
         if e.arrow:
             base = self.rvalue(base)
             if not base.ty.is_ptr or not base.ty.pointee.is_class:

@@ -56,6 +56,7 @@ class EmitContext:
         self.vtables: dict = {}         # ClassType -> address point Value
         self.dgs: dict = {}             # DeviceGlobalSym -> GlobalVariable
         self.spec_ids: dict = {}        # SpecIdSym -> GlobalVariable
+        self.constants: dict = {}       # ConstSym of class or array type -> GlobalVariable
         self.intrinsics: dict = {}      # name -> Function
         self.strings: dict = {}         # text -> GlobalVariable
         self.workgroup: dict = {}       # LocalSym of work-group memory -> its addrspace(3) GlobalVariable

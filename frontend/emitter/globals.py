@@ -107,6 +107,8 @@ class Globals(Part):
         gv.align = 8
         if g.is_static:
             gv.linkage = "internal"
+        elif g.is_inline:
+            gv.linkage = "linkonce_odr"     # an inline variable: one definition per file, merged by the linker
         attrs = gv.attributes
         attrs.append(render("sycl-unique-id", g.unique_id))
         attrs.append(render("sycl-device-global-size", str(sizeof(g.ty))))
@@ -127,6 +129,19 @@ class Globals(Part):
         gv = self.dgs[g]
         value = self.const_value(g.ty, g.init)
         gv.initializer = const_aggregate(gv.value_type, [value] if g.image_scope else [NULL, value])
+    def constant_addr(self, c):
+        """The address of named constant ``c`` of class or array type: an internal
+        constant global holding its value, made when code first uses it."""
+        gv = self.cx.constants.get(c)
+        if gv is None:
+            value = self.const_value(c.ty, c.value)
+            gv = self.cx.module.add(GlobalVariable(c.name, value.type))
+            gv.constant = True
+            gv.linkage = "internal"
+            gv.align = 8
+            gv.initializer = value
+            self.cx.constants[c] = gv
+        return gv
     def define_spec_id(self, s):
         """``specialization_id<T> name{default}``: a constant ``{ T }`` holding the
         default (``half`` as itself, as the read returns it), as DPC++ emits the object."""

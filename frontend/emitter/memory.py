@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from .. import ast
 from ..ir_writer import PTR
-from ..symbols import DeviceGlobalSym, LocalSym
+from ..symbols import ConstSym, DeviceGlobalSym, LocalSym
 from .context import ZERO32, Part, i32
 
 
 class Memory(Part):
-    uses = {"llvm_types": ("lltype", "zero"), "functions": ("local_addr",), "expressions": ("value",)}
+    uses = {"llvm_types": ("lltype", "zero"), "functions": ("local_addr",), "expressions": ("value",),
+            "globals": ("constant_addr",)}
 
     def load(self, addr, ty):
         b = self.cx.fn.builder
@@ -38,6 +39,8 @@ class Memory(Part):
             sym = e.sym
             if isinstance(sym, LocalSym):
                 return self.local_addr(sym)
+            if isinstance(sym, ConstSym):
+                return self.constant_addr(sym)
             return self.dg_addr(sym)
         if t is ast.Deref:
             return self.value(e.operand)

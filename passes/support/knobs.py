@@ -28,6 +28,9 @@ VARIABLES: dict[str, str] = {
                                "unset, it is looked for under `CUDA_HOME` and the usual install places",
     "CUDA_HOME": "a CUDA toolkit's folder, where libdevice is looked for",
     "CUDA_PATH": "the same as `CUDA_HOME` when that is unset",
+    "MINISYCL_CHECK_HOST_ACCESS": "`1`: the CPU device refuses host reads of USM that SYCL leaves undefined "
+                                  "(before a wait; `malloc_device` memory), as a GPU would show them (the "
+                                  "runtime tests set it)",
     "MINISYCL_REGEN_GOLDEN": "tests: `1` rewrites the front end's golden outputs instead of comparing them",
     "MINISYCL_DIFF_EXAMPLES": "tests: how many generated modules the differential tests try (default 200 "
                               "for post-link, 100 for opt)",
@@ -50,6 +53,15 @@ def _flag(name: str) -> bool:
 def debug() -> bool:
     """MINISYCL_DEBUG=1: show Python tracebacks for internal errors instead of a short report."""
     return _flag("MINISYCL_DEBUG")
+
+
+CHECK_HOST_ACCESS = "MINISYCL_CHECK_HOST_ACCESS"
+
+
+def check_host_access() -> bool:
+    """MINISYCL_CHECK_HOST_ACCESS=1: the CPU device checks host access to USM as SYCL
+    defines it (``runtime/host_access.py``)."""
+    return _flag(CHECK_HOST_ACCESS)
 
 
 def default_device() -> str | None:

@@ -39,6 +39,12 @@ from . import driver
 __all__ = ["CudaProgram", "build_program", "libdevice_path", "lower_images", "PTX_FEATURES"]
 
 PTX_FEATURES = "+ptx80"
+
+
+def ptx_features(dev) -> str:
+    """PTX 8.1 where the driver reads it (CUDA 12.1 on): its kernels take up to 32,764
+    bytes of parameters, 8.0's only 4,352; else ``PTX_FEATURES``."""
+    return "+ptx81" if dev.driver_version_number() >= 12010 else PTX_FEATURES
 _VERSION = "minisycl-ptx-1"
 _LIBDEVICE_PLACES = ("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc", "/usr/local/cuda-*/nvvm/libdevice/libdevice.10.bc",
                      "/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc", "/opt/cuda/nvvm/libdevice/libdevice.10.bc")
@@ -212,14 +218,15 @@ def build_program(dev, image_bitcodes: list[bytes], kernels: list[str], names: l
     text = lowered.text()
     needs_lib = lib is not None and "@__nv_" in text
     stamp = f"{lib}:{os.path.getmtime(lib)}" if needs_lib else "-"
-    key = hashlib.sha256("\n".join([text, dev.sm, PTX_FEATURES, stamp, _VERSION]).encode()).hexdigest()
+    features = ptx_features(dev)
+    key = hashlib.sha256("\n".join([text, dev.sm, features, stamp, _VERSION]).encode()).hexdigest()
     path = _disk(key)
     cached = read_entry(path)           # checked: a damaged entry is a miss (disk_cache.py)
     ptx, from_disk = (cached.decode("utf-8", "replace"), True) if cached is not None else (None, False)
     if ptx is None:
         texts = [text] + ([_libdevice(lib)] if needs_lib else [])
         try:        # in a child: the NVPTX back end aborts on what it cannot select
-            ptx = in_child(lambda: emit_ptx(texts, dev.sm, PTX_FEATURES, keep=kernels).encode("utf-8"),
+            ptx = in_child(lambda: emit_ptx(texts, dev.sm, features, keep=kernels).encode("utf-8"),
                            "the NVPTX back end").decode("utf-8")
         except (UserError, RuntimeError) as err:
             raise exception(errc.build, f"{names[0]}: PTX generation failed: {err}") from None
@@ -237,6 +244,19 @@ def load_module(dev, ptx: str, what: str) -> ctypes.c_void_p:
     vals = (ctypes.c_void_p * 2)(ctypes.cast(log, ctypes.c_void_p), ctypes.c_void_p(8192))
     rc = driver.query("cuModuleLoadDataEx", ctypes.byref(module), ptx.encode() + b"\0", 2, opts, vals)
     if rc != 0:
+        text = log.value.decode(errors="replace").strip()
+        too_much = _TOO_MUCH_SHARED.search(text)
+        if too_much:            # the same error as on every device (work_groups.check_local_memory)
+            kernel, need, limit = too_much.group(1), int(too_much.group(2), 16), int(too_much.group(3), 16)
+            raise exception(errc.invalid, f"kernel '{kernel}' needs {need} bytes of work-group memory ({need} "
+                                          f"static, 0 from local_memory arguments) but device {dev.name} has "
+                                          f"{limit} for static local arrays (device.local_mem_size is "
+                                          f"{dev.local_mem_size}, the rest only for local_memory arguments)")
         raise exception(errc.build, f"{what}: the CUDA driver could not load its PTX: {driver.error_name(rc)}"
-                                    f"{': ' + log.value.decode(errors='replace').strip() if log.value else ''}")
+                                    f"{': ' + text if text else ''}")
     return module
+
+
+#: ptxas's report of a kernel whose static shared memory is above the GPU's static limit
+_TOO_MUCH_SHARED = re.compile(r"Entry function '([^']+)' uses too much shared data \((0x[0-9a-fA-F]+) bytes, "
+                              r"(0x[0-9a-fA-F]+) max\)")

@@ -104,9 +104,14 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
 
     def _info_driver_version(self) -> str:
         """``cuDriverGetVersion``'s number as CUDA writes it: 12080 -> ``12.8``."""
+        v = self.driver_version_number()
+        return f"{v // 1000}.{v % 1000 // 10}"
+
+    def driver_version_number(self) -> int:
+        """``cuDriverGetVersion``: the newest CUDA the driver supports (12080 for 12.8)."""
         v = ctypes.c_int()
         driver.call("cuDriverGetVersion", ctypes.byref(v))
-        return f"{v.value // 1000}.{v.value % 1000 // 10}"
+        return v.value
 
     def _info_max_work_group_size(self) -> int:
         return self.attrs["max_threads_per_block"]             # CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK

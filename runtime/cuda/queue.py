@@ -40,20 +40,18 @@ from operator import attrgetter, is_not
 
 import numpy as np
 
-from ..addresses import checked_address
 from ..arguments import pack_slots
 from ..commands import Command, DynamicValue, KernelCommand, launch_geometry
-from ..device_global import device_global, storage_address
 from ..errors import errc, exception
 from ..events import event
-from ..handler import copy_details, device_global_copy, fill_details, handler
+from ..handler import copy_details, fill_details, handler
 from ..memory import _live, usm_allocation
 from ..program import kernel as Kernel
-from ..queue import queue
+from ..queue import check_command_group, queue
 from ...passes.ir import ASSERT_MESSAGE
 from ..assertions import failure
 from ..reductions import has_reductions, reduction
-from ..work_groups import check_local_size
+from ..work_groups import check_local_memory, check_local_size
 from . import driver
 from .memory import cuda_allocation
 
@@ -227,8 +225,8 @@ class _Copy(Command):
     """A copy of ``n`` bytes on the stream of the queue that runs it; ``copy`` is
     what a CUDA graph's memcpy node takes (``cuda/graph.py``)."""
 
-    def __init__(self, d: int, s: int, n: int, label: str):
-        super().__init__("memcpy", None, label, details=copy_details(s, d, n))
+    def __init__(self, d: int, s: int, n: int, label: str, uses=()):
+        super().__init__("memcpy", None, label, uses, details=copy_details(s, d, n))
         self.copy = (d, s, n)
 
     def run(self, q) -> None:
@@ -240,10 +238,8 @@ class _Fill(Command):
     the queue that runs it: a memset of 1-, 2- or 4-byte elements, else a copy
     of the whole pattern from host memory."""
 
-    def __init__(self, kind: str, ptr: int, element: bytes, count: int, label: str):
-        super().__init__(kind, None, label,
-                         details=fill_details(ptr, element[0], count) if kind == "memset" else
-                         fill_details(ptr, element, count))
+    def __init__(self, kind: str, ptr: int, element: bytes, count: int, label: str, uses=()):
+        super().__init__(kind, None, label, uses, details=fill_details(kind, ptr, element, count))
         self.fill = (ptr, element, count)
         self._data = None if len(element) in (1, 2, 4) else np.frombuffer(element * count, dtype=np.uint8)
 
@@ -256,51 +252,17 @@ class _Fill(Command):
 
 
 class cuda_handler(handler):  # noqa: N801
-    """The command-group handler of a GPU queue: copies and fills on the stream."""
+    """The command-group handler of a GPU queue: the same checks as the CPU's
+    (``handler.py``); bytes move on the queue's stream instead of by the host."""
 
-    def _async_copy(self, d: int, s: int, n: int, label: str) -> None:
-        self._record(_Copy(d, s, n, label))
+    def _copy_bytes(self, dst: int, src: int, n: int, label: str, uses) -> None:
+        self._record(_Copy(dst, src, n, label, uses))
 
-    def memcpy(self, dst, src, nbytes: int | None = None, offset: int = 0) -> None:
-        if isinstance(dst, device_global) or isinstance(src, device_global) or nbytes is None:
-            return super().memcpy(dst, src, nbytes, offset)
-        d, s = checked_address(dst, "memcpy", int(nbytes)), checked_address(src, "memcpy", int(nbytes))
-        self._async_copy(d, s, int(nbytes), f"memcpy {int(nbytes)} bytes")
+    def _fill_bytes(self, kind: str, address: int, element: bytes, count: int, label: str, uses) -> None:
+        self._record(_Fill(kind, address, element, count, label, uses))
 
-    def _device_global_copy(self, dg, other, direction: str, offset: int, nbytes: int) -> None:
-        dg.check_access(direction)
-        dg.check_bounds(direction, offset, nbytes)
-        if isinstance(other, np.ndarray) and not other.flags["C_CONTIGUOUS"]:
-            raise exception(errc.invalid, f"copy {direction} device_global '{dg.name}' needs a contiguous array")
-        host = checked_address(other, f"copy {direction} device_global '{dg.name}'", nbytes)
-        q = self.queue
-
-        def run():
-            where = storage_address(dg, q.device, q.context) + offset
-            q._copy(where, host, nbytes) if direction == "to" else q._copy(host, where, nbytes)
-        self._record(device_global_copy(run, dg, direction, host, offset, nbytes))
-
-    def memset(self, ptr, value: int, nbytes: int) -> None:
-        p = checked_address(ptr, "memset", int(nbytes))
-        self._record(_Fill("memset", p, (int(value) & 0xFF).to_bytes(1, "little"), int(nbytes),
-                           f"memset {int(nbytes)} bytes"))
-
-    def fill(self, ptr, pattern, count: int) -> None:
-        if not isinstance(ptr, usm_allocation):
-            raise exception(errc.invalid, "fill expects a USM allocation")
-        ptr.check("fill")
-        count = int(count)
-        raw = np.asarray(pattern, dtype=ptr.dtype).reshape(-1)[:1].tobytes()
-        checked_address(ptr, "fill", count * len(raw))
-        self._record(_Fill("memfill", ptr.ptr, raw, count, f"fill {count}"))
-
-    def copy(self, src, dst, count: int | None = None, start_index: int = 0) -> None:
-        if isinstance(dst, device_global) or isinstance(src, device_global) or count is None:
-            return super().copy(src, dst, count, start_index)
-        itemsize = (src.dtype if isinstance(src, (usm_allocation, np.ndarray)) else np.dtype(np.uint8)).itemsize
-        n = int(count) * itemsize
-        s, d = checked_address(src, "copy", n), checked_address(dst, "copy", n)
-        self._async_copy(d, s, n, f"copy {int(count)} elements")
+    def _mover(self):
+        return self.queue._copy
 
 
 class cuda_queue(queue):  # noqa: N801
@@ -518,12 +480,7 @@ class cuda_queue(queue):  # noqa: N801
             size = int(slots[i])
             out[i] = offset
             offset += size
-        limit = self.device.local_mem_size
-        if static + offset > limit:
-            raise exception(errc.invalid, f"kernel '{k.name}' needs {static + offset} bytes of work-group memory "
-                                          f"({static} static, {offset} from local_memory arguments) but device "
-                                          f"{self.device.name} has {limit} per work-group "
-                                          f"(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)")
+        check_local_memory(k, self.device, static, offset, self.device.local_mem_size)
         linked.allow_dynamic_shared(k.name, offset)
         return out, offset
 
@@ -638,6 +595,7 @@ class cuda_queue(queue):  # noqa: N801
         return cuda_event(self, seq, k.name)
 
     def submit(self, cgf, depends_on=None) -> event:
+        check_command_group(cgf)
         if self._recording is not None:
             return super().submit(cgf, depends_on)
         h = self._handler_class(self, None)
@@ -645,7 +603,7 @@ class cuda_queue(queue):  # noqa: N801
             h.depends_on(depends_on)
         submitted = time.perf_counter_ns()
         cgf(h)
-        recorded = self._close(h)             # (transitive recording, as the host queue does)
+        recorded = self._close(h)             # (transitive recording: the host queue's rules)
         if recorded is not None:
             return recorded
         cmd = h.command
@@ -674,7 +632,9 @@ class cuda_queue(queue):  # noqa: N801
                 driver.call("cuEventRecord", end, self._stream)
             self._seq += 1
             seq = self._seq
-        return cuda_event(self, seq, getattr(cmd, "label", "") or "", submitted, start, end)
+        e = cuda_event(self, seq, getattr(cmd, "label", "") or "", submitted, start, end)
+        e._unprofiled = getattr(cmd, "unprofiled", None)    # a graph finalized without enable_profiling
+        return e
 
     def wait(self) -> None:
         super().wait()

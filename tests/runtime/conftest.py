@@ -19,6 +19,7 @@ a GPU runs the whole suite on both.
 import pytest
 
 from minisycl import runtime as sycl
+from minisycl.runtime import host_access
 
 
 def _device_names() -> list[str]:
@@ -39,6 +40,12 @@ def test_device(request):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MINISYCL_DEVICE", name)
         yield sycl.default_device(name)
+
+
+@pytest.fixture(autouse=True)
+def _commands_of_earlier_tests_are_forgotten():
+    """Each test starts with no command waiting to be waited for (``host_access``)."""
+    host_access.forget()
 
 
 @pytest.fixture(autouse=True)

@@ -161,7 +161,9 @@ class USMQueueGraph(RuleBasedStateMachine):
     def contents_match_the_model(self):
         for a, model in self.allocs:
             if model is not None:
-                assert np.array_equal(np.asarray(a), model), (a, model, np.asarray(a))
+                seen = np.empty_like(model)        # device memory is read through a copy, as on a GPU
+                self.q.copy(a, seen).wait()
+                assert np.array_equal(seen, model), (a, model, seen)
 
 
 TestUSMQueueGraph = USMQueueGraph.TestCase

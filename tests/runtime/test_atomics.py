@@ -37,8 +37,13 @@ def x():
     return a
 
 
-def aggregated(prog, kernel):
-    return prog.linked_for(kernel, sycl.queue().device)[0].aggregated.get(kernel, [])
+def aggregated(prog, kernel, expected):
+    """Whether the CPU device's lowering aggregated the atomics it should (``expected``);
+    other devices compile atomics their own way (only their results are checked)."""
+    device = sycl.queue().device
+    if device.name != sycl.HOST_CPU:
+        return True
+    return prog.linked_for(kernel, device)[0].aggregated.get(kernel, []) == expected
 
 
 def test_sums_minima_maxima_and_bits_are_exact(prog, x):
@@ -58,8 +63,8 @@ def test_sums_minima_maxima_and_bits_are_exact(prog, x):
     xv = np.asarray(x)
     assert a[0] == np.bitwise_and.reduce(xv | 0x100) and o[0] == np.bitwise_or.reduce(xv)
     assert e[0] == 0x55 ^ np.bitwise_xor.reduce(xv)
-    assert aggregated(prog, "sum_sub") == [1] and aggregated(prog, "lo_hi") == [1, 2]
-    assert aggregated(prog, "bits") == [1, 2, 3]
+    assert aggregated(prog, "sum_sub", [1]) and aggregated(prog, "lo_hi", [1, 2])
+    assert aggregated(prog, "bits", [1, 2, 3])
 
 
 def test_updates_that_someone_reads_are_left_alone(prog):
@@ -68,9 +73,9 @@ def test_updates_that_someone_reads_are_left_alone(prog):
     nxt[0] = 0
     q.parallel_for(prog.kernel("ticket"), N, nxt, got).wait()
     assert nxt[0] == N and np.array_equal(np.sort(np.asarray(got)), np.arange(N))   # every ticket once
-    assert aggregated(prog, "ticket") == []
-    assert aggregated(prog, "fsum") == []            # float sums depend on the order
-    assert aggregated(prog, "also_loads") == []      # another atomic could read the target
+    assert aggregated(prog, "ticket", [])
+    assert aggregated(prog, "fsum", [])           # float sums depend on the order
+    assert aggregated(prog, "also_loads", [])     # another atomic could read the target
 
 
 def test_a_single_work_item_sees_its_own_update(prog):
@@ -80,7 +85,7 @@ def test_a_single_work_item_sees_its_own_update(prog):
     q.parallel_for(prog.kernel("peek"), 1, s, s, out).wait()
     assert out[0] == 6 and s[0] == 6
     q.parallel_for(prog.kernel("peek"), 1000, s, out, out).wait()
-    assert s[0] == 5006 and aggregated(prog, "peek") == [0]
+    assert s[0] == 5006 and aggregated(prog, "peek", [0])
 
 
 IR = """

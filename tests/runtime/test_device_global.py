@@ -59,7 +59,9 @@ def fresh_context(monkeypatch):
 
 def run(q, prog, name, *args, n=None):
     k = prog.kernel(name)
-    return q.parallel_for(k, n, *args) if n else q.single_task(k, *args)
+    e = q.parallel_for(k, n, *args) if n else q.single_task(k, *args)
+    e.wait()
+    return e
 
 
 def test_persistence_across_kernels_and_images(prog):
@@ -80,7 +82,7 @@ def test_constant_initialisers_and_static_members(prog):
     run(q, prog, "read_total", total)
     assert total[0] == 1000
     a = np.zeros(4, np.int32)
-    q.copy(prog.device_global("arr"), a)
+    q.copy(prog.device_global("arr"), a).wait()
     assert a.tolist() == [1, 2, 3, 4]
 
 
@@ -90,7 +92,7 @@ def test_operators(prog):
     run(q, prog, "ops", out)
     assert out[0] == 12 + 24 and out[1] == 1
     p = np.zeros(2, np.float32)
-    q.memcpy(p, prog.device_global("pair"), 8)       # struct: raw bytes
+    q.memcpy(p, prog.device_global("pair"), 8).wait()       # struct: raw bytes
     assert p.view(np.int32)[0] == 24 and p[1] == 0.5
 
 
@@ -98,26 +100,26 @@ def test_unused_global_reads_zero_then_round_trips(prog):
     q = sycl.queue()
     dg = prog.device_global("unused_plain")
     v = np.full(1, 9, np.int32)
-    q.copy(dg, v)
+    q.copy(dg, v).wait()
     assert v[0] == 0
-    q.copy(np.array([123], np.int32), dg)
-    q.copy(dg, v)
+    q.copy(np.array([123], np.int32), dg).wait()
+    q.copy(dg, v).wait()
     assert v[0] == 123
 
 
 def test_copy_before_first_use_full_and_partial(prog):
     q = sycl.queue()
     arr = prog.device_global("arr")
-    q.copy(np.array([70, 80], np.int32), arr, 2, start_index=2)     # partial, with an offset
+    q.copy(np.array([70, 80], np.int32), arr, 2, start_index=2).wait()     # partial, with an offset
     out = sycl.malloc_shared(4, np.int32, q)
     run(q, prog, "read_plain", out)                                  # the kernel sees the copy
     assert out[2] == 80 and out[1] == 1                              # arr[0] (1) untouched
     host = np.zeros(4, np.int32)
-    q.copy(arr, host)
+    q.copy(arr, host).wait()
     assert host.tolist() == [1, 2, 70, 80]
     e = q.memcpy(arr, np.array([5], np.int32), 4, offset=4)          # memcpy with offset, returns an event
     e.wait()
-    q.memcpy(host, arr)
+    q.memcpy(host, arr).wait()
     assert host.tolist() == [1, 5, 70, 80]
 
 
@@ -125,13 +127,13 @@ def test_image_scope_copies(prog):
     q = sycl.queue()
     scoped = prog.device_global("scoped")
     v = np.zeros(1, np.int32)
-    q.copy(scoped, v)                        # before any kernel: the initial value
+    q.copy(scoped, v).wait()                        # before any kernel: the initial value
     assert v[0] == 7
-    q.copy(np.array([100], np.int32), scoped)
+    q.copy(np.array([100], np.int32), scoped).wait()
     out = sycl.malloc_shared(1, np.int32, q)
     run(q, prog, "bump_scoped", out)
     assert out[0] == 101
-    q.copy(scoped, v)
+    q.copy(scoped, v).wait()
     assert v[0] == 101
 
 
@@ -151,7 +153,7 @@ def test_errors(prog, call, text):
         call(q, prog)
     assert err.value.code() == sycl.errc.invalid and text in str(err.value)
     v = np.zeros(1, np.float32)
-    q.copy(prog.device_global("ro"), v)          # the queue still works
+    q.copy(prog.device_global("ro"), v).wait()          # the queue still works
     assert v[0] == 1.5
 
 
@@ -176,13 +178,13 @@ def test_sycl_external_across_files_and_image_scope_in_two_images(tmp_path):
     prog = sycl.program(bundle, "app")
     q = sycl.queue()
     o = sycl.malloc_shared(1, np.int32, q)
-    q.single_task(prog.kernel("twice"), o)
+    q.single_task(prog.kernel("twice"), o).wait()
     assert o[0] == 6
     # the same image-scope variable in images of two bundles: which one would a copy mean?
     lib, _ = build([str(tmp_path / "lib.ksl")])
     both = sycl.program([bundle, lib], "app+lib")
     with pytest.raises(sycl.exception) as err:
-        q.copy(np.zeros(1, np.int32), both.device_global("solo"))
+        q.copy(np.zeros(1, np.int32), both.device_global("solo")).wait()
     assert err.value.code() == sycl.errc.invalid
     assert str(err.value) == "More than one image exists with the device_global."
 
@@ -216,7 +218,7 @@ def test_init_mode_and_csr_reach_the_bundle(tmp_path):
     assert info["init_mode"] == "1" and info["implement_in_csr"] == "true"
     prog = sycl.program(bundle, "f")
     o = sycl.malloc_shared(1, np.int32, sycl.queue())
-    sycl.queue().single_task(prog.kernel("k"), o)       # no effect on these devices
+    sycl.queue().single_task(prog.kernel("k"), o).wait()       # no effect on these devices
     assert o[0] == 0
 
 

@@ -31,7 +31,7 @@ def q():
 
 def device_values(q, prog):
     out = np.zeros(4, np.int32)
-    q.copy(prog.device_global("arr"), out)
+    q.copy(prog.device_global("arr"), out).wait()
     return out.tolist()
 
 
@@ -45,7 +45,7 @@ def test_the_default_count_is_the_whole_of_t(q, prog):
     q.copy(np.array([5, 6, 7, 8], np.int32), prog.device_global("arr")).wait()
     assert device_values(q, prog) == [5, 6, 7, 8]
     grid = np.zeros(6, np.int64)
-    q.copy(prog.device_global("grid"), grid)                    # 2 x 3 longs: six elements
+    q.copy(prog.device_global("grid"), grid).wait()                    # 2 x 3 longs: six elements
     assert grid.tolist() == [0] * 6
 
 
@@ -62,10 +62,10 @@ def test_a_start_index_with_the_default_count_is_out_of_bounds_both_ways(q, prog
 
 def test_an_explicit_count_that_fits_from_a_start_index(q, prog):
     arr = prog.device_global("arr")
-    q.copy(np.array([70, 80], np.int32), arr, 2, start_index=2)
+    q.copy(np.array([70, 80], np.int32), arr, 2, start_index=2).wait()
     assert device_values(q, prog) == [1, 2, 70, 80]
     tail = np.zeros(1, np.int32)
-    q.copy(arr, tail, 1, start_index=3)
+    q.copy(arr, tail, 1, start_index=3).wait()
     assert tail.tolist() == [80]
     out = sycl.malloc_shared(4, np.int32, q)
     q.single_task(prog.kernel("read_arr"), out).wait()          # kernels see it too

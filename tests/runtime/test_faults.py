@@ -31,6 +31,7 @@ def fault(fn):
     return str(err.value)
 
 
+@pytest.mark.cpu_only("a kernel's invalid access is caught by the CPU device's fault guard; on a GPU it is CUDA_ERROR_ILLEGAL_ADDRESS, which loses the context for the rest of the process (tests/gpu/test_gpu.py tests that)")
 def test_invalid_access_in_single_task(prog):
     q = sycl.queue()
     p = sycl.malloc_shared(4, np.int32, q)
@@ -42,6 +43,7 @@ def test_invalid_access_in_single_task(prog):
     assert list(p) == [0, 0, 1, 0]
 
 
+@pytest.mark.cpu_only("integer division by zero traps on this CPU (SIGFPE); it does not trap on a GPU")
 @pytest.mark.parametrize("where", [0, N - 1], ids=["first-piece", "last-piece"])
 def test_division_by_zero_in_any_piece_of_a_parallel_for(prog, where):
     """The first share is a worker thread's, the last the caller's (unless another
@@ -61,6 +63,7 @@ def test_division_by_zero_in_any_piece_of_a_parallel_for(prog, where):
     assert x[where] == 1 and np.asarray(x)[N // 2] == 2
 
 
+@pytest.mark.cpu_only("a kernel's invalid access is caught by the CPU device's fault guard; on a GPU it is CUDA_ERROR_ILLEGAL_ADDRESS, which loses the context for the rest of the process (tests/gpu/test_gpu.py tests that)")
 def test_fault_in_a_graph_replay(prog):
     q = sycl.queue()
     x = sycl.malloc_shared(16, np.int32, q)
@@ -93,6 +96,7 @@ def test_a_fault_outside_kernels_still_ends_the_process(prog):
     assert "Fatal Python error: Segmentation fault" in run.stderr
 
 
+@pytest.mark.cpu_only("about the CPU device's native launch library")
 def test_without_native_support_kernels_run_on_the_calling_thread(prog, monkeypatch):
     """Where the guards are not available (not Linux x86-64/AArch64), launches and
     graph plans still run, unguarded."""

@@ -47,7 +47,7 @@ def test_basic_explicit_dag(prog):
     assert [n.get_type() for n in g.get_nodes()] == [sycl.node_type.kernel] * 4
     ex = g.finalize()
     for _ in range(3):
-        q.ext_oneapi_graph(ex)
+        q.ext_oneapi_graph(ex).wait()
     assert np.asarray(a)[0] == 14 and np.asarray(b)[0] == 3 and np.asarray(c)[0] == 17
 
 
@@ -68,7 +68,7 @@ def test_in_order_record_and_replay(prog):
     assert nodes[2].get_predecessors() == [nodes[1]]      # the implicit in-order chain
     ex = g.finalize()
     for _ in range(2):
-        q.ext_oneapi_graph(ex)
+        q.ext_oneapi_graph(ex).wait()
     assert np.asarray(a)[0] == 6                          # (0+1)*2 = 2, (2+1)*2 = 6
 
 
@@ -81,7 +81,7 @@ def test_multi_queue_recording_with_events(prog):
         e2 = q2.parallel_for(prog.kernel("fillv"), N, b, 7)
         q1.submit(lambda h: (h.depends_on([e1, e2]), h.parallel_for(prog.kernel("add"), N, a, b, c)))
     assert sycl.node.get_node_from_event(e1).get_successors() == g.get_nodes()[2:]
-    q1.ext_oneapi_graph(g.finalize())
+    q1.ext_oneapi_graph(g.finalize()).wait()
     assert np.asarray(c).tolist() == [12] * N
 
 
@@ -175,8 +175,8 @@ def test_sub_graph(prog):
     main.add(lambda h: h.parallel_for(prog.kernel("dbl"), N, a), depends_on=[m2])
     assert m2.get_type() == sycl.node_type.subgraph
     ex = main.finalize()
-    q.ext_oneapi_graph(ex)                 # ((0*2)+1-3)*2 = -4
-    q.ext_oneapi_graph(sub_exec)           # the sub-graph alone: -4+1-3 = -6
+    q.ext_oneapi_graph(ex).wait()                 # ((0*2)+1-3)*2 = -4
+    q.ext_oneapi_graph(sub_exec).wait()           # the sub-graph alone: -4+1-3 = -6
     assert np.asarray(a)[0] == -6
 
 
@@ -189,7 +189,7 @@ def test_whole_graph_update(prog):
     diamond(g2, prog, a2, b2, c2)
     ex = g1.finalize(updatable=True)
     ex.update(g2)
-    q.ext_oneapi_graph(ex)
+    q.ext_oneapi_graph(ex).wait()
     assert np.asarray(c2)[0] == 3 and np.asarray(c1)[0] == 0
     g3 = sycl.command_graph(q)
     g3.add(lambda h: h.parallel_for(prog.kernel("inc"), N, a1))
@@ -217,26 +217,26 @@ def test_dynamic_parameters(prog):
     val = sycl.dynamic_parameter(g, 42)
     n1 = g.add(lambda h: h.parallel_for(prog.kernel("fillv"), N, ptr, val))
     ex = g.finalize(updatable=True)
-    q.ext_oneapi_graph(ex)
+    q.ext_oneapi_graph(ex).wait()
     assert np.asarray(pa)[0] == 42
     ptr.update(pb)
     val.update(7)
-    q.ext_oneapi_graph(ex)                     # not yet: the exec graph needs update()
+    q.ext_oneapi_graph(ex).wait()                     # not yet: the exec graph needs update()
     assert np.asarray(pb)[0] == 0
     ex.update(n1)
-    q.ext_oneapi_graph(ex)
+    q.ext_oneapi_graph(ex).wait()
     assert np.asarray(pb)[0] == 7 and np.asarray(pa)[0] == 42
     n1.update_range(N // 2)                    # range update
     np.asarray(pb)[:] = 0
     ex.update([n1])
-    q.ext_oneapi_graph(ex)
+    q.ext_oneapi_graph(ex).wait()
     assert np.asarray(pb).tolist() == [7] * (N // 2) + [0] * (N // 2)
     with pytest.raises(sycl.exception, match="different dimensions"):
         n1.update_range((2, 2))
     with pytest.raises(sycl.exception, match="kernel executions"):
         g.add(lambda h: h.memcpy(ptr, pb, 4))
     with pytest.raises(sycl.exception, match="only be used in command graph nodes"):
-        q.parallel_for(prog.kernel("fillv"), N, ptr, 1)
+        q.parallel_for(prog.kernel("fillv"), N, ptr, 1).wait()
     other = sycl.command_graph(q)          # the newer revision: a dynamic parameter is tied to no graph
     other.add(lambda h: h.parallel_for(prog.kernel("fillv"), N, ptr, 1))
     q.ext_oneapi_graph(other.finalize()).wait()
@@ -251,11 +251,11 @@ def test_dynamic_command_group(prog):
                                          lambda h: h.parallel_for(prog.kernel("fillv"), N, a, 0xA)])
     n = g.add(dcg)
     ex = g.finalize(updatable=True)
-    q.ext_oneapi_graph(ex)
+    q.ext_oneapi_graph(ex).wait()
     assert np.asarray(a)[0] == 42 and dcg.get_active_index() == 0
     dcg.set_active_index(1)
     ex.update(n)
-    q.ext_oneapi_graph(ex)
+    q.ext_oneapi_graph(ex).wait()
     assert np.asarray(a)[0] == 0xA
     with pytest.raises(sycl.exception, match="Index is out of range."):
         dcg.set_active_index(2)
@@ -281,7 +281,7 @@ def test_host_tasks_keep_order(prog):
     g.add(lambda h: h.memset(a, 0, 0))              # a second root
     ex = g.finalize()
     for _ in range(3):
-        q.ext_oneapi_graph(ex)
+        q.ext_oneapi_graph(ex).wait()
     assert seen == [1, 12, 122] and np.asarray(a)[0] == 1221
 
 
@@ -297,6 +297,7 @@ def test_two_executable_graphs_are_independent_and_serialised(prog):
         t.start()
     for t in threads:
         t.join()
+    q.wait()
     assert p[0] == 600
 
 
@@ -335,7 +336,7 @@ def test_recording_stress_from_threads(prog):
         t.join()
     g.end_recording()
     assert len(g.get_nodes()) == 400
-    q.ext_oneapi_graph(g.finalize())
+    q.ext_oneapi_graph(g.finalize()).wait()
     assert p[0] == 400
 
 
@@ -384,7 +385,7 @@ def test_async_alloc_reuse(prog, mode):
     ex = g.finalize()
     assert ex.get_required_mem_size() == 2 * N * 4        # on the executable graph (newer revision)
     for _ in range(3):
-        q.ext_oneapi_graph(ex)
+        q.ext_oneapi_graph(ex).wait()
     assert np.asarray(out).tolist() == [7] * N
     with pytest.raises(sycl.exception, match="single executable graph alive"):
         g.finalize()
@@ -407,7 +408,7 @@ def test_transitive_recording_through_events(prog):
     assert q2.ext_oneapi_get_state() == "recording" and np.asarray(a)[0] == 0
     g.end_recording()
     assert q2.ext_oneapi_get_state() == "executing"
-    q1.ext_oneapi_graph(g.finalize())
+    q1.ext_oneapi_graph(g.finalize()).wait()
     assert np.asarray(a)[0] == 2
 
 
@@ -439,7 +440,7 @@ def test_scenarios_both_ways(prog, mode):
         add(lambda h: h.parallel_for(prog.kernel("add"), N, a, b, c), [B, C])])
     ex = g.finalize()
     for _ in range(3):
-        q.ext_oneapi_graph(ex)
+        q.ext_oneapi_graph(ex).wait()
     assert (np.asarray(a)[0], np.asarray(b)[0], np.asarray(c)[0]) == (14, 3, 17)
     # 8. a sub-graph between two kernels
     sub = sycl.command_graph(q)
@@ -450,7 +451,7 @@ def test_scenarios_both_ways(prog, mode):
         k1 := add(lambda h: h.parallel_for(prog.kernel("dbl"), N, a)),
         s := add(lambda h: h.ext_oneapi_graph(sub_exec), [k1]),
         add(lambda h: h.parallel_for(prog.kernel("dbl"), N, a), [s])])
-    q.ext_oneapi_graph(main.finalize())
+    q.ext_oneapi_graph(main.finalize()).wait()
     assert np.asarray(a)[0] == (14 * 2 - 4) * 2
     # 10. a dynamic pointer parameter, updated: explicit only (record & replay refuses them)
     g2 = sycl.command_graph(q)
@@ -463,10 +464,10 @@ def test_scenarios_both_ways(prog, mode):
     n = build_scenario(g2, q, prog, "explicit",
                        lambda add: add(lambda h: h.parallel_for(prog.kernel("fillv"), N, ptr, 5)))
     ex2 = g2.finalize(updatable=True)
-    q.ext_oneapi_graph(ex2)
+    q.ext_oneapi_graph(ex2).wait()
     ptr.update(c)
     ex2.update(n)
-    q.ext_oneapi_graph(ex2)
+    q.ext_oneapi_graph(ex2).wait()
     assert np.asarray(b)[0] == 5 and np.asarray(c)[0] == 5
     # 12. a host task between kernels keeps its order over replays
     seen = []
@@ -476,8 +477,8 @@ def test_scenarios_both_ways(prog, mode):
         t := add(lambda h: h.host_task(lambda: seen.append(int(c[0]))), [k]),
         add(lambda h: h.parallel_for(prog.kernel("inc"), N, c), [t])])
     ex3 = g3.finalize()
-    q.ext_oneapi_graph(ex3)
-    q.ext_oneapi_graph(ex3)
+    q.ext_oneapi_graph(ex3).wait()
+    q.ext_oneapi_graph(ex3).wait()
     assert seen == [1, 1] and np.asarray(c)[0] == 2
 
 
@@ -488,10 +489,10 @@ def test_set_arg_registers_dynamic_parameters(prog):
     p = sycl.dynamic_parameter(g, a)
     n = g.add(lambda h: (h.set_arg(0, p), h.set_arg(1, 3), h.parallel_for(prog.kernel("fillv"), N)))
     ex = g.finalize(updatable=True)
-    q.ext_oneapi_graph(ex)
+    q.ext_oneapi_graph(ex).wait()
     p.update(b)
     ex.update(n)
-    q.ext_oneapi_graph(ex)
+    q.ext_oneapi_graph(ex).wait()
     assert np.asarray(a)[0] == 3 and np.asarray(b)[0] == 3
 
 
@@ -525,7 +526,7 @@ def test_barrier_in_record_and_replay(prog):
     assert barrier.get_type() == sycl.node_type.ext_oneapi_barrier
     assert barrier.get_predecessors() == g.get_nodes()[:2]
     assert g.get_nodes()[3].get_predecessors() == [barrier]
-    q.ext_oneapi_graph(g.finalize())
+    q.ext_oneapi_graph(g.finalize()).wait()
     assert np.asarray(c)[0] == 5
 
 
@@ -537,12 +538,12 @@ def test_remaining_scenario_variants(prog, tmp_path):
     g.begin_recording(q)
     q.parallel_for(prog.kernel("inc"), N, a)
     g.end_recording()
-    q.parallel_for(prog.kernel("inc"), N, b)           # runs now, not recorded
+    q.parallel_for(prog.kernel("inc"), N, b).wait()           # runs now, not recorded
     g.begin_recording(q)
     q.parallel_for(prog.kernel("dbl"), N, a)
     g.end_recording()
     assert len(g.get_nodes()) == 2 and np.asarray(b)[0] == 1
-    q.ext_oneapi_graph(g.finalize())
+    q.ext_oneapi_graph(g.finalize()).wait()
     assert np.asarray(a)[0] == 2
     # 7. print_graph of a recorded graph
     g.print_graph(str(tmp_path / "r.dot"))
@@ -557,8 +558,8 @@ def test_remaining_scenario_variants(prog, tmp_path):
     outer1, outer2 = sycl.command_graph(q), sycl.command_graph(q)
     outer1.add(lambda h: h.ext_oneapi_graph(middle_exec))
     outer2.add(lambda h: h.ext_oneapi_graph(inner_exec))
-    q.ext_oneapi_graph(outer1.finalize())
-    q.ext_oneapi_graph(outer2.finalize())
+    q.ext_oneapi_graph(outer1.finalize()).wait()
+    q.ext_oneapi_graph(outer2.finalize()).wait()
     assert np.asarray(c)[0] == 2
     # 10. one dynamic parameter shared by two nodes, updated before finalize
     g2 = sycl.command_graph(q)
@@ -567,11 +568,11 @@ def test_remaining_scenario_variants(prog, tmp_path):
     n2 = g2.add(lambda h: h.parallel_for(prog.kernel("fillv"), N, b, v))
     v.update(8)                                        # before finalize: the graph is built with 8
     ex = g2.finalize(updatable=True)
-    q.ext_oneapi_graph(ex)
+    q.ext_oneapi_graph(ex).wait()
     assert (np.asarray(a)[0], np.asarray(b)[0]) == (8, 8)
     v.update(9)
     ex.update([n1, n2])
-    q.ext_oneapi_graph(ex)
+    q.ext_oneapi_graph(ex).wait()
     assert (np.asarray(a)[0], np.asarray(b)[0]) == (9, 9)
     # 9. whole-graph update from a recorded graph
     g3 = sycl.command_graph(q)
@@ -582,5 +583,5 @@ def test_remaining_scenario_variants(prog, tmp_path):
         q.parallel_for(prog.kernel("fillv"), N, c, 4)
     ex3 = g3.finalize(updatable=True)
     ex3.update(g4)
-    q.ext_oneapi_graph(ex3)
+    q.ext_oneapi_graph(ex3).wait()
     assert np.asarray(c)[0] == 4

@@ -35,7 +35,7 @@ def test_update_of_one_node_checks_no_other_nodes_memory(prog, monkeypatch):
     p = sycl.malloc_shared(4, np.int32, q)
     np.asarray(p)[:] = 0
     dyn, node, ex = _chain(prog, q, p, 50, 1)
-    q.ext_oneapi_graph(ex)
+    q.ext_oneapi_graph(ex).wait()
     looked = []
     original = commands.KernelCommand.memory
 
@@ -46,13 +46,13 @@ def test_update_of_one_node_checks_no_other_nodes_memory(prog, monkeypatch):
     for v in (2, 3):
         dyn.update(v)
         ex.update(node)
-        q.ext_oneapi_graph(ex)
+        q.ext_oneapi_graph(ex).wait()
     assert len(looked) == 0                       # packing the updated node checked its memory; not 50 nodes
     assert list(np.asarray(p)) == [1 + 49 + 2 + 49 + 3 + 49] * 4
     looked.clear()
     other = sycl.malloc_shared(4, np.int32, q)
     sycl.free(other, q)                           # a free: the next replay looks at every node again
-    q.ext_oneapi_graph(ex)
+    q.ext_oneapi_graph(ex).wait()
     assert len(looked) == 50
     sycl.free(p, q)
 
@@ -64,22 +64,22 @@ def test_updated_node_using_freed_memory_is_refused(prog):
     dyn = sycl.dynamic_parameter(g, p)
     node = g.add(lambda h: h.parallel_for(prog.kernel("put"), 4, dyn, p))
     ex = g.finalize(updatable=True)
-    q.ext_oneapi_graph(ex)
+    q.ext_oneapi_graph(ex).wait()
     dyn.update(src)
     ex.update(node)
     address = src.ptr
     sycl.free(src, q)                             # freed after the update, before the replay
     with pytest.raises(sycl.exception) as info:
-        q.ext_oneapi_graph(ex)
+        q.ext_oneapi_graph(ex).wait()
     assert info.value.code() == sycl.errc.invalid and "node" in str(info.value)
     with pytest.raises(sycl.exception):           # refused again, not forgotten
-        q.ext_oneapi_graph(ex)
+        q.ext_oneapi_graph(ex).wait()
     with pytest.raises(sycl.exception) as info:   # an update to a freed address: refused at once
         dyn.update(address)
     assert info.value.code() == sycl.errc.invalid
     dyn.update(p)
     ex.update(node)
-    q.ext_oneapi_graph(ex)
+    q.ext_oneapi_graph(ex).wait()
 
 
 def test_in_place_update_and_a_new_range(prog):
@@ -87,12 +87,12 @@ def test_in_place_update_and_a_new_range(prog):
     p = sycl.malloc_shared(4, np.int32, q)
     np.asarray(p)[:] = 0
     dyn, node, ex = _chain(prog, q, p, 3, 5)
-    q.ext_oneapi_graph(ex)
+    q.ext_oneapi_graph(ex).wait()
     assert list(np.asarray(p)) == [7] * 4
     node.update_range(sycl.range(2))
     dyn.update(10)
     ex.update(node)
-    q.ext_oneapi_graph(ex)
+    q.ext_oneapi_graph(ex).wait()
     assert list(np.asarray(p)) == [19, 19, 9, 9]
 
 
@@ -101,7 +101,7 @@ def test_direct_graph_submission_keeps_its_checks_and_events(prog):
     p = sycl.malloc_shared(4, np.int32, q)
     _, _, ex = _chain(prog, q, p, 2, 1)
     with pytest.raises(sycl.exception) as info:
-        q.ext_oneapi_graph(object())
+        q.ext_oneapi_graph(object()).wait()
     assert info.value.code() == sycl.errc.invalid
     other = sycl.queue(in_order=True, context=sycl.context())
     with pytest.raises(sycl.exception) as info:

@@ -52,8 +52,8 @@ def prog(bundle):
 def test_indirectly_callable_method_works_as_before(prog, dev):
     q = sycl.queue(dev)
     t, out = sycl.malloc_shared(16, np.uint8, q), sycl.malloc_shared(2, np.int32, q)
-    q.single_task(prog.kernel("make"), t)
-    q.single_task(prog.kernel("bump"), t, out)
+    q.single_task(prog.kernel("make"), t).wait()
+    q.single_task(prog.kernel("bump"), t, out).wait()
     q.wait()
     assert list(np.asarray(out)) == [41, 42]
 
@@ -62,17 +62,17 @@ def test_indirectly_callable_method_works_as_before(prog, dev):
 def test_calling_the_host_only_method_raises_runtime_naming_it(prog, dev):
     q = sycl.queue(dev)
     o, out = sycl.malloc_shared(16, np.uint8, q), sycl.malloc_shared(2, np.int32, q)
-    q.single_task(prog.kernel("make_other"), o)
+    q.single_task(prog.kernel("make_other"), o).wait()
     with pytest.raises(sycl.exception) as err:
-        q.single_task(prog.kernel("confused"), o, out)
+        q.single_task(prog.kernel("confused"), o, out).wait()
         q.wait()
     assert err.value.code() == sycl.errc.runtime
     assert str(err.value) == MESSAGE
     assert np.asarray(out)[0] == 0          # the stub's result, never the host body's -1
     # the queue is still usable, and the message is not raised again
     t = sycl.malloc_shared(16, np.uint8, q)
-    q.single_task(prog.kernel("make"), t)
-    q.single_task(prog.kernel("bump"), t, out)
+    q.single_task(prog.kernel("make"), t).wait()
+    q.single_task(prog.kernel("bump"), t, out).wait()
     q.wait()
     assert np.asarray(out)[0] == 41
 
@@ -88,8 +88,8 @@ def test_constructing_kernel_runs_on_a_device_without_fp64(prog):
     q = sycl.queue("intel_gpu_tgllp")
     assert not q.device.has(sycl.aspect.fp64)
     t, out = sycl.malloc_shared(16, np.uint8, q), sycl.malloc_shared(2, np.int32, q)
-    q.single_task(prog.kernel("make"), t)
-    q.single_task(prog.kernel("bump"), t, out)
+    q.single_task(prog.kernel("make"), t).wait()
+    q.single_task(prog.kernel("bump"), t, out).wait()
     q.wait()
     assert list(np.asarray(out)) == [41, 42]
 

@@ -21,6 +21,9 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.cpu_only("Ctrl-C, stack and LLVM guards of kernels running on this CPU's threads; a GPU "
+                                  "wait's Ctrl-C is test_a_gpu_wait_is_interruptible (with the stand-in driver)")
+
 KSL = r"""
 kernel spin(int* p) { while (p[0] == 0) { p[1] = p[1] + 1; } }
 kernel spin_all(id<1> i, int* p) { while (p[0] == 0) { p[1] = p[1] + 1; } }
@@ -136,6 +139,7 @@ def test_ctrl_c_again_and_again_stops_only_the_launch_it_came_in(tmp_path):
             interrupted(lambda: q.parallel_for(prog.kernel('spin_all'), 1 << 22, p), after=0.05)
             for v in range(20):                 # launches right after: none is interrupted
                 q.parallel_for(prog.kernel('fillv'), 1 << 22, x, v)
+            q.wait()
             assert (np.asarray(x) == 19).all()
         print("done", flush=True)
     """)
@@ -257,7 +261,7 @@ def test_a_gpu_wait_is_interruptible(monkeypatch, tmp_path):
     prog = sycl.build_program([str(tmp_path / "k.ksl")])
     q = sycl.queue(dev)
     x = sycl.malloc_shared(16, np.int32, q)
-    q.parallel_for(prog.kernel("fillv"), 16, x, 3)
+    q.parallel_for(prog.kernel("fillv"), 16, x, 3).wait()
     fake.refuse["cuStreamQuery"] = 600              # CUDA_ERROR_NOT_READY
     fake.refuse["cuEventQuery"] = 600
     timer = threading.Timer(0.3, lambda: signal.pthread_kill(threading.main_thread().ident, signal.SIGINT))

@@ -43,8 +43,8 @@ def test_virtual_call_however_the_object_is_reached(tmp_path):
     q = sycl.queue()
     objs = sycl.malloc_shared(64, np.uint8, q)
     out = sycl.malloc_shared(5, np.int32, q)
-    q.single_task(prog.kernel("make"), objs)
-    q.single_task(prog.kernel("calls"), objs, out)
+    q.single_task(prog.kernel("make"), objs).wait()
+    q.single_task(prog.kernel("calls"), objs, out).wait()
     assert np.asarray(out).tolist() == [2, 2, 2, 2, 1]
 
 
@@ -71,7 +71,7 @@ def test_device_global_multi_ptr_and_properties(tmp_path):
     prog = _program(tmp_path, "props", PROPS)
     q = sycl.queue()
     out = sycl.malloc_shared(6, np.int32, q)
-    q.single_task(prog.kernel("k"), out)
+    q.single_task(prog.kernel("k"), out).wait()
     assert np.asarray(out).tolist() == [3, 1, 0, 0, 10, 4]
     arr, plain, fpga = (prog.device_global(n) for n in ("arr", "plain", "fpga"))
     assert arr.has_property("host_access") and arr.get_property("host_access") == "read"
@@ -101,7 +101,7 @@ def test_device_global_constructed_at_compile_time(tmp_path):
     q.copy(prog.device_global("by_default"), before).wait()
     assert before[0] == 5 and before[2:].tolist() == [5, 6, 9, 14]
     out = sycl.malloc_shared(13, np.int32, q)
-    q.single_task(prog.kernel("read"), out)
+    q.single_task(prog.kernel("read"), out).wait()
     assert np.asarray(out).tolist() == [5, 14, 7, 49, 50, 4, 9, 9, 4, 7, 2, 9, 11]
 
 

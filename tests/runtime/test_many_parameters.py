@@ -47,9 +47,9 @@ def test_many_parameters_compute_what_few_do(tmp_path, n, item):
     out = sycl.malloc_shared(3, np.float64, q)
     np.asarray(out)[:] = 0
     if item:
-        q.parallel_for(prog.kernel(name), 3, *values, out)
+        q.parallel_for(prog.kernel(name), 3, *values, out).wait()
     else:
-        q.single_task(prog.kernel(name), *values, out)
+        q.single_task(prog.kernel(name), *values, out).wait()
     expected = float(sum(float(v) for v in values))
     got = np.asarray(out)
     assert got[0] == pytest.approx(expected)
@@ -67,11 +67,11 @@ def test_many_parameters_in_a_graph_with_an_update(tmp_path):
     dyn = sycl.dynamic_parameter(g, 7)
     node = g.add(lambda h: h.single_task(prog.kernel("g40"), 3, *range(1, n - 1), dyn, out))
     ex = g.finalize(updatable=True)
-    q.ext_oneapi_graph(ex)
+    q.ext_oneapi_graph(ex).wait()
     assert np.asarray(out)[0] == 3007
     dyn.update(9)
     ex.update(node)
-    q.ext_oneapi_graph(ex)
+    q.ext_oneapi_graph(ex).wait()
     assert np.asarray(out)[0] == 3009
 
 

@@ -53,9 +53,9 @@ def test_construct_then_call_default_and_named_sets(vf, dev):
     obj = sycl.malloc_shared(16, np.uint8, q)
     out = sycl.malloc_shared(1, np.int32, q)
     dout = sycl.malloc_shared(1, np.float64, q)
-    q.single_task(vf.kernel("Constructor"), obj)
-    q.single_task(vf.kernel("Use"), obj, out)
-    q.single_task(vf.kernel("UseFP64"), obj, dout)
+    q.single_task(vf.kernel("Constructor"), obj).wait()
+    q.single_task(vf.kernel("Use"), obj, out).wait()
+    q.single_task(vf.kernel("UseFP64"), obj, dout).wait()
     assert out[0] == 1 and dout[0] == 3.5
 
 
@@ -63,11 +63,11 @@ def test_fp64_set_on_device_without_fp64(vf):
     q = sycl.queue("intel_gpu_tgllp")
     obj = sycl.malloc_shared(16, np.uint8, q)
     out = sycl.malloc_shared(1, np.int32, q)
-    q.single_task(vf.kernel("Constructor"), obj)         # constructs fine
-    q.single_task(vf.kernel("Use"), obj, out)
+    q.single_task(vf.kernel("Constructor"), obj).wait()         # constructs fine
+    q.single_task(vf.kernel("Use"), obj, out).wait()
     assert out[0] == 1
     with pytest.raises(sycl.exception) as err:
-        q.single_task(vf.kernel("UseFP64"), obj, sycl.malloc_shared(1, np.float64, q))
+        q.single_task(vf.kernel("UseFP64"), obj, sycl.malloc_shared(1, np.float64, q)).wait()
     assert err.value.code() == sycl.errc.kernel_not_supported
     assert str(err.value) == "Required aspect fp64 is not supported on the device"
     # the JIT flow linked the dummy image of the fp64 set for the constructing kernel
@@ -76,24 +76,24 @@ def test_fp64_set_on_device_without_fp64(vf):
     linked = vf.images_to_link(jit_main, q.device)
     assert any(vf.images[i].dummy for i in linked)
     assert not any(vf.images[i].dummy for i in vf.images_to_link(jit_main, sycl.queue("intel_gpu_pvc").device))
-    q.single_task(vf.kernel("Use"), obj, out)             # the queue is still usable
+    q.single_task(vf.kernel("Use"), obj, out).wait()             # the queue is still usable
 
 
 def test_virtual_call_per_work_item(vf):
     q = sycl.queue()
     objs = sycl.malloc_shared(16 * 64, np.uint8, q)
     out = sycl.malloc_shared(64, np.int32, q)
-    q.parallel_for(vf.kernel("ConstructMany"), 64, objs)
-    q.parallel_for(vf.kernel("UseMany"), 64, objs, out)
+    q.parallel_for(vf.kernel("ConstructMany"), 64, objs).wait()
+    q.parallel_for(vf.kernel("UseMany"), 64, objs, out).wait()
     assert np.asarray(out).tolist() == [2, 1] * 32
 
 
 def test_second_kernel_of_same_images_compiles_nothing(vf):
     q = sycl.queue("intel_gpu_pvc")
     obj = sycl.malloc_shared(16, np.uint8, q)
-    q.single_task(vf.kernel("Constructor"), obj)
+    q.single_task(vf.kernel("Constructor"), obj).wait()
     before = vf.builds
-    q.single_task(vf.kernel("Use"), obj, sycl.malloc_shared(1, np.int32, q))
+    q.single_task(vf.kernel("Use"), obj, sycl.malloc_shared(1, np.int32, q)).wait()
     assert vf.builds == before
 
 
@@ -123,11 +123,11 @@ kernel make_cat(Animal* a) { new ((Cat*)a) Cat(); }
     q = sycl.queue()
     a = sycl.malloc_shared(16, np.uint8, q)
     out = sycl.malloc_shared(1, np.int32, q)
-    q.single_task(prog.kernel("make_cat"), a)      # the cat comes from the other bundle
-    q.single_task(prog.kernel("speak"), a, out)
+    q.single_task(prog.kernel("make_cat"), a).wait()      # the cat comes from the other bundle
+    q.single_task(prog.kernel("speak"), a, out).wait()
     assert out[0] == 9
-    q.single_task(prog.kernel("make_dog"), a)
-    q.single_task(prog.kernel("speak"), a, out)
+    q.single_task(prog.kernel("make_dog"), a).wait()
+    q.single_task(prog.kernel("speak"), a, out).wait()
     assert out[0] == 7
 
 
@@ -141,7 +141,7 @@ host float on_host(float x) { if_host { x = x * 2.0f; } return pick(x); }
     q = sycl.queue()
     p = sycl.malloc_shared(1, np.float32, q)
     p[0] = 1.0
-    q.single_task(prog.kernel("k"), p)
+    q.single_task(prog.kernel("k"), p).wait()
     assert p[0] == 2.0
     assert prog.host_function("on_host")(1.0) == 102.0
     assert prog.host_function("pick")(1.0) == 101.0
@@ -156,17 +156,17 @@ kernel groups(nd_item<1> it, long* out) { out[it.get_global_id(0)] = it.get_grou
     prog = sycl.build_program([str(tmp_path / "r.ksl")])
     q = sycl.queue()
     out = sycl.malloc_shared(60, np.int64, q)
-    q.parallel_for(prog.kernel("fill2"), (4, 5), out)
+    q.parallel_for(prog.kernel("fill2"), (4, 5), out).wait()
     assert np.asarray(out)[:20].tolist() == [r * 10 + c for r in range(4) for c in range(5)]
-    q.parallel_for(prog.kernel("fill3"), sycl.range(5, 3, 4), out)
+    q.parallel_for(prog.kernel("fill3"), sycl.range(5, 3, 4), out).wait()
     assert np.asarray(out)[:60].tolist() == [a * 100 + b * 10 + c for a in range(5) for b in range(3) for c in range(4)]
-    q.parallel_for(prog.kernel("groups"), sycl.nd_range(8, 4), out)
+    q.parallel_for(prog.kernel("groups"), sycl.nd_range(8, 4), out).wait()
     assert np.asarray(out)[:8].tolist() == [0, 1, 2, 3, 100, 101, 102, 103]
     with pytest.raises(sycl.exception) as err:
         sycl.nd_range(10, 4)
     assert err.value.code() == sycl.errc.nd_range
     with pytest.raises(sycl.exception) as err:
-        q.parallel_for(prog.kernel("fill2"), 20, out)
+        q.parallel_for(prog.kernel("fill2"), 20, out).wait()
     assert err.value.code() == sycl.errc.nd_range
 
 
@@ -176,8 +176,8 @@ def test_large_parallel_for_uses_every_core(tmp_path):
     q = sycl.queue()
     n = 1 << 20
     x, y = sycl.malloc_device(n, np.float32, q), sycl.malloc_shared(n, np.float32, q)
-    np.asarray(x)[:] = np.arange(n, dtype=np.float32)
-    q.fill(y, 1.0, n)
+    q.copy(np.arange(n, dtype=np.float32), x).wait()
+    q.fill(y, 1.0, n).wait()
     q.parallel_for(prog.kernel("saxpy"), n, 2.0, x, y).wait()
     assert np.array_equal(np.asarray(y), 2.0 * np.arange(n, dtype=np.float32) + 1.0)
 
@@ -201,12 +201,12 @@ def test_bad_inputs_are_clear_errors_and_queue_survives(tmp_path):
         assert err.value.code() == sycl.errc.invalid and text in str(err.value), str(err.value)
     sycl.free(p)
     with pytest.raises(sycl.exception) as err:
-        q.single_task(prog.kernel("one"), p, 1.0)
+        q.single_task(prog.kernel("one"), p, 1.0).wait()
     assert "freed" in str(err.value)
     with pytest.raises(sycl.exception):
         sycl.free(p)
     p2 = sycl.malloc_shared(1, np.int64, q)
-    q.single_task(prog.kernel("one"), p2, 41.9)
+    q.single_task(prog.kernel("one"), p2, 41.9).wait()
     assert p2[0] == 41
 
 
@@ -219,14 +219,17 @@ def test_events_profiling_and_host_tasks(tmp_path):
     e2 = q.submit(lambda h: (h.depends_on(e1), h.host_task(lambda: order.append(int(a[0])))))
     e3 = q.memcpy(b, a, 32, depends_on=[e2])
     e3.wait()
-    assert order == [5] and np.asarray(b).tolist() == [5] * 8
+    back = np.zeros(8, np.int32)
+    q.copy(b, back).wait()
+    assert order == [5] and back.tolist() == [5] * 8
     assert e3.get_profiling_info("command_end") >= e3.get_profiling_info("command_start") >= \
         e3.get_profiling_info("command_submit")
-    q.memset(b, 0, 32)
+    q.memset(b, 0, 32).wait()
     q.copy(a, b, 4).wait()
-    assert np.asarray(b).tolist() == [5] * 4 + [0] * 4
+    q.copy(b, back).wait()
+    assert back.tolist() == [5] * 4 + [0] * 4
     with pytest.raises(sycl.exception) as err:
-        q.memcpy(b, a, 64)
+        q.memcpy(b, a, 64).wait()
     assert err.value.code() == sycl.errc.invalid and "overruns a 32-byte USM allocation" in str(err.value)
 
 
@@ -247,7 +250,7 @@ import numpy as np
 from minisycl import runtime as sycl
 prog = sycl.build_program([{str(src)!r}])
 q = sycl.queue(); p = sycl.malloc_shared(4, np.int32, q)
-q.parallel_for(prog.kernel("inc"), 4, p)
+q.parallel_for(prog.kernel("inc"), 4, p).wait()
 k = prog.linked_for("inc", q.device)[0]
 print(np.asarray(p).tolist(), k.from_disk)
 """)
@@ -279,11 +282,13 @@ def test_default_device_from_environment(monkeypatch):
         sycl.queue()
 
 
-def test_devices_and_run_commands(tmp_path):
+def test_devices_and_run_commands(tmp_path, test_device):
     from click.testing import CliRunner
     from minisycl.passes.support.cli import main
     r = CliRunner().invoke(main, ["devices", "-v"])
-    assert r.exit_code == 0 and "*[minisycl:0] minisycl_cpu" in r.output and "intel_gpu_tgllp" in r.output
+    default = next(line for line in r.output.splitlines() if line.startswith("*"))     # MINISYCL_DEVICE's
+    assert r.exit_code == 0 and f"] {test_device.name}: " in default
+    assert "[minisycl:0] minisycl_cpu" in r.output and "intel_gpu_tgllp" in r.output
     script = tmp_path / "bad.py"
     script.write_text("from minisycl import runtime as sycl\nsycl.queue('no_such_device')\n")
     proc = subprocess.run([sys.executable, "-m", "minisycl.passes.support.cli", "run", str(script)],

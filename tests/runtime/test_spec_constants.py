@@ -113,7 +113,7 @@ def test_wrong_values_are_invalid_naming_the_constant(prog, name, value, words):
 def test_kernel_without_constants_ignores_values(prog):
     q = sycl.queue()
     out = sycl.malloc_shared(2, np.float32, q)
-    q.submit(lambda h: (h.set_specialization_constant("bound", 3), h.parallel_for(prog.kernel("plain"), 2, out)))
+    q.submit(lambda h: (h.set_specialization_constant("bound", 3), h.parallel_for(prog.kernel("plain"), 2, out))).wait()
     q.wait()
     assert np.asarray(out).tolist() == [1.0, 1.0]
 
