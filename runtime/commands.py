@@ -6,10 +6,10 @@ arguments packed into 8-byte slots.
 
 An argument may be a ``DynamicValue`` instead of a value: it is resolved
 (``resolve()``) every time the command packs its arguments.  Two kinds exist:
-the graph extension's ``dynamic_parameter`` (``graph.py``), which only
+the graph extension's ``dynamic_parameter`` (``graph/dynamic.py``), which only
 command-graph nodes accept (``graph_only``), and the ``GraphPointer`` an
 ``async_malloc`` node returns, whose memory is chosen when the node joins its
-graph.  ``queue.py`` and ``graph.py`` both build on this module; it imports
+graph.  ``queue.py`` and ``graph/`` both build on this module; it imports
 neither.
 
 A command lists the USM allocations it uses (``uses``; a kernel's are its
@@ -24,12 +24,14 @@ import struct
 import numpy as np
 
 from .errors import errc, exception
-from .memory import allocation_at, usm_allocation
+from .memory import _allocate, allocation_at, free, frees, usm_allocation
 from .program import kernel as Kernel
 from .ranges import as_range, nd_range
 from .reductions import reduction
+from .work_groups import check_local_size
 
-__all__ = ["DynamicValue", "Command", "KernelCommand", "GraphPointer", "check_kernel", "launch_geometry", "check_memory"]
+__all__ = ["DynamicValue", "Command", "KernelCommand", "AsyncMalloc", "AsyncFree", "GraphPointer", "check_kernel",
+           "check_launch", "launch_geometry", "check_memory"]
 
 
 class DynamicValue:
@@ -43,18 +45,33 @@ class DynamicValue:
 
 
 class Command:
-    """One recorded command: what it is (a graph ``node_type`` name) and how to run it."""
+    """One recorded command: what it is (a graph ``node_type`` name) and how to run it.
 
-    def __init__(self, kind: str, run=None, label: str = "", uses=()):
+    ``details``: (name, value) pairs that ``print_graph(verbose=True)`` shows
+    (addresses, sizes, values); ``not_in_graph``: why it cannot be a command-graph
+    node (``None``: it can)."""
+
+    not_in_graph: str | None = None
+
+    def __init__(self, kind: str, run=None, label: str = "", uses=(), details=()):
         self.kind, self._run, self.label = kind, run, label
         self.uses = uses    # USM allocations (None: other memory; an executable graph: a sub-graph) it touches
+        self.details = details
+
+    def bind(self, graph, q) -> None:
+        """Its command group's destination is known (``handler.close``): ``graph``,
+        or ``None`` when ``q`` runs it now.  What depends on the destination is
+        decided here and nowhere else, so the order of a command group's calls
+        cannot change it; a refusal changes nothing."""
+        if graph is not None and self.not_in_graph:
+            raise exception(errc.invalid, self.not_in_graph)
 
     def run(self, q) -> None:
         if self._run is not None:
             self._run()
 
     def describe(self) -> str:
-        return self.label
+        return " ".join(f"{name}: {value}" for name, value in self.details) if self.details else self.label
 
     @property
     def memory(self):
@@ -97,6 +114,22 @@ def launch_geometry(k: Kernel, r):
     return glob.size(), geometry
 
 
+def check_launch(k: Kernel, geometry, device) -> None:
+    """The kernel properties of a launch of ``k`` with ``geometry`` on ``device``:
+    ``reqd_work_group_size`` (``work_groups.check_local_size``, ``errc::nd_range``),
+    the check an eager launch makes.  A kernel ``device`` has no image for is left
+    to ``finalize`` (``feature_not_supported``)."""
+    if k.item is None or not k.item.startswith("nd_item"):
+        return
+    try:
+        k.required_work_group_size(device)
+    except exception as err:
+        if err.code() == errc.kernel_not_supported:
+            return
+        raise
+    check_local_size(k, geometry, device)
+
+
 _MAX_ITEMS = (1 << 63) - 1          # a launch counts work-items in 64-bit signed integers (ranges.py)
 _GEOMETRY = ctypes.c_int64 * 6
 _SIX = struct.Struct("6q")
@@ -113,15 +146,38 @@ class KernelCommand(Command):
         super().__init__("kernel", label=k.name)
         self.kernel, self.range, self.args = k, r, list(args)
         self.total, self.geometry = launch_geometry(k, r)
-        self.slots = self.pack()
+        self.repack()
 
     def pack(self):
         """Slots for the current values of the arguments."""
         return self.kernel.pack([a.resolve() if isinstance(a, DynamicValue) else a for a in self.args])
 
-    def set_range(self, r) -> None:
-        self.range = r
-        self.total, self.geometry = launch_geometry(self.kernel, r)
+    def repack(self) -> None:
+        """``slots`` for the current values of the arguments; ``packed_at`` says when
+        (``memory.frees()`` before the packing): while no allocation has been freed
+        since, the slots point to live memory (``fresh_slots``)."""
+        packed_at = frees()
+        self.slots = self.pack()
+        self.packed_at = packed_at
+
+    def fresh_slots(self):
+        """Its slots, packed again only if an allocation was freed since they were
+        (the packing refuses freed memory)."""
+        return self.slots if self.packed_at == frees() else self.pack()
+
+    def set_range(self, r, device=None) -> None:
+        """A new range; with ``device`` (a graph node's), checked against the kernel's
+        properties first (``check_launch``): a refusal keeps the old one."""
+        total, geometry = launch_geometry(self.kernel, r)
+        if device is not None:
+            check_launch(self.kernel, geometry, device)
+        self.range, self.total, self.geometry = r, total, geometry
+
+    def bind(self, graph, q) -> None:
+        """In a graph, the kernel's launch properties hold when the node is made,
+        as an eager launch checks them when it is submitted."""
+        if graph is not None:
+            check_launch(self.kernel, self.geometry, graph.device)
 
     def run(self, q) -> None:
         if self.kernel.reduces:     # initialize_to_identity (reductions.py); a GPU queue does it on its stream
@@ -172,22 +228,70 @@ def check_memory(commands, what: str) -> None:
                 check_memory(m.memory_in_use(), f"{what}: {name}")
 
 
+class AsyncMalloc(Command):
+    """``async_malloc``: ``size`` elements of ``dtype`` of USM ``kind``, with a pool's
+    ``zero_init`` and ``read_only``.  Its pointer (``GraphPointer``) is handed out
+    at once; its memory is chosen by the destination (``bind``): allocated now
+    for a queue that runs it, a block of the graph's pool when its node joins a
+    graph, where only device memory is allowed."""
+
+    def __init__(self, size: int, dtype, kind: str, zero_init: bool = False, read_only: bool = False):
+        super().__init__("async_malloc", None, f"async_malloc {size}",
+                         details=(("Size", size * np.dtype(dtype).itemsize), ("Kind", kind)))
+        self.request = (int(size), np.dtype(dtype), bool(zero_init), bool(read_only))
+        self.usm_kind = kind
+        self.allocation = None
+        self.in_graph = None            # known once bound
+        self.pointer = GraphPointer(self)
+
+    def bind(self, graph, q) -> None:
+        if graph is not None and self.usm_kind != "device":
+            raise exception(errc.invalid, f"graph allocation nodes take only device memory (usm::alloc::device), "
+                                          f"not usm::alloc::{self.usm_kind}")
+        if graph is None:
+            self.allocation = _allocate(self.request[0], self.request[1], self.usm_kind, q)
+        self.in_graph = graph is not None
+
+
+class AsyncFree(Command):
+    """``async_free(ptr)``: in a graph, a node whose block a later ``async_malloc``
+    depending on it may reuse; on a queue, the memory is freed when it runs."""
+
+    def __init__(self, ptr):
+        try:
+            where = f"{ptr.ptr:#x}"
+        except (exception, AttributeError, TypeError):      # (not memory, or not allocated yet)
+            where = repr(ptr)
+        super().__init__("async_free", None, "async_free", details=(("Ptr", where),))
+        self.frees = ptr
+
+    def bind(self, graph, q) -> None:
+        ptr = self.frees
+        if graph is None and isinstance(ptr, usm_allocation):
+            self._run = lambda: None if ptr.freed else free(ptr)
+
+
 class GraphPointer(usm_allocation, DynamicValue):
-    """The pointer an ``async_malloc`` node returns; its memory is assigned when the
-    node joins the graph (before any later node can use it).
+    """The pointer an ``async_malloc`` returns; its memory is chosen when its command
+    group's destination is known (``AsyncMalloc.bind``): at submission for a
+    queue that runs it, when the node joins its graph (before any later node can
+    use it) for a graph.
 
     It is a USM allocation wherever one is taken (``memcpy``, ``memset``, ``fill``,
     ``copy``, kernel arguments, host tasks): every attribute an allocation has is
-    read from the graph-owned block (``resolve()``), so the checks and views of
-    ``usm_allocation`` apply to the block unchanged.  It cannot be changed or
-    freed itself (``async_free`` releases it, inside its graph)."""
+    read from its block (``resolve()``), so the checks and views of
+    ``usm_allocation`` apply to the block unchanged.  Memory a queue allocated
+    is the user's (``free`` and ``async_free`` release it); graph-owned memory
+    cannot be changed or freed itself (an ``async_free`` node releases it, inside
+    its graph)."""
 
-    def __init__(self, cmd: Command):
+    def __init__(self, cmd: AsyncMalloc):
         object.__setattr__(self, "_cmd", cmd)
 
     def resolve(self) -> usm_allocation:
         if self._cmd.allocation is None:
-            raise exception(errc.invalid, "graph-owned memory is used before its async_malloc node was added")
+            raise exception(errc.invalid, "async_malloc memory is used before its command group was submitted "
+                                          "(or, in a graph, before its node was added)")
         return self._cmd.allocation
 
     def __getattr__(self, name):
@@ -196,9 +300,14 @@ class GraphPointer(usm_allocation, DynamicValue):
         return getattr(self.resolve(), name)
 
     def __setattr__(self, name, value):
+        if self._cmd.in_graph is False:         # a queue's allocation: the user's to free
+            setattr(self.resolve(), name, value)
+            return
         raise exception(errc.invalid, "graph-owned memory (async_malloc) cannot be freed or changed outside its "
                                       "graph: free it with an async_free node")
 
     def __repr__(self):
         block = self._cmd.allocation
+        if self._cmd.in_graph is False:
+            return repr(block)
         return f"<graph-owned {block!r}>" if block is not None else "<graph-owned memory, not yet allocated>"

@@ -37,7 +37,7 @@ _GPU_PREFIXES = ("intel_gpu", "nvidia_gpu", "amd_gpu")
 #: What this runtime implements on every device, whatever the config lists:
 #: the three USM allocation kinds and atomics on host and shared allocations
 #: (``memory.py``), profiling queues, command graphs with update
-#: (``graph.py``) and virtual functions.  Not system allocations: a kernel
+#: (``graph/``) and virtual functions.  Not system allocations: a kernel
 #: argument must be a USM allocation.
 RUNTIME_ASPECTS = frozenset({
     Aspect.usm_device_allocations, Aspect.usm_host_allocations, Aspect.usm_shared_allocations,

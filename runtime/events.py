@@ -20,7 +20,7 @@ class event:  # noqa: N801
         self._profiling = profiling
 
     _node = None       # set for events of commands recorded into a command graph
-    _scope = None      # ... with the queue's recording (graph.py), usable while it is open
+    _scope = None      # ... with the queue's recording (graph/recording.py), usable while it is open
     _unprofiled = None  # why profiling is refused although the queue profiles (a graph without enable_profiling)
 
     def _recorded(self, what: str) -> None:

@@ -11,12 +11,11 @@ import numpy as np
 
 from .addresses import Span, checked_count, checked_int, checked_memory, copy_bytes, fill_bytes
 from .arguments import element_bytes
-from .commands import Command, GraphPointer, KernelCommand
+from .commands import AsyncFree, AsyncMalloc, Command, DynamicValue, KernelCommand
 from .device_global import device_global, storage_address
 from . import host_access
 from .errors import errc, exception
 from .events import event
-from .memory import free, usm_allocation
 from .memory_pool import USM_KINDS, memory_pool
 from .program import kernel as Kernel
 from .validate import require_dtype, require_events
@@ -29,22 +28,33 @@ class handler:  # noqa: N801
 
     def __init__(self, q, graph=None):
         self.queue = q                # the queue it was submitted to
-        self.graph = graph            # set while the group is added to a command graph
+        self.graph = graph            # the command graph it goes to, once known (``close``)
         self.deps: list[event] = []
         self.command = None
         self._set_args: dict[int, object] = {}
+        #: (argument index, dynamic parameter) for every dynamic parameter given, in order
+        self.registrations: list[tuple[int, object]] = []
         self._spec_values: dict[str, object] = {}     # set_specialization_constant
         self._bundle = None                           # use_kernel_bundle
 
     def depends_on(self, events) -> None:
+        """(An event recorded into a graph makes the group a node of that graph:
+        decided when the group ends, ``queue.submit``, whatever the order of its calls.)"""
         events = require_events(events, "depends_on")
         self.deps.extend(events)
-        if self.graph is None:
-            # an event of an open queue recording: this group is recorded into that
-            # graph (transitive queue recording, ``queue.submit``)
-            scope = next((s for s in (getattr(e, "_scope", None) for e in events) if s is not None and s.open), None)
-            if scope is not None:
-                self.graph = scope.graph
+
+    def close(self, graph) -> None:
+        """The command group's function has returned and where it goes is known:
+        ``graph`` (explicit ``add``, a recording queue, or transitive recording) or
+        ``None`` (the queue runs it now).  The one place where the rules that
+        depend on the destination are applied (``Command.bind``), so that they are
+        decided by what the group is, not by the order of its calls; a refusal
+        changes nothing (nothing is allocated or registered before it)."""
+        if graph is None and self.registrations:          # (set_arg and kernel arguments register them)
+            raise exception(errc.invalid, "a dynamic_parameter can only be used in command graph nodes")
+        if self.command is not None:
+            self.command.bind(graph, self.queue)
+        self.graph = graph
 
     def _record(self, cmd):
         if self.command is not None:
@@ -52,11 +62,19 @@ class handler:  # noqa: N801
         self.command = cmd if isinstance(cmd, Command) else Command(getattr(cmd, "_kind", "host_task"), cmd)
 
     def set_arg(self, index: int, value) -> None:
-        """Set kernel argument ``index`` (a value or a ``dynamic_parameter``) for the next launch."""
-        self._set_args[checked_count(index, "set_arg index")] = value
+        """Set kernel argument ``index`` (a value or a ``dynamic_parameter``) for the next launch.
+        A dynamic parameter is registered with the argument; one argument may be
+        registered with several (the newer revision), and takes the value given last."""
+        index = checked_count(index, "set_arg index")
+        self._set_args[index] = value
+        if isinstance(value, DynamicValue) and value.graph_only:
+            self.registrations.append((index, value))
 
     def _with_set_args(self, k, args) -> list:
         args = list(args)
+        given = [(i, a) for i, a in enumerate(args) if isinstance(a, DynamicValue) and a.graph_only]
+        if given:
+            self.registrations[:0] = given
         if self._set_args and isinstance(k, Kernel) and max(self._set_args) >= len(k.params):
             raise exception(errc.invalid, f"set_arg index {max(self._set_args)} is out of range: kernel '{k.name}' "
                                           f"takes {len(k.params)} arguments")
@@ -118,13 +136,17 @@ class handler:  # noqa: N801
         self._record(KernelCommand(k, r, self._with_set_args(k, args)))
 
     def prefetch(self, ptr, nbytes: int) -> None:
-        m = checked_memory(ptr, "prefetch", checked_count(nbytes, "prefetch size"))
-        self._record(Command("prefetch", None, "prefetch", uses=(m.allocation,)))
+        n = checked_count(nbytes, "prefetch size")
+        m = checked_memory(ptr, "prefetch", n)
+        self._record(Command("prefetch", None, "prefetch", uses=(m.allocation,),
+                             details=(("Ptr", f"{m.address:#x}"), ("Length", n))))
 
     def mem_advise(self, ptr, nbytes: int, advice: int = 0) -> None:
         checked_int(advice, "mem_advise advice", -(1 << 31), (1 << 31) - 1)
-        m = checked_memory(ptr, "mem_advise", checked_count(nbytes, "mem_advise size"))
-        self._record(Command("memadvise", None, "mem_advise", uses=(m.allocation,)))
+        n = checked_count(nbytes, "mem_advise size")
+        m = checked_memory(ptr, "mem_advise", n)
+        self._record(Command("memadvise", None, "mem_advise", uses=(m.allocation,),
+                             details=(("Ptr", f"{m.address:#x}"), ("Length", n), ("Advice", advice))))
 
     def ext_oneapi_barrier(self, events=None) -> None:
         """A barrier on ``events`` (its wait list) when given, else on everything before it."""
@@ -157,17 +179,17 @@ class handler:  # noqa: N801
     def _copy_bytes(self, d: Span, s: Span, n: int, label: str) -> None:
         """Record a copy of ``n`` bytes from ``s`` to ``d``: on this CPU device, done by the
         host when it runs (``addresses.copy_bytes``)."""
-        self._record(Command("memcpy", lambda: copy_bytes(d, s, n), label, uses=(d.allocation, s.allocation)))
+        self._record(Command("memcpy", lambda: copy_bytes(d, s, n), label, uses=(d.allocation, s.allocation),
+                             details=copy_details(s.address, d.address, n)))
 
     def _fill_bytes(self, kind: str, m: Span, element: bytes, count: int, label: str) -> None:
         """Record ``count`` copies of ``element`` from ``m`` on (a ``memset`` when
         ``element`` is one byte), written by the host: memory it can write only."""
         m = self._host_memory(m, kind)
-        self._record(Command(kind, lambda: fill_bytes(m.address, element, count), label, uses=(m.allocation,)))
+        self._record(Command(kind, lambda: fill_bytes(m.address, element, count), label, uses=(m.allocation,),
+                             details=fill_details(kind, m.address, element, count)))
 
     def _device_global_copy(self, dg: device_global, other, direction: str, offset: int, nbytes: int) -> None:
-        if self.graph is not None:
-            raise exception(errc.invalid, "device_global copies cannot be added to a command graph")
         dg.check_access(direction)
         dg.check_bounds(direction, offset, nbytes)
         host = checked_memory(other, f"copy {direction} device_global '{dg.name}'", nbytes,
@@ -177,7 +199,7 @@ class handler:  # noqa: N801
         def run():
             where = Span(storage_address(dg, dev, ctx) + offset, None, 0, None)
             copy_bytes(where, host, nbytes) if direction == "to" else copy_bytes(host, where, nbytes)
-        self._record(Command("memcpy", run, f"copy {direction} device_global {dg.name}"))
+        self._record(device_global_copy(run, dg, direction, host.address, offset, nbytes))
 
     def _host_memory(self, m: Span, what: str) -> Span:
         """``m`` when this (CPU) queue's host threads can write it: another device's memory
@@ -247,10 +269,10 @@ class handler:  # noqa: N801
         self._record(Command("host_task", host_access.host_task_body(fn), getattr(fn, "__name__", "host_task")))
 
     def async_malloc(self, size: int, kind: str = "device", dtype=np.uint8):
-        """Graph-owned (or, outside a graph, ordinary) memory of ``size`` elements.
-        In a graph the memory is chosen when the node is added, reusing a block an
-        ``async_free`` node this one depends on released; only device memory
-        (``errc::invalid`` otherwise, as the graph extension says)."""
+        """Graph-owned (or, outside a graph, ordinary) memory of ``size`` elements
+        (``commands.AsyncMalloc``).  In a graph the memory is chosen when the node is
+        added, reusing a block an ``async_free`` node this one depends on released;
+        only device memory (``errc::invalid`` otherwise, as the graph extension says)."""
         return self._async_allocation(size, dtype, kind, None)
 
     def async_malloc_from_pool(self, size: int, pool: memory_pool, dtype=np.uint8):
@@ -267,36 +289,46 @@ class handler:  # noqa: N801
         if not isinstance(kind, str) or kind not in USM_KINDS:
             raise exception(errc.invalid, f"unknown USM allocation kind {kind!r:.60} ({', '.join(USM_KINDS)})")
         dtype = require_dtype(dtype, "async_malloc dtype")
-        if self.graph is None:
-            alloc = usm_allocation(size, dtype, kind, self.queue)
-            self._record(Command("async_malloc", None, f"async_malloc {size}"))
-            return alloc
-        if kind != "device":
-            raise exception(errc.invalid, f"graph allocation nodes take only device memory (usm::alloc::device), "
-                                          f"not usm::alloc::{kind}")
-        cmd = Command("async_malloc", None, f"async_malloc {size}")
-        cmd.request = (int(size), np.dtype(dtype), bool(pool and pool.zero_init), bool(pool and pool.read_only))
-        cmd.allocation = None
+        cmd = AsyncMalloc(size, dtype, kind, bool(pool and pool.zero_init), bool(pool and pool.read_only))
         self._record(cmd)
-        return GraphPointer(cmd)
+        return cmd.pointer
 
     def async_free(self, ptr) -> None:
-        cmd = Command("async_free", None, "async_free")
-        cmd.frees = ptr
-        if self.graph is None and isinstance(ptr, usm_allocation):
-            cmd._run = lambda: None if ptr.freed else free(ptr)
-        self._record(cmd)
+        self._record(AsyncFree(ptr))
 
     def ext_oneapi_graph(self, graph) -> None:
         """Run an executable command graph as this command group's command (on a
         queue of the graph's device and context only)."""
         check_graph_submission(self.queue, graph)
-        if self.graph is not None and getattr(graph.graph, "_pool", None):
-            raise exception(errc.invalid, "a graph with graph-owned allocations cannot be used as a sub-graph")
         cmd = Command("subgraph", lambda: graph._execute(self.queue), "graph", uses=(graph,))
+        if graph.owns_memory:           # (as finalized: the newer revision)
+            cmd.not_in_graph = "a graph with graph-owned allocations cannot be used as a sub-graph"
         if not graph.profiling:
             cmd.unprofiled = UNPROFILED_GRAPH
         self._record(cmd)
+
+
+def copy_details(src: int, dst: int, nbytes: int) -> tuple:
+    """What ``print_graph(verbose=True)`` shows of a copy."""
+    return ("Src", f"{src:#x}"), ("Dst", f"{dst:#x}"), ("Length", nbytes)
+
+
+def fill_details(kind: str, dst: int, element: bytes, count: int) -> tuple:
+    """... of a memset (``element``: one byte, ``count`` bytes) or a fill (``element``:
+    the pattern's bytes, ``count`` elements)."""
+    if kind == "memset":
+        return ("Dst", f"{dst:#x}"), ("Value", element[0]), ("Length", count)
+    return ("Dst", f"{dst:#x}"), ("Pattern", element.hex()), ("Count", count)
+
+
+def device_global_copy(run, dg, direction: str, host: int, offset: int, nbytes: int) -> Command:
+    """A copy to or from a device_global: never a command-graph node."""
+    ends = (("Src", f"{host:#x}"), ("Dst", f"device_global {dg.name}")) if direction == "to" else \
+        (("Src", f"device_global {dg.name}"), ("Dst", f"{host:#x}"))
+    cmd = Command("memcpy", run, f"copy {direction} device_global {dg.name}",
+                  details=ends + (("Offset", offset), ("Length", nbytes)))
+    cmd.not_in_graph = "device_global copies cannot be added to a command graph"
+    return cmd
 
 
 #: why an event of a graph finalized without ``enable_profiling`` has no times

@@ -4,7 +4,7 @@ A ``memory_pool`` names an allocation kind for a (context, device) and a few
 properties.  Outside a graph, ``async_malloc_from_pool`` allocates memory of
 the pool's kind (this runtime's USM is always zeroed when it is handed out, so
 ``zero_init`` holds trivially).  In a command graph the graph keeps its own pool
-of blocks (``graph.py``) and takes from the given pool only what the graph
+of blocks (``graph/allocations.py``) and takes from the given pool only what the graph
 extension's newer revision names: the kind (only ``device`` is accepted, else
 ``errc::invalid``), ``zero_init`` (blocks zeroed each time the graph is
 finalized) and ``read_only`` (a freed block is reused only by an allocation

@@ -131,26 +131,14 @@ class queue:  # noqa: N801
 
     def submit(self, cgf, depends_on=None) -> event:
         check_command_group(cgf)
-        recording = self._recording
-        h = self._handler_class(self, recording)
+        h = self._handler_class(self, self._recording)
         if depends_on is not None:
             h.depends_on(depends_on)
         submitted = time.perf_counter_ns()
         cgf(h)
-        started = False
-        if recording is None:
-            recording = self._transitive_recording(h)
-            started = recording is not None
-        if recording is not None:
-            try:
-                return recording._record(self, h)
-            except exception:
-                if started:                 # a refused command leaves the queue as it was
-                    recording.end_recording(self)
-                raise
-        if any(isinstance(a, DynamicValue) and a.graph_only for a in
-               list(h._set_args.values()) + (h.command.args if isinstance(h.command, KernelCommand) else [])):
-            raise exception(errc.invalid, "a dynamic_parameter can only be used in command graph nodes")
+        recorded = self._close(h)
+        if recorded is not None:
+            return recorded
         if h.command is None:
             return event(submitted, submitted, submitted, self.profiling)
         event.wait_list(h.deps)
@@ -163,12 +151,36 @@ class queue:  # noqa: N801
             host_access.submitted(self, e, h.deps, _touches(h.command), h.command.label or h.command.kind)
         return e
 
-    def _transitive_recording(self, h: handler):
-        """The graph this submission records into although the queue is not
+    def _close(self, h: handler):
+        """End command group ``h`` once its function has returned, for every queue
+        class: decide where it goes (the graph this queue records into, or
+        transitively the one its dependencies were recorded into, else this
+        queue), apply that destination's rules (``handler.close``) and, for a
+        graph, record it: its event.  ``None``: the queue runs it.  A refusal
+        leaves the queue's recording state and the graph as they were."""
+        graph, scope = self._recording, None
+        if graph is None:
+            scope = self._transitive_scope(h)
+            graph = scope.graph if scope is not None else None
+        h.close(graph)
+        if graph is None:
+            return None
+        if scope is not None:
+            graph._begin_transitive(self, scope)
+        try:
+            return graph._record(self, h)
+        except BaseException:
+            if scope is not None:           # a refused command leaves the queue as it was
+                graph.end_recording(self)
+            raise
+
+    def _transitive_scope(self, h: handler):
+        """The recording this submission goes to although the queue is not
         recording: one its dependencies were recorded into, while that recording
         is open (the graph extension's transitive queue recording).  The queue
-        then records into it as if ``begin_recording`` had been called, with the
-        same properties.  An event whose recording has ended is refused."""
+        then records into its graph as if ``begin_recording`` had been called,
+        with the same properties (``_close``).  An event whose recording has
+        ended is refused, and so is a queue of another device or context."""
         scopes = {e._scope for e in h.deps if getattr(e, "_scope", None) is not None}
         if not scopes:
             return None
@@ -180,9 +192,10 @@ class queue:  # noqa: N801
             raise exception(errc.invalid, "a command group cannot depend on events recorded into different "
                                           "command graphs")
         scope = scopes.pop()
-        scope.graph._begin_transitive(self, scope)
-        h.graph = scope.graph
-        return scope.graph
+        if self.context is not scope.graph.context or self.device != scope.graph.device:
+            raise exception(errc.invalid, "a queue of another device or context cannot depend on an event recorded "
+                                          "into this graph")
+        return scope
 
     # -- sycl_ext_oneapi_graph
     #: whether ``ext_oneapi_graph`` may run a graph without ``submit`` (a GPU queue's

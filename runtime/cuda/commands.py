@@ -30,8 +30,8 @@ class CopyCommand(Command):
     what a CUDA graph's memcpy node takes (``cuda/graph.py``); ``peer``: see
     ``peer_devices``."""
 
-    def __init__(self, d: int, s: int, n: int, label: str, peer=None, uses=()):
-        super().__init__("memcpy", None, label, uses=uses)
+    def __init__(self, d: int, s: int, n: int, label: str, peer=None, uses=(), details=()):
+        super().__init__("memcpy", None, label, uses=uses, details=details)
         self.copy = (d, s, n)
         self.peer = peer
 
@@ -44,8 +44,8 @@ class FillCommand(Command):
     the queue that runs it: a memset of 1-, 2- or 4-byte elements, else a copy
     of the whole pattern from host memory."""
 
-    def __init__(self, kind: str, ptr: int, element: bytes, count: int, label: str, uses=()):
-        super().__init__(kind, None, label, uses=uses)
+    def __init__(self, kind: str, ptr: int, element: bytes, count: int, label: str, uses=(), details=()):
+        super().__init__(kind, None, label, uses=uses, details=details)
         self.fill = (ptr, element, count)
         self._data = None if len(element) in (1, 2, 4) else np.frombuffer(element * count, dtype=np.uint8)
 

@@ -41,8 +41,8 @@ from operator import attrgetter, is_not
 import numpy as np
 
 from ...passes.ir import ASSERT_MESSAGE
-from ..backend import (Command, DynamicValue, KernelCommand, allocation_starting_at, checked_memory,
-                       check_command_group, check_local_memory, check_local_size, errc, event, exception, failure,
+from ..backend import (DynamicValue, KernelCommand, allocation_starting_at, checked_memory,
+                       check_command_group, copy_details, device_global_copy, fill_details, check_local_memory, check_local_size, errc, event, exception, failure,
                        handler, has_reductions, kernel as Kernel, launch_geometry, pack_slots, queue, reduction,
                        storage_address, usm_allocation)
 from . import driver
@@ -222,14 +222,13 @@ class cuda_handler(handler):  # noqa: N801
     def _copy_bytes(self, d, s, n: int, label: str) -> None:
         """A copy on the stream (two GPUs' device memory: a peer copy, ``cuda/commands.py``)."""
         self._record(CopyCommand(d.address, s.address, n, label, peer_devices(d.allocation, s.allocation),
-                                 uses=(d.allocation, s.allocation)))
+                                 uses=(d.allocation, s.allocation), details=copy_details(s.address, d.address, n)))
 
     def _fill_bytes(self, kind: str, m, element: bytes, count: int, label: str) -> None:
-        self._record(FillCommand(kind, m.address, element, count, label, uses=(m.allocation,)))
+        self._record(FillCommand(kind, m.address, element, count, label, uses=(m.allocation,),
+                                 details=fill_details(kind, m.address, element, count)))
 
     def _device_global_copy(self, dg, other, direction: str, offset: int, nbytes: int) -> None:
-        if self.graph is not None:
-            raise exception(errc.invalid, "device_global copies cannot be added to a command graph")
         dg.check_access(direction)
         dg.check_bounds(direction, offset, nbytes)
         if isinstance(other, np.ndarray) and not other.flags["C_CONTIGUOUS"]:
@@ -246,15 +245,8 @@ class cuda_handler(handler):  # noqa: N801
                 q._copy(where, host, nbytes, peer=(q.device, other_gpu) if other_gpu else None)
             else:
                 q._copy(host, where, nbytes, peer=(other_gpu, q.device) if other_gpu else None)
-        self._record(Command("memcpy", run, f"copy {direction} device_global {dg.name}"))
+        self._record(device_global_copy(run, dg, direction, host, offset, nbytes))
 
-
-    def async_malloc(self, size: int, kind: str = "device", dtype=np.uint8):
-        if self.graph is None and type(kind) is str and kind == "device":
-            alloc = cuda_allocation(size, dtype, "device", self.queue)
-            self._record(Command("async_malloc", None, f"async_malloc {size}"))
-            return alloc
-        return super().async_malloc(size, kind, dtype)
 
 
 class cuda_queue(queue):  # noqa: N801
@@ -618,16 +610,10 @@ class cuda_queue(queue):  # noqa: N801
             h.depends_on(depends_on)
         submitted = time.perf_counter_ns()
         cgf(h)
-        recording = self._transitive_recording(h)          # the same rules as the host queue's
-        if recording is not None:
-            try:
-                return recording._record(self, h)
-            except exception:
-                recording.end_recording(self)      # a refused command leaves the queue as it was
-                raise
+        recorded = self._close(h)             # (transitive recording: the host queue's rules)
+        if recorded is not None:
+            return recorded
         cmd = h.command
-        if isinstance(cmd, KernelCommand) and any(getattr(a, "graph_only", False) for a in cmd.args):
-            raise exception(errc.invalid, "a dynamic_parameter can only be used in command graph nodes")
         if cmd is not None and isinstance(cmd, KernelCommand) and any(g == 0 for g in cmd.geometry[:cmd.kernel.dims]):
             cmd = None                           # an empty range: nothing to launch
         with self._lock:

@@ -270,6 +270,11 @@ class FakeDriver:
         arr = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
         return [ctypes.c_uint64.from_address(arr[i]).value for i in range(count)]
 
+    def _cuFuncGetAttribute(self, out, attribute, fn):
+        """A kernel's compiled limits: 1024 threads per block (attribute 0), no static
+        shared memory (1)."""
+        _out(out, 1024 if _value(attribute) == 0 else 0)
+
     def _cuLaunchKernel(self, fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
         rc = self._under(stream)
         if rc:
