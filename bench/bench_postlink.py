@@ -25,7 +25,7 @@ split (``llvm_split.py``): parse and verify the input once, then per image
 clone the whole module, internalize everything but that image's entry points,
 run GlobalDCE and write bitcode, for exactly the images post-link made.  Each
 image costs LLVM a pass over the whole module, so this runs on a smaller
-module (``--llvm-kernels``, default 100 kernels: about 230 images with
+module (``--llvm-kernels``, default 100 kernels: about 110 images with
 -split=kernel, some 12 ms each here), and post-link is timed again on that
 same module for the ratio.
 

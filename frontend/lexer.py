@@ -238,8 +238,8 @@ def split_top_level(tokens: list[Token]) -> list[list[Token]]:
             parens = max(parens - 1, 0)
         elif t == "RBRACE":
             depth -= 1
-            if depth <= 0 and in_parens:
-                depth = 0
+            if depth <= 0 and in_parens and i + 1 < n and tokens[i + 1][0] in ("_COMMA", "_RPAR"):
+                depth = 0       # an argument's braces: ``T x(1, {2})`` goes on
             elif depth <= 0:
                 parens = 0
                 depth = 0

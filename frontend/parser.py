@@ -502,23 +502,54 @@ def _tables() -> tuple[_Tables, "_Builder"]:
     return _Tables(lark, builder), builder
 
 
+def _unknown_parameter_type(chunk: list[Token], close: int) -> Token | None:
+    """The first parameter of the list closed at ``chunk[close]`` that starts ``foo x``
+    or ``foo* x`` with ``foo`` naming no type (a function definition the grammar
+    read as a variable with constructor arguments), or None."""
+    depth, i = 0, close
+    while i >= 0:
+        depth += {"_RPAR": 1, "_LPAR": -1}.get(chunk[i][0], 0)
+        if depth == 0:
+            break
+        i -= 1
+    start = i
+    for j in range(start + 1, close):
+        if chunk[j - 1][0] in ("_LPAR", "_COMMA") and chunk[j][0] == "NAME" and j + 2 <= close and \
+                (chunk[j + 1][0] == "NAME" or chunk[j + 1][0] == "STAR" and chunk[j + 2][0] == "NAME"):
+            return chunk[j]
+    return None
+
+
+def _unknown_type_name(tok: Token, chunk: list[Token], at: int, expected: set) -> Token | None:
+    """The name a syntax error at ``chunk[at]`` shows is no type (C's "unknown type
+    name": ``foo x``, ``foo* x = ...``, ``int f(foo* p) {``), or None."""
+    previous = chunk[at - 1] if at > 0 else None
+    before = [t[0] for t in chunk[max(at - 4, 0):at]]
+    if tok[0] == "NAME" and previous is not None and previous[0] == "NAME":
+        return previous
+    if tok[0] == "_EQ" and before[-3:] == ["NAME", "STAR", "NAME"] and \
+            (at == 3 or before[0] in ("_SEMI", "_LBRACE", "RBRACE")):   # `foo* x = ...` read as `foo * x`
+        return chunk[at - 3]
+    if tok[0] == "NAME" and expected & {"PRIM", "TYPE_NAME"} and "NAME" not in expected:
+        return tok
+    if tok[0] == "_LBRACE" and previous is not None and previous[0] == "_RPAR":
+        return _unknown_parameter_type(chunk, at - 1)      # `int f(foo* p) {` read as `int f(foo * p);`
+    return None
+
+
 def _syntax_message(err: _SyntaxError, chunk: list[Token]) -> tuple[Token, str]:
     """Where to point and what to say for a syntax error at ``err.token`` in the
     declaration ``chunk``."""
     expected = {e for e in err.expected if not e.startswith("__")}
     tok = err.token
-    at = next((i for i, t in enumerate(chunk) if t is tok), 0)
-    previous = chunk[at - 1] if at > 0 else None
-    before = [t[0] for t in chunk[max(at - 4, 0):at]]
-    # `foo x` or `foo* x` where `foo` names no type: C's "unknown type name"
-    if tok[0] == "NAME" and previous is not None and previous[0] == "NAME":
-        return previous, f"unknown type name '{previous[1]}'"
-    if tok[0] == "_EQ" and before[-3:] == ["NAME", "STAR", "NAME"] and \
-            (at == 3 or before[0] in ("_SEMI", "_LBRACE", "RBRACE")):   # `foo* x = ...` read as `foo * x`
-        return chunk[at - 3], f"unknown type name '{chunk[at - 3][1]}'"
-    if tok[0] == "NAME" and expected & {"PRIM", "TYPE_NAME"} and "NAME" not in expected:
-        return tok, f"unknown type name '{tok[1]}'"
+    at = next((i for i, t in enumerate(chunk) if t is tok), len(chunk))
+    unknown = _unknown_type_name(tok, chunk, at, expected)
+    if unknown is not None:
+        return unknown, f"unknown type name '{unknown[1]}'"
     got = "end of input" if tok[0] == "$END" else f"'{tok[1]}'"
+    unclosed = sum({"_LPAR": 1, "_RPAR": -1}.get(t[0], 0) for t in chunk[:at])
+    if unclosed > 0 and "_RPAR" in expected:             # `int g( { }`: the parenthesis is what is missing
+        return tok, f"expected ')' before {got}"
     for term, text in (("_SEMI", "';'"), ("_RPAR", "')'"), ("_RSQB", "']'"), ("RBRACE", "'}'")):
         if term in expected:
             return tok, f"expected {text} before {got}"

@@ -19,7 +19,7 @@ from .properties import DEVICE_REQUIREMENTS, imported_functions
 from .propertyset import PropertySets, string_value
 from .split import SPLIT_MODES, Image, SplitError, split_module, target_compatible
 
-__all__ = ["split_module", "write_outputs", "write_tables", "TableSpec", "Image", "SplitError", "SPLIT_MODES",
+__all__ = ["split_module", "write_outputs", "write_tables", "write_table_groups", "TableSpec", "Image", "SplitError", "SPLIT_MODES",
            "table_text"]
 
 
@@ -74,11 +74,38 @@ def write_tables(images: list[Image], tables: list[TableSpec], *, out_dir: str |
     one written (``passes.support.output.check_outputs``): an image named like
     the input module, or two tables at one path, is refused before anything is
     written."""
+    return write_table_groups([(images, tables)], out_dir=out_dir, text_ir=text_ir, properties=properties,
+                              symbols=symbols, imports=imports, inputs=inputs)[0]
+
+
+def write_table_groups(groups: list[tuple[list[Image], list[TableSpec]]], *, out_dir: str | None = None,
+                       text_ir: bool = False, properties: bool = False, symbols: bool = False,
+                       imports: bool = False, inputs=()) -> list[list[list[list[str]]]]:
+    """``write_tables`` for several splits of one module at once, all or
+    nothing: each group's images are named after that group's first table
+    (``post-link`` gives the design's AOT flow its own images per target).
+    Returns the rows of each table, per group."""
+    files: list[tuple[str, bytes]] = []     # two groups naming one file: refused by _write_all
+    tables_out: list[tuple[str, bytes]] = []
+    all_rows = []
+    for images, tables in groups:
+        group: dict[str, bytes] = {}        # (a .prop two tables of one target share is one file)
+        rows = _group_files(images, tables, group, out_dir, text_ir, properties, symbols, imports)
+        files += group.items()
+        tables_out += [(spec.table, table_text(r, properties, symbols, imports).encode("utf-8", "surrogateescape"))
+                       for spec, r in zip(tables, rows)]      # names' bytes kept
+        all_rows.append(rows)
+    _write_all(files, tables_out, inputs)
+    return all_rows
+
+
+def _group_files(images: list[Image], tables: list[TableSpec], files: dict[str, bytes], out_dir, text_ir: bool,
+                 properties: bool, symbols: bool, imports: bool) -> list[list[list[str]]]:
+    """Add one group's image, ``.prop`` and ``.sym`` files to ``files``; the rows of its tables."""
     first = tables[0].table
     directory = out_dir if out_dir is not None else os.path.dirname(first)
     prefix = os.path.join(directory, os.path.splitext(os.path.basename(first))[0])
     codes = verify_and_serialize([im.module for im in images], bitcode=not text_ir)
-    files: dict[str, bytes] = {}        # (a .prop two tables of one target share is one file)
     rows: list[list[list[str]]] = [[] for _ in tables]
     for i, (im, code) in enumerate(zip(images, codes)):
         ir = f"{prefix}_{i}" + (".ll" if text_ir else ".bc")
@@ -107,8 +134,6 @@ def write_tables(images: list[Image], tables: list[TableSpec], *, out_dir: str |
             if symbols:
                 row.append(sym)
             table_rows.append(row)
-    texts = [table_text(r, properties, symbols, imports).encode("utf-8", "surrogateescape") for r in rows]   # names' bytes kept
-    _write_all(list(files.items()), [(spec.table, text) for spec, text in zip(tables, texts)], inputs)
     return rows
 
 

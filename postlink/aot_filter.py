@@ -10,8 +10,12 @@ Algorithm:
   2. After the split (``target_compatible``): an image whose IR uses an aspect
      the target does not list, or that requires a sub-group size the target
      does not list, is left out.
-  (``minisycl post-link -o TARGET,FILE`` splits once as upstream does and only
-  applies step 2 per table.)
+  ``minisycl post-link -o TARGET,FILE`` runs this flow for each target with a
+  device config when the module has virtual functions (``aot_tables``): its
+  tables get images of their own, split for that target.  Without virtual
+  functions the two flows give the same images, so every table shares one
+  split, named after the first table, as upstream's
+  ``multiple-filtered-outputs.ll`` test has it (step 2 per table).
 """
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ from ..passes.propagate_aspects import aspect_table
 from .image import Image
 from ..passes.propagate_aspects import used_aspects
 
-__all__ = ["emptied_virtual_functions", "target_compatible"]
+__all__ = ["emptied_virtual_functions", "target_compatible", "aot_tables"]
 
 
 def _set_aspect_names(module: Module, names_of: dict[int, str]) -> dict[str, set[str]]:
@@ -60,3 +64,21 @@ def target_compatible(image: Image, target: TargetInfo) -> bool:
         return False
     sg = image.properties.get("SYCL/device requirements", "reqd_sub_group_size")
     return sg is None or sg in target.sub_group_sizes
+
+
+def aot_tables(module: Module, tables: list) -> tuple[list, dict]:
+    """``post-link``'s ``-o [TARGET,]FILE`` tables (``TableSpec``) by flow:
+    (the tables that share the JIT split, {target name: (its device config,
+    its tables)} for the AOT flow).  A table is in the AOT flow when it names
+    a target that has a device config and ``module`` defines virtual
+    functions (``"indirectly-callable"``); otherwise the flows agree and it
+    shares the JIT split (a target without a device config keeps every image,
+    as upstream)."""
+    virtual = any(not module.functions[n].is_declaration for n in module.functions_with("indirectly-callable"))
+    shared, aot = [], {}
+    for spec in tables:
+        if virtual and spec.config is not None:
+            aot.setdefault(spec.config.name, (spec.config, []))[1].append(spec)
+        else:
+            shared.append(spec)
+    return shared, aot

@@ -87,7 +87,8 @@ def _refuse_esimd(module) -> None:
 def _post_link(input, a) -> None:
     """The command's work (``a``: the options, by their table names)."""
     from ..passes.ir import load
-    from . import split_module, write_tables
+    from . import split_module, write_table_groups
+    from .aot_filter import aot_tables
     from ..passes.support.progress import Progress
     from .options import refuse_unimplemented
     from .properties import EmitOptions
@@ -110,17 +111,24 @@ def _post_link(input, a) -> None:
             return
         _refuse_esimd(module)
         progress.step("splitting")
-        images = split_module(module, mode=a.split, only_kernels=a.only_kernels, device_globals=a.device_globals,
-                              vf_keys=a.vf_keys, serialize="text" if a.text_ir else "bitcode")
+        # the design's AOT flow for each target when there are virtual functions (aot_filter.aot_tables)
+        shared, aot = aot_tables(module, tables)
+        splits = [(None, shared)] if shared else []
+        splits += [(config, specs) for config, specs in aot.values()]
+        groups = []
+        for config, specs in splits:
+            images = split_module(module, mode=a.split, only_kernels=a.only_kernels, device_globals=a.device_globals,
+                                  vf_keys=a.vf_keys, target=config, serialize="text" if a.text_ir else "bitcode")
+            images = apply_spec_constants(images, a.spec_const, a.default_spec_images)
+            _with_optional_sets(images, opts)
+            groups.append((images, specs))
         progress.step("properties")
-        images = apply_spec_constants(images, a.spec_const, a.default_spec_images)
-        _with_optional_sets(images, opts)
         progress.step("writing")
         # a set asked for by an -emit-* flag is written even without -properties (upstream's
         # emit_imported_symbols.ll reads the .prop; older upstream always wrote .prop files)
         asked = a.param_info or a.program_metadata or a.kernel_names or a.exported or a.imported
-        write_tables(images, tables, out_dir=a.out_dir, text_ir=a.text_ir, properties=a.properties or asked,
-                     symbols=a.symbols, imports=a.imports, inputs=inputs)
+        write_table_groups(groups, out_dir=a.out_dir, text_ir=a.text_ir, properties=a.properties or asked,
+                           symbols=a.symbols, imports=a.imports, inputs=inputs)
 
 
 def _write_ir_only(module, path: str, a, inputs) -> None:
@@ -136,7 +144,8 @@ def _write_ir_only(module, path: str, a, inputs) -> None:
     _refuse_esimd(module)
     if path in ("-", "/dev/stdout") and not a.text_ir and not a.force and sys.stdout.isatty():
         raise UserError("refusing to write bitcode to a terminal: give -S for text, or -f")
-    images = split_module(module, mode="none", only_kernels=a.only_kernels, device_globals=a.device_globals)
+    from .grouping import WHOLE
+    images = split_module(module, mode=WHOLE, only_kernels=a.only_kernels, device_globals=a.device_globals)
     if len(images) > 1:
         raise UserError("some modules had to be split, '-ir-output-only' can't be used")
     if a.spec_const is not None:

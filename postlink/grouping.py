@@ -3,26 +3,48 @@
 
 Algorithm:
   1. Each entry point gets a group key by the split mode: ``kernel``: its own
-     name; ``none``: ``<GLOBAL>``; ``source`` and ``auto``: upstream's
-     per-source category (``group_key``), so entry points of one translation
-     unit that agree on the properties an image is built for share an image.
-  2. In the JIT flow a virtual function always gets the per-source category
-     (unless the mode is ``kernel``), so each virtual-function set is outlined
-     into its own image(s) whatever the mode (the seeds' design).
+     name; ``source`` and ``auto``: upstream's per-source category
+     (``group_key``), so entry points of one translation unit that agree on
+     the properties an image is built for share an image; ``none``:
+     ``<GLOBAL>``, followed by the optional kernel features the entry point
+     needs (``feature_key``: used and declared aspects, required work-group
+     and sub-group size) when it needs any.  The optional-kernel-features
+     design asks for that second split "after taking into account the
+     -fsycl-device-code-split command line option" whatever the option, so
+     that a kernel using no optional feature never shares an image (and its
+     requirements) with one that does; upstream's code skips it for ``none``.
+  2. In the JIT flow every virtual function goes to the one group of its set
+     (``set_key``), whatever the mode and whatever aspects the function uses:
+     the design's "all functions from the same set should be bundled into a
+     dedicated device image".  (Upstream's code groups them by its per-source
+     category, aspects included, or per function with ``-split=kernel``.)
   3. Entry points keep module order within their group; no entry point at all
      gives one empty ``<GLOBAL>`` group (the module's globals still make an
      image).
   4. Groups come out in *descending* key order (byte order), as upstream's
-     ``std::map`` walked from its end.
+     ``std::map`` walked from its end; a set's group sorts before a kernel
+     group of the same key.
+  5. The ``copier`` group (``Group.copier``) also holds what upstream's
+     ``ModuleCopier`` keeps beyond the entry points' closure: the last
+     ``-split=none`` kernel group (the one needing no optional feature, when
+     there is one), or the empty ``<GLOBAL>`` group.
+
+``-ir-output-only`` asks for no split at all: its mode ``WHOLE`` is ``none``
+without the optional-features split (upstream's ``Scope_Global``).
 """
 from __future__ import annotations
 
-from ..passes.ir import Module
+from typing import NamedTuple
 
-__all__ = ["GLOBAL", "group_key", "group_entry_points"]
+from ..passes.ir import Module
+from ..passes.propagate_aspects import used_aspects
+
+__all__ = ["GLOBAL", "WHOLE", "Group", "group_key", "feature_key", "set_key", "group_entry_points"]
 
 #: the key of the one group of ``-split=none``
 GLOBAL = "<GLOBAL>"
+#: the mode of ``-ir-output-only`` (not a ``-split`` choice): one kernel image
+WHOLE = "whole"
 
 
 def _md_values(module: Module, fn, kind: str) -> list[int]:
@@ -51,21 +73,64 @@ def group_key(module: Module, name: str) -> str:
     return key
 
 
+def feature_key(module: Module, name: str) -> str:
+    """The optional kernel features entry point ``name`` needs, as the
+    optional-kernel-features design lists what keeps two kernels apart:
+    its aspects (used and declared), required work-group size and required
+    sub-group size.  ``""`` when it needs none."""
+    fn = module.functions[name]
+    aspects = used_aspects(module, [name])
+    wg = _md_values(module, fn, "reqd_work_group_size")
+    sg = _md_values(module, fn, "intel_reqd_sub_group_size")
+    if not (aspects or wg or sg):
+        return ""
+    return "".join(f"-{v}" for v in aspects) + "-" + "".join(f"-{v}" for v in wg) + "-" + \
+        "".join(f"-{v}" for v in sg) + "-"
+
+
+def set_key(module: Module, vset: str, first: str) -> str:
+    """The key of virtual-function set ``vset``'s one image: the module id of
+    its first function ``first`` and the set, as upstream's per-source
+    category begins (so sets and kernels keep upstream's relative order)."""
+    return (module.function_attributes(first).get("sycl-module-id") or "") + "-" + vset + "-"
+
+
+class Group(NamedTuple):
+    """One image's entry points: ``key`` (also the image module's name),
+    ``members``, ``vset`` (the virtual-function set it holds, or ``None``)
+    and ``copier`` (step 5)."""
+    key: str
+    members: list[str]
+    vset: str | None = None
+    copier: bool = False
+
+
 def group_entry_points(module: Module, entries: list[str], mode: str, jit: bool,
-                       virtual) -> list[tuple[str, list[str]]]:
-    """``(key, entry points)`` per group, in output order (see the module
-    docstring); ``virtual``: the module's ``"indirectly-callable"`` functions."""
-    groups: dict[str, list[str]] = {}
+                       virtual) -> list[Group]:
+    """The groups, in output order (see the module docstring); ``virtual``:
+    the module's ``"indirectly-callable"`` functions."""
+    groups: dict[tuple[str, str | None], list[str]] = {}
+    set_keys: dict[str, str] = {}
     for name in entries:
-        if name in virtual and jit and mode != "kernel":
-            key = group_key(module, name)
+        vset = virtual.get(name) if jit else None
+        if vset is not None:
+            key = set_keys.setdefault(vset, set_key(module, vset, name))
         elif mode == "kernel":
             key = name
         elif mode in ("source", "auto"):
             key = group_key(module, name)
-        else:
+        elif mode == WHOLE:
             key = GLOBAL
-        groups.setdefault(key, []).append(name)
+        else:
+            key = GLOBAL + feature_key(module, name)
+        groups.setdefault((key, vset), []).append(name)
     if not groups:
-        groups[GLOBAL] = []
-    return [(key, groups[key]) for key in sorted(groups, key=lambda k: k.encode("utf-8", "surrogateescape"), reverse=True)]
+        return [Group(GLOBAL, [], None, True)]
+    order = sorted(groups, key=lambda k: (k[0].encode("utf-8", "surrogateescape"), k[1] is not None),
+                   reverse=True)
+    out = [Group(key, groups[key, vset], vset) for key, vset in order]
+    if mode in ("none", WHOLE):
+        last = max((i for i, g in enumerate(out) if g.vset is None), default=None)
+        if last is not None:
+            out[last] = out[last]._replace(copier=True)
+    return out

@@ -8,12 +8,14 @@ Algorithm:
      the entry points (``"referenced-indirectly"`` and virtual functions), and
      the extra roots of the ``<GLOBAL>`` image.
   2. An image's roots: its entry points and what is left of
-     ``@llvm.compiler.used``.  The ``<GLOBAL>`` image (``-split=none``) is the
-     module as upstream's ``ModuleCopier`` keeps it after Internalize and
-     GlobalDCE: its roots also hold every global variable that is not
-     discardable (so a module without entry points still gives its globals)
-     and every ``"referenced-indirectly"`` function (virtual functions
-     excepted in the JIT flow: they live in their own images).
+     ``@llvm.compiler.used``.  The copier image (``grouping``, step 5: the
+     ``-split=none`` image, or the last one of that split) is the module as
+     upstream's ``ModuleCopier`` keeps it after Internalize and GlobalDCE: its
+     roots also hold every global variable that is not discardable (so a
+     module without entry points still gives its globals) and every
+     ``"referenced-indirectly"`` function (virtual functions excepted in the
+     JIT flow: they live in their own images) that no other image of the
+     split holds already.
   3. The image holds everything its roots reach through references, copied
      into each image that needs it; a function making an indirect call also
      reaches every defined ``"referenced-indirectly"`` function (kernels
@@ -32,7 +34,6 @@ from dataclasses import dataclass
 
 from ..passes.ir import DISCARDABLE_LINKAGES, DifferenceView, Module, function_type, indirect_call_types
 from .device_globals import trim_compiler_used
-from .grouping import GLOBAL
 from .outlining import outlined_elsewhere
 
 __all__ = ["SplitContext", "image_module", "reachable", "indirect_callees", "internalize", "KeptExternal"]
@@ -48,7 +49,7 @@ class SplitContext:
     compiler_used: list[str]            # what stays of @llvm.compiler.used
     indirect_callees: dict[str, list[str]]
     preserved: set[str]                 # kept external by Internalize, besides the entry points
-    global_roots: list[str]             # the <GLOBAL> image's further roots
+    global_roots: list[str]             # the copier image's further roots
 
     @classmethod
     def of(cls, module: Module, virtual, jit: bool) -> "SplitContext":
@@ -69,12 +70,15 @@ class SplitContext:
         return cls(module, jit, virtual, dgs, used, by_type, preserved, copier_roots)
 
 
-def image_module(ctx: SplitContext, key: str, members: list[str], stub) -> Module:
+def image_module(ctx: SplitContext, key: str, members: list[str], stub, copier: bool = False,
+                 held=frozenset()) -> Module:
     """Steps 2 and 3: the module of the image of group ``key`` (entry points
-    ``members``); ``stub``: functions whose bodies are emptied (AOT filtering)."""
+    ``members``); ``stub``: functions whose bodies are emptied (AOT filtering);
+    ``copier``: the image also holds what upstream's ``ModuleCopier`` keeps,
+    but for the names in ``held`` (in another image of the split already)."""
     module = ctx.module
     outlined = outlined_elsewhere(ctx.virtual, members, ctx.jit)
-    roots = members + ctx.compiler_used + (ctx.global_roots if key == GLOBAL else [])
+    roots = members + ctx.compiler_used + ([r for r in ctx.global_roots if r not in held] if copier else [])
     names = reachable(module, roots, outlined, ctx.indirect_callees)
     part = module.extract(names + (["llvm.compiler.used"] if ctx.compiler_used else []), declare=outlined,
                           stub=stub, name=key)

@@ -59,7 +59,9 @@ _OPT_LEVEL = ("upstream passes it to its ESIMD lowering only; optLevel in [SYCL/
 OPTIONS: tuple[Option, ...] = (
     Option(("-o",), "outputs", "implemented",
            "Output table [TARGET,]FILE.table (repeatable; the images are shared); with TARGET, only the images "
-           "that device config can run.", {"multiple": True, "required": True, "metavar": "[TARGET,]FILE.table"}),
+           "that device config can run.  With virtual functions in the module, a TARGET with a device config "
+           "gets the design's AOT flow: images of its own, named after its first table, with no outlining, the "
+           "sets it cannot run emptied and no [SYCL/virtual functions].", {"multiple": True, "required": True, "metavar": "[TARGET,]FILE.table"}),
     Option(("-out-dir", "--out-dir"), "out_dir", "implemented",
            "Directory for the images (default: the first table's).", {"default": None}),
     _flag("S", "text_ir", "implemented", "Write images as LLVM IR text (.ll) instead of bitcode."),

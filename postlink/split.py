@@ -19,7 +19,8 @@ algorithm in its docstring.
     device_globals.check_image_scope a device_image_scope variable in one image only
     aot_filter.target_compatible     AOT: images the target cannot run are left out
 
-In the AOT flow (a target; ``minisycl build --target``) there is no outlining
+In the AOT flow (a target: ``minisycl build --target``, and ``post-link -o
+TARGET,FILE`` on a module with virtual functions) there is no outlining
 and there are no dummies: every image is self-contained.
 """
 from __future__ import annotations
@@ -31,7 +32,7 @@ from .aot_filter import emptied_virtual_functions, target_compatible
 from .device_globals import check_image_scope
 from .dummies import dummy_image, needs_dummy
 from ..passes.entry_points import entry_points
-from .grouping import group_entry_points, group_key
+from .grouping import WHOLE, group_entry_points, group_key
 from .image import Image, SplitError
 from .ir_values import check_values
 from .image_contents import KeptExternal, SplitContext, image_module, internalize
@@ -49,7 +50,8 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
                  target: TargetInfo | None = None, vf_keys: str = "design", serialize: str | None = None
                  ) -> list[Image]:
     """The device images of ``module``, in output order (``module`` itself is
-    not changed).  ``mode``: one of ``SPLIT_MODES``; ``target``: the AOT flow
+    not changed).  ``mode``: one of ``SPLIT_MODES`` (or ``grouping.WHOLE``,
+    ``-ir-output-only``'s no split at all); ``target``: the AOT flow
     for that device config (else the JIT flow); ``device_globals``: write
     ``[SYCL/device globals]`` and check ``device_image_scope``.
     ``serialize`` (``"bitcode"`` or ``"text"``), for a caller that writes
@@ -59,7 +61,7 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     takes the results)."""
     if serialize not in (None, "bitcode", "text"):
         raise ValueError(f"serialize: expected 'bitcode', 'text' or None, got {serialize!r}")
-    if mode not in SPLIT_MODES:
+    if mode not in SPLIT_MODES and mode != WHOLE:
         raise SplitError(f"unknown split mode '{mode}' (expected one of: {', '.join(SPLIT_MODES)})")
     jit = target is None
     check_values(module)
@@ -70,8 +72,12 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
                                                        virtual_functions="include" if jit else "exclude"), mode, jit, virtual)
     ctx = SplitContext.of(module, virtual, jit)
     images: list[Image] = []
-    for key, members in groups:
-        part = image_module(ctx, key, members, stub=emptied)
+    held: set[str] = set()              # what the kernel images made so far define (for the copier image)
+    for key, members, vset, copier in groups:
+        part = image_module(ctx, key, members, stub=emptied, copier=copier, held=held)
+        if vset is None and mode in ("none", WHOLE):
+            held.update(n for n, f in part.functions.items() if not f.is_declaration)
+            held.update(n for n, g in part.globals.items() if not g.is_declaration)
         holds_vfs = holds_virtual_functions(members, virtual, jit)
         if holds_vfs:
             export_virtual_functions(part, members, virtual)
