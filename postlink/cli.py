@@ -4,6 +4,11 @@ from __future__ import annotations
 import click
 
 from ..passes.support.cli import run_guarded
+from ..passes.support.ir_contract import (CALLS_VF_SET_KEY, CREATES_VF_SET_KEY, DEVICE_GLOBALS, EXPORTED_SYMBOLS,
+                                          IMPORTED_SYMBOLS, KERNEL_NAMES, KERNEL_PARAM_OPT, MAX_WORK_GROUP_SIZE,
+                                          MISC_PROPERTIES, PROGRAM_METADATA, REQD_SUB_GROUP_SIZE_KEY,
+                                          REQD_WORK_GROUP_SIZE, SPEC_CONSTANTS, SYCL_EXPLICIT_SIMD,
+                                          SYCL_KERNEL_OMIT_ARGS, SYCL_OPTLEVEL, USES_VF_SET_KEY, WORK_GROUP_NUM_DIM)
 
 
 def _with_optional_sets(images, opts) -> None:
@@ -19,7 +24,7 @@ def _with_optional_sets(images, opts) -> None:
 
 
 def _esimd_functions(module) -> list[str]:
-    return [n for n, f in module.functions.items() if "sycl_explicit_simd" in f.metadata]
+    return [n for n, f in module.functions.items() if SYCL_EXPLICIT_SIMD in f.metadata]
 
 
 _IR_ONLY_CONFLICTS = (("symbols", "-symbols"), ("properties", "-properties"), ("param_info", "-emit-param-info"),
@@ -37,22 +42,22 @@ _IR_ONLY_CONFLICTS = (("symbols", "-symbols"), ("properties", "-properties"), ("
 @click.option("-symbols", "--symbols", "symbols", is_flag=True, help="Write .sym files (entry points).")
 @click.option("-S", "text_ir", is_flag=True, help="Write images as LLVM IR text (.ll) instead of bitcode.")
 @click.option("-device-globals", "--device-globals", "device_globals", is_flag=True,
-              help="Write [SYCL/device globals] and check device_image_scope.")
+              help=f"Write [{DEVICE_GLOBALS}] and check device_image_scope.")
 @click.option("-emit-only-kernels-as-entry-points", "--emit-only-kernels-as-entry-points", "only_kernels",
               is_flag=True, help="Only kernels (and virtual functions) are entry points.")
 @click.option("-emit-param-info", "--emit-param-info", "param_info", is_flag=True,
-              help="Write [SYCL/kernel param opt]: per kernel a bit array, bit i set when argument i was removed "
-                   "(from !sycl_kernel_omit_args; we remove none, so every bit is clear otherwise).")
+              help=f"Write [{KERNEL_PARAM_OPT}]: per kernel a bit array, bit i set when argument i was removed "
+                   f"(from !{SYCL_KERNEL_OMIT_ARGS}; we remove none, so every bit is clear otherwise).")
 @click.option("-emit-exported-symbols", "--emit-exported-symbols", "exported", is_flag=True,
-              help="Write [SYCL/exported symbols]: the image's spir_func entry points (virtual functions excepted) "
+              help=f"Write [{EXPORTED_SYMBOLS}]: the image's spir_func entry points (virtual functions excepted) "
                    "and its external device globals without device_image_scope.")
 @click.option("-emit-imported-symbols", "--emit-imported-symbols", "imported", is_flag=True,
-              help="Write [SYCL/imported symbols]: SYCL_EXTERNAL functions the image declares but does not define.")
+              help=f"Write [{IMPORTED_SYMBOLS}]: SYCL_EXTERNAL functions the image declares but does not define.")
 @click.option("-emit-kernel-names", "--emit-kernel-names", "kernel_names", is_flag=True,
-              help="Write [SYCL/kernel names]: the image's kernels.")
+              help=f"Write [{KERNEL_NAMES}]: the image's kernels.")
 @click.option("-emit-program-metadata", "--emit-program-metadata", "program_metadata", is_flag=True,
-              help="Write [SYCL/program metadata]: <kernel>@reqd_work_group_size, @reqd_sub_group_size, "
-                   "@work_group_num_dim, @max_work_group_size and <unique id>@global_id_mapping.")
+              help=f"Write [{PROGRAM_METADATA}]: <kernel>@{REQD_WORK_GROUP_SIZE}, @{REQD_SUB_GROUP_SIZE_KEY}, "
+                   f"@{WORK_GROUP_NUM_DIM}, @{MAX_WORK_GROUP_SIZE} and <unique id>@global_id_mapping.")
 @click.option("-allow-device-image-dependencies", "--allow-device-image-dependencies", "allow_deps", is_flag=True,
               help="Images may depend on each other: with -emit-imported-symbols, declared external "
                    "device_global variables are listed as imported too.")
@@ -62,19 +67,19 @@ _IR_ONLY_CONFLICTS = (("symbols", "-symbols"), ("properties", "-properties"), ("
               type=click.Choice(["rt", "native", "default", "emulation"]), default=None,
               help="Lower specialization-constant reads (postlink/spec_constants.py): rt/native to "
                    "__spirv_SpecConstant(Composite) calls with numeric ids, default/emulation to loads from "
-                   "the run-time buffer; writes [SYCL/specialization constants] and its default values.")
+                   f"the run-time buffer; writes [{SPEC_CONSTANTS}] and its default values.")
 @click.option("-generate-device-image-default-spec-consts", "--generate-device-image-default-spec-consts",
               "default_spec_images", is_flag=True,
               help="After each image that reads specialization constants, a copy with the default values "
-                   "folded in ([SYCL/misc properties] specConstsReplacedWithDefault=1).")
+                   f"folded in ([{MISC_PROPERTIES}] specConstsReplacedWithDefault=1).")
 @click.option("-split-esimd", "--split-esimd", "split_esimd", is_flag=True,
               help="Accepted for upstream's command lines; minisycl has no ESIMD (an input with ESIMD kernels, "
-                   "!sycl_explicit_simd, is an error with or without it).")
+                   f"!{SYCL_EXPLICIT_SIMD}, is an error with or without it).")
 @click.option("-lower-esimd", "--lower-esimd", "lower_esimd", is_flag=True,
               help="Accepted for upstream's command lines; no ESIMD here (see -split-esimd).")
 @click.option("-O0", "o0", is_flag=True, help="Accepted, as -O1, -O2, -O3, -Os and -Oz: upstream uses them only "
-              "to optimise ESIMD code, which minisycl does not have. optLevel in [SYCL/misc properties] comes from "
-              "the entry points' \"sycl-optlevel\" attribute, as upstream's does, not from these flags.")
+              f"to optimise ESIMD code, which minisycl does not have. optLevel in [{MISC_PROPERTIES}] comes from "
+              f"the entry points' \"{SYCL_OPTLEVEL}\" attribute, as upstream's does, not from these flags.")
 @click.option("-O1", "o1", is_flag=True, hidden=True)
 @click.option("-O2", "o2", is_flag=True, hidden=True)
 @click.option("-O3", "o3", is_flag=True, hidden=True)
@@ -85,8 +90,8 @@ _IR_ONLY_CONFLICTS = (("symbols", "-symbols"), ("properties", "-properties"), ("
                    "that device config can run.")
 @click.option("-out-dir", "--out-dir", "out_dir", default=None, help="Directory for the images (default: the table's).")
 @click.option("--vf-keys", type=click.Choice(["design", "upstream"]), default="design", show_default=True,
-              help="Virtual-function property keys: the design's calls-/creates-virtual-functions-set, "
-                   "or upstream's uses-virtual-functions-set.")
+              help=f"Virtual-function property keys: the design's {CALLS_VF_SET_KEY}, {CREATES_VF_SET_KEY}, "
+                   f"or upstream's {USES_VF_SET_KEY}.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar (it shows on a terminal after a second).")
 def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, only_kernels, param_info, exported,
                   imported, kernel_names, program_metadata, allow_deps, ir_only, split_esimd, outputs, out_dir,
@@ -138,7 +143,7 @@ def post_link_cmd(input, split, properties, symbols, text_ir, device_globals, on
                 return
             esimd = _esimd_functions(module)
             if esimd:
-                raise UserError(f"'{esimd[0]}' is an ESIMD function (!sycl_explicit_simd): "
+                raise UserError(f"'{esimd[0]}' is an ESIMD function (!{SYCL_EXPLICIT_SIMD}): "
                                 f"minisycl has no ESIMD support")
             progress.step("splitting")
             images = split_module(module, mode=split, only_kernels=only_kernels, device_globals=device_globals,
@@ -163,7 +168,7 @@ def _write_ir_only(module, path: str, text_ir: bool, only_kernels: bool, device_
     from . import split_module
     esimd = _esimd_functions(module)
     if esimd:
-        raise UserError(f"'{esimd[0]}' is an ESIMD function (!sycl_explicit_simd): minisycl has no ESIMD support")
+        raise UserError(f"'{esimd[0]}' is an ESIMD function (!{SYCL_EXPLICIT_SIMD}): minisycl has no ESIMD support")
     images = split_module(module, mode="none", only_kernels=only_kernels, device_globals=device_globals)
     if len(images) > 1:
         raise UserError("some modules had to be split, '-ir-output-only' can't be used")

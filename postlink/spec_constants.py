@@ -54,13 +54,12 @@ from ..passes.ir.lexer import closing, tokens
 from .image import Image, SplitError
 from ..passes.ir.layout import Layout, LayoutError, aggregate_elements as _aggregate_elements
 from .propertyset import PropertySets, byte_array
+from ..passes.support.ir_contract import MISC_PROPERTIES, SPEC_CONSTANTS, SPEC_CONSTANTS_DEFAULTS
 
-__all__ = ["SPEC_CONSTANTS", "SPEC_CONSTANTS_DEFAULTS", "MODES", "SpecConstError", "SpecConstants",
+__all__ = ["MODES", "SpecConstError", "SpecConstants",
            "lower_spec_constants", "has_spec_constants", "apply_spec_constants", "PADDING_ID",
            "REPLACED_WITH_DEFAULT"]
 
-SPEC_CONSTANTS = "SYCL/specialization constants"
-SPEC_CONSTANTS_DEFAULTS = "SYCL/specialization constants default values"
 REPLACED_WITH_DEFAULT = "specConstsReplacedWithDefault"
 SCALAR = "_Z37__sycl_getScalar2020SpecConstantValue"
 COMPOSITE = "_Z40__sycl_getComposite2020SpecConstantValue"
@@ -503,7 +502,7 @@ def apply_spec_constants(images: list[Image], spec_const: str | None, default_im
     split images, in upstream's order: each image that reads specialization
     constants is followed by its copy with the defaults folded in (misc
     property ``specConstsReplacedWithDefault``)."""
-    from .properties import MISC, in_upstream_order
+    from .properties import in_upstream_order
     out: list[Image] = []
     for im in images:
         extra = None
@@ -514,7 +513,7 @@ def apply_spec_constants(images: list[Image], spec_const: str | None, default_im
             for name, entries in im.properties.sets.items():
                 for key, (_, value) in entries.items():
                     props.add(name, key, value)
-            props.add(MISC, REPLACED_WITH_DEFAULT, 1)
+            props.add(MISC_PROPERTIES, REPLACED_WITH_DEFAULT, 1)
             extra = Image(copy, list(im.entry_points), im.key, in_upstream_order(props))
         if spec_const is not None:
             found = lower_spec_constants(im.module, MODES[spec_const])

@@ -8,6 +8,7 @@ from ..ir_writer import DOUBLE, FLOAT, I1, I32, I64, PTR, VOID, Function, Type, 
 from ..data_layout import flat_fields, size_align, sizeof
 from ..item_queries import item_query
 from .context import ZERO32, Part, i32, i64
+from ...passes.support.ir_contract import HOST_ONLY, SOURCE_NAME, VIRTUAL_CALL, VIRTUAL_TARGET
 
 _UNARY_MATH = frozenset(("sqrt", "exp", "log", "sin", "cos", "fabs", "floor", "ceil", "exp2", "log2",
                          "log10", "tan", "round", "trunc", "tanh", "asin", "acos", "atan", "sinh", "cosh"))
@@ -90,8 +91,8 @@ class Calls(Part):
                 # the target and its set (empty: not indirectly_callable), for the device-code checks
                 target = self.cx.module.metadata([f.display, f.set_name or ""])
                 r = b.call(fptr, [this] + args, ret=self.fns[f].ret,
-                           suffix=f" {self.cx.module.attribute_group([render('virtual-call')])}{at}"
-                                  f", !minisycl.vcall {target}")
+                           suffix=f" {self.cx.module.attribute_group([render(VIRTUAL_CALL)])}{at}"
+                                  f", !{VIRTUAL_TARGET} {target}")
         return self.from_abi(r, e.ty)
     def e_SpecConstGet(self, e):
         """A read of a specialization constant, as DPC++'s front end emits it
@@ -262,7 +263,7 @@ class Calls(Part):
         printf = self.cx.module.globals.get("printf")
         if printf is None:
             printf = self.cx.module.add(Function("printf", I32, [PTR], var_arg=True))
-            printf.attributes.append(render("minisycl-host-only"))
-            printf.metadata["minisycl.name"] = self.cx.module.metadata(["print"])
+            printf.attributes.append(render(HOST_ONLY))
+            printf.metadata[SOURCE_NAME] = self.cx.module.metadata(["print"])
         b.call(printf, [self.cstring(" ".join(fmt) + "\n")] + values, suffix=self.at(e.loc))
         return None

@@ -22,7 +22,7 @@ from .bridge import (IRError, complaint, emit_ptx, in_child, module_text, new_co
 from .loading import (InternalCompilerError, link, load, parse_text, read_untrusted_bitcode, verify_and_serialize,
                       verify_generated)
 from .items import build_item
-from .kernel_params import SIGNATURE_ATTRIBUTE, check_signature, ir_signature, kernel_signature
+from .kernel_params import check_signature, ir_signature, kernel_signature
 from .layout import Layout, LayoutError
 from .lexer import quote_name, quote_string, split_operands, split_type, tokens, unquote_name
 from .sycl_names import ASSERT_FAIL, ASSERT_MESSAGE
@@ -37,7 +37,7 @@ __all__ = ["Layout", "LayoutError", "build_item", "IRError", "Module", "Function
            "DISCARDABLE_LINKAGES", "indirect_calls", "indirect_call_types", "function_type", "metadata_attachments",
            "attachment_pairs", "without_attachments", "quote_string", "tokens",
            # a kernel's signature from its IR, and its written one checked against it (kernel_params.py)
-           "kernel_signature", "ir_signature", "check_signature", "SIGNATURE_ATTRIBUTE",
+           "kernel_signature", "ir_signature", "check_signature",
            # minisycl's assert hook and its GPU flag (sycl_names.py)
            "ASSERT_FAIL", "ASSERT_MESSAGE",
            # LLVM's own modules, for code that compiles them (native AOT code, initial values)
