@@ -50,7 +50,7 @@ import struct
 from dataclasses import dataclass, field
 
 from ..passes.ir import Function, Module, quote_name, split_operands, split_type
-from ..passes.ir.lexer import closing, tokens
+from ..passes.ir.lexer import closing, escaped_bytes, tokens
 from .image import Image, SplitError
 from ..passes.ir.layout import Layout, LayoutError, aggregate_elements as _aggregate_elements
 from .propertyset import PropertySets, byte_array
@@ -485,8 +485,7 @@ def _bool_byte(d: str) -> str:
 
 
 def _md_string(s: str) -> str:
-    return "".join(c if 0x20 <= ord(c) < 0x7F and c not in '"\\' else "".join(f"\\{b:02X}" for b in c.encode())
-                   for c in s)
+    return escaped_bytes(s.encode())
 
 
 def lower_spec_constants(module: Module, mode: str) -> SpecConstants:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..passes.ir import Layout, LayoutError, split_operands, split_type
+from ..passes.ir import Layout, LayoutError, escaped_bytes, split_operands, split_type
 from ..postlink.propertyset import PropertySets, u32_values
 from .arguments import slot
 from .errors import errc, exception
@@ -164,8 +164,7 @@ SPEC_GLOBAL = "__minisycl.spec_constants"
 
 def spec_global(spec: bytes) -> str:
     """IR of the constant global holding a buffer of specialization constant values."""
-    data = "".join(chr(b) if 0x20 <= b < 0x7F and b not in (0x22, 0x5C) else f"\\{b:02X}" for b in spec)
-    return f'@{SPEC_GLOBAL} = private unnamed_addr constant [{len(spec)} x i8] c"{data}", align 16\n'
+    return f'@{SPEC_GLOBAL} = private unnamed_addr constant [{len(spec)} x i8] c"{escaped_bytes(spec)}", align 16\n'
 
 
 def fold_handler_parameters(module, kernels, spec: bytes) -> list[str]:

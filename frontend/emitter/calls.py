@@ -7,16 +7,10 @@ from ..ir_attributes import render
 from ..ir_writer import DOUBLE, FLOAT, I1, I32, I64, PTR, VOID, Function, Type, Value, const, int_type
 from ..data_layout import flat_fields, size_align, sizeof
 from ..item_queries import item_query
+from ..math_builtins import INTRINSIC, LIBM
 from .context import ZERO32, Part, i32, i64
 from ...passes.support.ir_contract import HOST_ONLY, SOURCE_NAME, VIRTUAL_CALL, VIRTUAL_TARGET
 
-_UNARY_MATH = frozenset(("sqrt", "exp", "log", "sin", "cos", "fabs", "floor", "ceil", "exp2", "log2",
-                         "log10", "tan", "round", "trunc", "tanh", "asin", "acos", "atan", "sinh", "cosh"))
-#: built-ins that are one LLVM intrinsic of two or three operands of the result type
-_INTRINSIC = {"pow": "pow", "fmin": "minnum", "fmax": "maxnum", "atan2": "atan2", "copysign": "copysign",
-              "fma": "fma", "mad": "fmuladd"}
-#: built-ins that LLVM has no intrinsic for: C's math library (``cbrtf``/``cbrt``)
-_LIBM = frozenset(("cbrt", "hypot"))
 
 
 def _suffix(ty):
@@ -155,11 +149,9 @@ class Calls(Part):
         args = [self.value(a) for a in e.args]
         ty = e.ty
         t = self.valtype(ty)
-        if name in _UNARY_MATH:
-            return b.call(self.intrinsic(f"llvm.{name}.{_suffix(ty)}", t, [t]), args)
-        if name in _INTRINSIC:
-            return b.call(self.intrinsic(f"llvm.{_INTRINSIC[name]}.{_suffix(ty)}", t, [t] * len(args)), args)
-        if name in _LIBM:
+        if name in INTRINSIC:
+            return b.call(self.intrinsic(f"llvm.{INTRINSIC[name]}.{_suffix(ty)}", t, [t] * len(args)), args)
+        if name in LIBM:
             return self.libm(name, ty, args)
         if name == "rsqrt":
             root = b.call(self.intrinsic(f"llvm.sqrt.{_suffix(ty)}", t, [t]), args)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["tokens", "quote_name", "quote_string", "unquote_name", "string_bytes", "global_refs", "attribute_refs",
+__all__ = ["tokens", "quote_name", "quote_string", "escaped_bytes", "unquote_name", "string_bytes", "global_refs", "attribute_refs",
            "metadata_refs", "type_refs", "type_ref_matches", "has_word", "words", "word_matches", "split_type", "split_operands", "skip_type",
            "skip_constant", "closing", "LexError"]
 
@@ -82,6 +82,15 @@ def quote_string(text: str) -> str:
         else:
             out.append(f"\\{b:02X}")
     return '"' + "".join(out) + '"'
+
+
+def escaped_bytes(data: bytes) -> str:
+    """The body of a ``c"..."`` constant or a ``!"..."`` metadata string holding
+    ``data``: printable ASCII as it is, ``"``, ``\\`` and every other byte as
+    ``\\XX`` in upper-case hex (the one writer of such bodies: the front end's
+    strings, the runtime's specialization-constant buffer, post-link's
+    metadata)."""
+    return "".join(chr(b) if 32 <= b < 127 and b not in (0x22, 0x5C) else f"\\{b:02X}" for b in data)
 
 
 def quote_name(name: str) -> str:
