@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import struct
 
-from ..passes.ir.lexer import escaped_bytes, quote_name
+from ..passes.ir.lexer import escaped_bytes, float_hex, quote_name
 from .ir_attributes import quote
 
 
@@ -104,7 +104,7 @@ def _float_text(bits: int, value: float) -> str:
         value = struct.unpack(_FLOAT_PACK[bits], struct.pack(_FLOAT_PACK[bits], value))[0]
     except OverflowError:
         value = float("inf") if value > 0 else float("-inf")
-    return "0x%016X" % struct.unpack("Q", struct.pack("d", value))[0]
+    return float_hex(value)
 
 
 def const(ty: Type, value) -> Value:

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import functools
 import re
+import struct
 
-__all__ = ["tokens", "quote_name", "quote_string", "escaped_bytes", "unquote_name", "string_bytes", "global_refs", "attribute_refs",
+__all__ = ["tokens", "quote_name", "quote_string", "escaped_bytes", "float_hex", "unquote_name", "string_bytes", "global_refs", "attribute_refs",
            "metadata_refs", "type_refs", "type_ref_matches", "has_word", "words", "word_matches", "split_type", "split_operands", "skip_type",
            "skip_constant", "closing", "LexError"]
 
@@ -91,6 +92,13 @@ def escaped_bytes(data: bytes) -> str:
     strings, the runtime's specialization-constant buffer, post-link's
     metadata)."""
     return "".join(chr(b) if 32 <= b < 127 and b not in (0x22, 0x5C) else f"\\{b:02X}" for b in data)
+
+
+def float_hex(value: float) -> str:
+    """A floating-point constant as LLVM spells it exactly: the bit pattern of the
+    double ``value`` in upper-case hex (``0x3FF0000000000000``), whatever the
+    constant's type (a ``float`` or ``half`` value is rounded to it first)."""
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
 
 
 def quote_name(name: str) -> str:
