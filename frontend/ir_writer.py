@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import struct
 
-from ..passes.ir.lexer import quote_name
+from ..passes.ir.lexer import escaped_bytes, float_hex, quote_name
 from .ir_attributes import quote
 
 
@@ -104,7 +104,7 @@ def _float_text(bits: int, value: float) -> str:
         value = struct.unpack(_FLOAT_PACK[bits], struct.pack(_FLOAT_PACK[bits], value))[0]
     except OverflowError:
         value = float("inf") if value > 0 else float("-inf")
-    return "0x%016X" % struct.unpack("Q", struct.pack("d", value))[0]
+    return float_hex(value)
 
 
 def const(ty: Type, value) -> Value:
@@ -127,8 +127,7 @@ def const_aggregate(ty: Type, items) -> Value:
 
 
 def const_bytes(data: bytes) -> Value:
-    text = "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:02X}" for b in data)
-    return Value(array_type(I8, len(data)), f'c"{text}"')
+    return Value(array_type(I8, len(data)), f'c"{escaped_bytes(data)}"')
 
 
 NULL = Value(PTR, "null")

@@ -1,5 +1,7 @@
 """The middle end: the IR toolkit (``ir.py``), the pass manager (``manager.py``)
-and one module per pass, listed in ``PASSES``.
+and one module per pass, each registered by its module as an entry point
+(``pyproject.toml``'s ``minisycl.passes``, read by ``support/plugins.py``) and
+listed in ``PASSES``.
 
 A pass is a small class with ``name`` (kebab-case), optional dataclass fields as
 options and ``run(module, am) -> PassResult``; its logic is a plain function in
@@ -9,22 +11,15 @@ the same module.  Pipelines are text, as in LLVM's ``opt``:
 from __future__ import annotations
 
 import dataclasses
-import importlib
 
+from .support import plugins
 from .support.diagnostics import UserError
 
 __all__ = ["PASSES", "UPSTREAM_NAMES", "get_pass", "parse_pipeline", "print_pipeline", "describe_passes", "PipelineError"]
 
-#: pass name -> "module:Class" (imported only when used, like xDSL's get_all_passes)
-PASSES = {
-    "split-if-device": "minisycl.passes.split_if_device:SplitIfDevice",
-    "propagate-aspects": "minisycl.passes.propagate_aspects:PropagateAspects",
-    "analyze-virtual-functions": "minisycl.passes.virtual_functions:AnalyzeVirtualFunctions",
-    "aggregate-atomics": "minisycl.passes.aggregate_atomics:AggregateAtomics",
-    "lower-work-groups": "minisycl.passes.work_item_loops:LowerWorkGroups",
-    "lower-to-nvptx": "minisycl.passes.lower_to_nvptx:LowerToNVPTX",
-    "check-device-code": "minisycl.passes.check_device_code:CheckDeviceCode",
-}
+#: pass name -> "module:Class", as the pass modules registered them (imported only
+#: when used, like xDSL's get_all_passes)
+PASSES = plugins.registered(plugins.PASSES)
 
 
 #: upstream's pass names (DPC++'s ``opt -passes=``) -> the same pass here, with
@@ -44,8 +39,7 @@ def get_pass(name: str):
     target = PASSES.get(name)
     if target is None:
         raise PipelineError(f"unknown pass '{name}'; known passes: {', '.join(sorted(PASSES))}")
-    module, attr = target.split(":")
-    return getattr(importlib.import_module(module), attr)
+    return plugins.load(target)
 
 
 def _split_top(text: str) -> list[str]:

@@ -34,16 +34,17 @@ from .ir import Module
 from .ir.lexer import global_refs
 from .manager import PassResult
 from .propagate_aspects import warn_undeclared_aspects
-from .split_if_device import ON_HOST, call_if_helpers, check_device_code, device_roots
+from .split_if_device import call_if_helpers, check_device_code, device_roots
 from .srcloc import display_name, function_loc, global_loc
 from .virtual_functions import check_virtual_calls
+from .support.ir_contract import CALL_IF_ON_HOST, SIGNATURE_ATTRIBUTE
 
 _ND_ITEM = '%"class.sycl::_V1::nd_item.'
 
 
 def check_device_rules(module: Module, diags) -> None:
     """Steps 1-4."""
-    graph = CallGraph.of(module, skip_bodies=call_if_helpers(module, ON_HOST)).edges
+    graph = CallGraph.of(module, skip_bodies=call_if_helpers(module, CALL_IF_ON_HOST)).edges
     roots = [r for r in device_roots(module) if r in module.functions]
     check_device_code(module, roots, diags, graph)
     check_virtual_calls(module, diags, graph)
@@ -59,7 +60,7 @@ def check_work_group_memory(module: Module, diags, graph) -> None:
     for k, fn in module.functions.items():
         if not fn.is_kernel or fn.body is None or fn.params.lstrip("(").startswith(_ND_ITEM):
             continue
-        kind = "single_task kernel" if "id<" not in (module.function_attributes(fn).get("minisycl-kernel-signature")
+        kind = "single_task kernel" if "id<" not in (module.function_attributes(fn).get(SIGNATURE_ATTRIBUTE)
                                                      or "") else "kernel launched over a range"
         shown = display_name(module, k)
         for f in CallGraph(graph).reachable([k]):

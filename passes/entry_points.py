@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 
 from .ir import Module
+from .support.ir_contract import INDIRECTLY_CALLABLE, SYCL_MODULE_ID
 
 __all__ = ["SYCL_BUILTIN", "VIRTUAL_FUNCTIONS", "entry_points"]
 
@@ -42,8 +43,8 @@ def entry_points(module: Module, *, kernels_only: bool = False, virtual_function
     if virtual_functions not in VIRTUAL_FUNCTIONS:
         raise ValueError(f"virtual_functions: expected one of {', '.join(VIRTUAL_FUNCTIONS)}, "
                          f"got {virtual_functions!r}")
-    virtual = module.functions_with("indirectly-callable") if virtual_functions != "ignore" else {}
-    external = module.functions_with("sycl-module-id")
+    virtual = module.functions_with(INDIRECTLY_CALLABLE) if virtual_functions != "ignore" else {}
+    external = module.functions_with(SYCL_MODULE_ID)
     out = []
     for name, fn in module.functions.items():
         if fn.body is None:

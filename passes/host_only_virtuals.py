@@ -53,18 +53,16 @@ from typing import Iterable
 from .ir import Module, quote_name, quote_string
 from .ir.sycl_names import ASSERT_FAIL
 from .srcloc import display_name
+from .support.ir_contract import HOST_ONLY, HOST_ONLY_STUB
 
-__all__ = ["HOST_ONLY", "VIRTUAL", "ASSERT_FAIL", "STUB_PREFIX", "STUB", "host_only_virtuals", "device_closure",
+__all__ = ["VIRTUAL", "ASSERT_FAIL", "STUB_PREFIX", "host_only_virtuals", "device_closure",
            "stub_vtable_slots", "with_vtable_stubs", "stub_message"]
 
 #: the front end's mark of host code (``"declared"``, ``"virtual"`` or no value)
-HOST_ONLY = "minisycl-host-only"
-#: its value on a virtual method without ``indirectly_callable``
 VIRTUAL = "virtual"
 #: a stub's name: this prefix and the method's IR name (it calls the assert hook, ``ASSERT_FAIL``)
 STUB_PREFIX = "__minisycl_host_only_virtual."
 #: the stubs' attribute (the method's IR name)
-STUB = "minisycl-host-only-stub"
 
 
 def host_only_virtuals(module: Module) -> list[str]:
@@ -120,7 +118,7 @@ def stub_vtable_slots(module: Module) -> list[str]:
         lines.append(f"declare void @{ASSERT_FAIL}(ptr)")
     module.add_entities("\n".join(lines) + "\n")
     for v in slots:
-        module.set_function_attributes(renames[v], {STUB: v})
+        module.set_function_attributes(renames[v], {HOST_ONLY_STUB: v})
     module.rename_refs_in_globals(renames)
     users = module.users()
     dead = [v for v in virtuals if not any(u != v and u in module.functions for u in users.get(v, ()))]

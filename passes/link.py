@@ -25,7 +25,8 @@ from ..passes.support.diagnostics import CompileError, Diagnostic
 from . import ir
 from .ir import Module
 from .host_only_virtuals import device_closure
-from .split_if_device import HOST_ONLY, ON_HOST, call_if_helpers, device_roots
+from .split_if_device import call_if_helpers, device_roots
+from .support.ir_contract import CALL_IF_ON_HOST, HOST_ONLY
 
 _EXEMPT = re.compile(r'llvm\.|_Z\d+__(?:spirv|sycl|esimd)_|__spirv|__devicelib_|__builtin_|__assert')
 
@@ -53,7 +54,7 @@ def link(modules: list[Module], name: str = "linked") -> Module:
 
 
 def _check_unresolved(linked: Module, inputs: list[Module]) -> None:
-    reach, _ = device_closure(linked, device_roots(linked), call_if_helpers(linked, ON_HOST))
+    reach, _ = device_closure(linked, device_roots(linked), call_if_helpers(linked, CALL_IF_ON_HOST))
     errors = []
     for sym in reach:
         ent = linked.entity(sym)

@@ -72,6 +72,7 @@ from .nvptx_groups import DYNAMIC_SHARED, LANG_TYPES, Builtins, reducer_op
 from .work_group_builtins import identity
 from .support.diagnostics import UserError
 from .support.signature import SignatureError, parse as parse_signature
+from .support.ir_contract import SIGNATURE_ATTRIBUTE
 
 __all__ = ["LowerToNVPTX", "lower_to_nvptx", "NVPTXLoweringError", "NVPTX_TRIPLE", "NVPTX_DATALAYOUT",
            "body_name"]
@@ -113,7 +114,7 @@ class _Kernel:
 def _reducers(module: Module, fn) -> dict[int, tuple[str, str]]:
     """The ``reducer<T, op>`` parameters of kernel ``fn`` (index among the non-item
     parameters), from its ``minisycl-kernel-signature`` (``passes/support/signature.py``)."""
-    signature = module.function_attributes(fn).get("minisycl-kernel-signature") or ""
+    signature = module.function_attributes(fn).get(SIGNATURE_ATTRIBUTE) or ""
     if "reducer<" not in signature:
         return {}
     try:

@@ -38,6 +38,8 @@ import math
 import re
 import struct
 
+from .ir.lexer import float_hex
+
 __all__ = ["MATH", "OWN_F32", "OWN_NEEDS", "OWN_DECLS", "lower_math", "f32_const"]
 
 #: every math function NVPTX cannot select -> its number of arguments.  An
@@ -53,16 +55,13 @@ _FLOAT = {"f32": "float", "f64": "double", "f16": "half"}
 
 def f32_const(value: float) -> str:
     """A float constant as LLVM spells a single-precision value (exactly)."""
-    d = struct.unpack("<f", struct.pack("<f", value))[0]
-    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", d))[0]
+    return float_hex(struct.unpack("<f", struct.pack("<f", value))[0])
 
 
 _f = f32_const
 
 
-def _d(value: float) -> str:
-    """A double constant as LLVM spells it (exactly)."""
-    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
+_d = float_hex
 
 
 def _horner(var: str, coefficients: list[float], ty: str = "float", name: str = "p") -> str:

@@ -55,11 +55,12 @@ from .ir import Module, attachment_pairs, metadata_attachments, quote_name, toke
 from .ir.sycl_names import set_display
 from .ir.lexer import has_word, skip_type, type_refs, type_ref_matches, word_matches
 from .entry_points import entry_points
-from .host_only_virtuals import STUB
 from .manager import PassResult
 from .srcloc import aspect_use, call_loc, display_chain, display_name, function_loc
+from .support.ir_contract import (CALLS_INDIRECTLY, HOST_ONLY_STUB, INDIRECTLY_CALLABLE, SYCL_ASPECTS,
+                                  SYCL_DECLARED_ASPECTS, SYCL_DEVICE_HAS, SYCL_FIXED_TARGETS,
+                                  SYCL_TYPES_THAT_USE_ASPECTS, SYCL_USED_ASPECTS)
 
-USED, DECLARED, FIXED_TARGETS = "sycl_used_aspects", "sycl_declared_aspects", "sycl_fixed_targets"
 
 
 def atomic_value_types(body: str) -> list[tuple[int, str]]:
@@ -90,8 +91,8 @@ def instruction_aspect_refs(body: str) -> list[tuple[int, str]]:
     out, at = [], 0
     for line in body.split("\n"):
         start, at = at, at + len(line) + 1
-        if USED in line:
-            ref = metadata_attachments(line).get(USED)
+        if SYCL_USED_ASPECTS in line:
+            ref = metadata_attachments(line).get(SYCL_USED_ASPECTS)
             if ref is not None:
                 out.append((start, ref))
     return out
@@ -100,7 +101,7 @@ def instruction_aspect_refs(body: str) -> list[tuple[int, str]]:
 def aspect_table(module: Module) -> dict[str, int]:
     """Aspect name → number, from ``!sycl_aspects`` or the SYCL table."""
     table = {}
-    for ops in module.named_metadata_operands("sycl_aspects"):
+    for ops in module.named_metadata_operands(SYCL_ASPECTS):
         if len(ops) == 2 and ops[0].startswith('!"'):
             try:
                 table[unquote_name(ops[0][1:])] = int(ops[1].split()[1])
@@ -116,7 +117,7 @@ class TypeAspects:
     def __init__(self, module: Module, table: dict[str, int]):
         self.fp64 = table.get("fp64")
         direct: dict[str, set[int]] = {}
-        for ops in module.named_metadata_operands("sycl_types_that_use_aspects"):
+        for ops in module.named_metadata_operands(SYCL_TYPES_THAT_USE_ASPECTS):
             if ops and ops[0].startswith('!"'):
                 tok = "%" + quote_name(unquote_name(ops[0][1:]))
                 direct.setdefault(tok, set()).update(int(o[4:]) for o in ops[1:] if o.startswith("i32 "))
@@ -209,7 +210,7 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
     that use (declare) none are absent from the first (second) mapping: most
     functions use none, and nothing is built for them."""
     atomic64 = table.get("atomic64")
-    device_has = module.functions_with("sycl-device-has")
+    device_has = module.functions_with(SYCL_DEVICE_HAS)
     typed_globals = {}
     for name, g in module.globals.items():
         if not g.is_alias:
@@ -217,12 +218,12 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
             if aspects:
                 typed_globals[name] = sorted(aspects)
     used_out, declared_out = {}, {}
-    stubs = module.functions_with(STUB)
+    stubs = module.functions_with(HOST_ONLY_STUB)
     uses_in, typed_text = types.uses_in, types.may_use
     for name, fn in module.functions.items():
         md = fn.metadata
-        if DECLARED in md or name in device_has:
-            declared = AspectSet(module.metadata_ints(md[DECLARED]) if DECLARED in md else ())
+        if SYCL_DECLARED_ASPECTS in md or name in device_has:
+            declared = AspectSet(module.metadata_ints(md[SYCL_DECLARED_ASPECTS]) if SYCL_DECLARED_ASPECTS in md else ())
             if name in device_has:
                 declared.update(declared_aspects(module, name, device_has))
             if declared:
@@ -244,16 +245,16 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
             if atomic64 is not None and ("atomic" in body or "cmpxchg" in body):
                 events.extend((at + base, [atomic64]) for at, ty in atomic_value_types(body)
                               if ty in ("i64", "double"))
-            if USED in body:
+            if SYCL_USED_ASPECTS in body:
                 events.extend((at + base, module.metadata_ints(ref)) for at, ref in instruction_aspect_refs(body))
-        if events or USED in md:
+        if events or SYCL_USED_ASPECTS in md:
             used = AspectSet()
             if events:
                 events.sort(key=lambda e: e[0])
                 for _, aspects in events:
                     used.update(aspects)
-            if USED in md:
-                used.update(module.metadata_ints(md[USED]))
+            if SYCL_USED_ASPECTS in md:
+                used.update(module.metadata_ints(md[SYCL_USED_ASPECTS]))
             if used:
                 used_out[name] = used
     return used_out, declared_out
@@ -268,7 +269,7 @@ def used_aspects(module: Module, names=None) -> list[int]:
     out: set[int] = set()
     for name in names if names is not None else module.functions:
         md = module.functions[name].metadata
-        for kind in (USED, DECLARED):
+        for kind in (SYCL_USED_ASPECTS, SYCL_DECLARED_ASPECTS):
             if kind in md:
                 out.update(v for v in module.metadata_ints(md[kind]) if v >= 0)
     return sorted(out)
@@ -277,8 +278,8 @@ def used_aspects(module: Module, names=None) -> list[int]:
 def declared_aspects(module: Module, name: str, device_has: dict | None = None) -> set[int]:
     """``!sycl_declared_aspects`` and ``"sycl-device-has"`` of one function."""
     fn = module.functions[name]
-    out = set(module.metadata_ints(fn.metadata.get(DECLARED)))
-    has = (device_has if device_has is not None else module.functions_with("sycl-device-has")).get(name)
+    out = set(module.metadata_ints(fn.metadata.get(SYCL_DECLARED_ASPECTS)))
+    has = (device_has if device_has is not None else module.functions_with(SYCL_DEVICE_HAS)).get(name)
     if has:
         out |= {int(x) for x in has.split(",") if x.strip().lstrip("-").isdigit()}
     return out
@@ -287,11 +288,11 @@ def declared_aspects(module: Module, name: str, device_has: dict | None = None) 
 def aspect_graph(module: Module, calls: dict[str, list[str]]) -> dict[str, list[str]]:
     """The call graph ``calls`` plus "calls-indirectly" → every function of the named sets."""
     funcs = module.functions
-    calls_sets = module.functions_with("calls-indirectly")
+    calls_sets = module.functions_with(CALLS_INDIRECTLY)
     if not calls_sets:
         return calls
     by_set: dict[str, list[str]] = {}
-    for name, s in module.functions_with("indirectly-callable").items():
+    for name, s in module.functions_with(INDIRECTLY_CALLABLE).items():
         if not funcs[name].is_declaration:
             by_set.setdefault(s, []).append(name)
     edges = dict(calls)
@@ -392,8 +393,8 @@ def propagate_aspects(module: Module, diags=None, exclude: set[str] = frozenset(
     table = aspect_table(module)
     names = {v: k for k, v in table.items()}
     used, declared = direct_aspects(module, table, TypeAspects(module, table))
-    device_has = module.functions_with("sycl-device-has")
-    declaring = [n for n in module.functions if DECLARED in module.functions[n].metadata or n in device_has]
+    device_has = module.functions_with(SYCL_DEVICE_HAS)
+    declaring = [n for n in module.functions if SYCL_DECLARED_ASPECTS in module.functions[n].metadata or n in device_has]
     edges = aspect_graph(module, calls if calls is not None else CallGraph.of(module).edges)
     comps = sccs(edges)
     used_total = aspects_through_calls(edges, {n: set(a) for n, a in used.items()}, comps)
@@ -411,21 +412,21 @@ def propagate_aspects(module: Module, diags=None, exclude: set[str] = frozenset(
         out.update(_in_order(declared_order.get(name), declared_total.get(name, _NONE)))
         if not out:
             continue
-        current = module.functions[name].metadata.get(USED)
+        current = module.functions[name].metadata.get(SYCL_USED_ASPECTS)
         if current is not None:
             out.update(module.metadata_ints(current))
         want = [f"i32 {a}" for a in out]
         if current is not None and module.metadata_operands(current) == want:
             continue
-        module.set_function_metadata(name, USED, want)
+        module.set_function_metadata(name, SYCL_USED_ASPECTS, want)
         kinds.place(name)
         changed = True
     if fixed_targets:
         values = [f"i32 {table[t]}" for t in fixed_targets if t in table]
         for name in entries:
-            current = module.functions[name].metadata.get(FIXED_TARGETS)
+            current = module.functions[name].metadata.get(SYCL_FIXED_TARGETS)
             if current is None or module.metadata_operands(current) != values:
-                module.set_function_metadata(name, FIXED_TARGETS, values)
+                module.set_function_metadata(name, SYCL_FIXED_TARGETS, values)
                 kinds.place(name)
                 changed = True
     if validate and diags is not None and declaring:
@@ -439,9 +440,9 @@ def warn_undeclared_aspects(module: Module, diags, calls: dict[str, list[str]], 
     """Step 7 alone, without editing the module (the ``check-device-code``
     pass): ``calls`` is the call graph to follow, ``only`` the functions whose
     ``device_has`` lists are checked (all when ``None``)."""
-    device_has = module.functions_with("sycl-device-has")
+    device_has = module.functions_with(SYCL_DEVICE_HAS)
     declaring = [n for n, f in module.functions.items() if (only is None or n in only)
-                 and (DECLARED in f.metadata or n in device_has)]
+                 and (SYCL_DECLARED_ASPECTS in f.metadata or n in device_has)]
     if not declaring:
         return
     table = aspect_table(module)
@@ -457,8 +458,8 @@ def _warn_undeclared(module, declaring, edges, direct, total, names, diags):
     (itself, through calls or through the virtual-function sets it calls) that
     the list lacks, with the chain to the use; names, and the use's place and
     reason, are the source's where the front end attached them."""
-    device_has = module.functions_with("sycl-device-has")
-    set_of = module.functions_with("indirectly-callable")
+    device_has = module.functions_with(SYCL_DEVICE_HAS)
+    set_of = module.functions_with(INDIRECTLY_CALLABLE)
     for name in declaring:
         fn = module.functions[name]
         if fn.is_declaration:
@@ -500,7 +501,7 @@ class PropagateAspects:
     name: ClassVar[str] = "propagate-aspects"
     exclude_aspects: str = field(default="", metadata={"help": "aspects (comma-separated) not propagated"})
     validate: bool = field(default=True, metadata={"help": "warn where used aspects are not in device_has"})
-    fixed_targets: str = field(default="", metadata={"help": "aspects recorded as !sycl_fixed_targets (upstream's "
+    fixed_targets: str = field(default="", metadata={"help": f"aspects recorded as !{SYCL_FIXED_TARGETS} (upstream's "
                                                              "-sycl-propagate-aspects-usage-fixed-targets)"})
 
     def run(self, module: Module, am) -> PassResult:
@@ -522,7 +523,7 @@ FIXED_KINDS = ("dbg", "tbaa", "prof", "fpmath", "range", "tbaa.struct", "invaria
                "func_sanitize", "exclude", "memprof", "callsite", "kcfi_type", "pcsections", "DIAssignID",
                "coro.outside.frame", "mmra", "noalias.addrspace")
 #: kinds this pass may add, in the order upstream's pass first asks its context for them
-_PASS_KINDS = (USED, DECLARED, FIXED_TARGETS)
+_PASS_KINDS = (SYCL_USED_ASPECTS, SYCL_DECLARED_ASPECTS, SYCL_FIXED_TARGETS)
 
 
 class AttachmentOrder:

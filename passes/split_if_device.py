@@ -38,14 +38,11 @@ from __future__ import annotations
 from .callgraph import CallGraph, find_path, sccs
 from .ir import DISCARDABLE_LINKAGES, USED_LISTS, Module
 from .entry_points import entry_points
-from .host_only_virtuals import HOST_ONLY, VIRTUAL, device_closure, stub_vtable_slots
+from .host_only_virtuals import VIRTUAL, device_closure, stub_vtable_slots
 from .manager import PassResult
 from .srcloc import call_loc, display_chain, display_name, function_loc, virtual_call_sites
+from .support.ir_contract import CALL_IF_ON_DEVICE, CALL_IF_ON_HOST, DEVICE_GLOBAL_SIZE, HOST_ONLY, UNDEFINED
 
-ON_DEVICE = "sycl-call-if-on-device"
-ON_HOST = "sycl-call-if-on-host"
-#: a function the source declares but neither defines nor declares SYCL_EXTERNAL
-UNDEFINED = "minisycl-undefined"
 _HOST_ROOT_LISTS = ("llvm.global_ctors", "llvm.global_dtors")
 
 
@@ -60,7 +57,7 @@ def device_and_host_roots(module: Module) -> tuple[list[str], list[str]]:
 def device_roots(module: Module) -> list[str]:
     """The device roots of step 1: the entry points (``passes/entry_points.py``,
     virtual functions included) and the defined device globals."""
-    return entry_points(module) + [n for n in module.globals_with("sycl-device-global-size")
+    return entry_points(module) + [n for n in module.globals_with(DEVICE_GLOBAL_SIZE)
                                    if not module.globals[n].is_declaration]
 
 
@@ -73,7 +70,7 @@ def split_device_and_host(module: Module, roots: tuple[list[str], list[str]] | N
                           ) -> tuple[Module, Module]:
     """(device module, host module) of a single-source module (step 2); ``roots``:
     its ``device_and_host_roots``, when the caller has them already."""
-    on_host, on_device = call_if_helpers(module, ON_HOST), call_if_helpers(module, ON_DEVICE)
+    on_host, on_device = call_if_helpers(module, CALL_IF_ON_HOST), call_if_helpers(module, CALL_IF_ON_DEVICE)
     used = [g for g in USED_LISTS if g in module.globals]
     dev_roots, host_roots = roots or device_and_host_roots(module)
     halves = []
@@ -96,7 +93,7 @@ def _drop_noinline(module: Module) -> None:
     """Remove ``noinline`` from the helpers.  Every function whose attribute
     group has a helper marker is a helper, so the groups are edited, not the
     functions (the groups are the module's own copies)."""
-    for n in sorted(set(module.attribute_index(ON_HOST)) | set(module.attribute_index(ON_DEVICE))):
+    for n in sorted(set(module.attribute_index(CALL_IF_ON_HOST)) | set(module.attribute_index(CALL_IF_ON_DEVICE))):
         attrs = module.attributes_of_group(n)
         if "noinline" in attrs:
             del attrs["noinline"]

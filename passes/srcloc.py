@@ -10,13 +10,13 @@ from __future__ import annotations
 from ..passes.support.diagnostics import SourceLoc
 from .ir import Function, Module, indirect_calls, quote_name, unquote_name
 from .ir import metadata_attachments
+from .support.ir_contract import ASPECT_USES, SOURCE_NAME, SRCLOC, VIRTUAL_CALL, VIRTUAL_TARGET
 
-KIND = "minisycl.loc"
 
 
 def line_loc(module: Module, line: str) -> SourceLoc | None:
     """The location attached to one instruction line."""
-    return _loc(module, metadata_attachments(line).get(KIND))
+    return _loc(module, metadata_attachments(line).get(SRCLOC))
 
 
 def _loc(module: Module, ref: str | None) -> SourceLoc | None:
@@ -32,13 +32,13 @@ def _loc(module: Module, ref: str | None) -> SourceLoc | None:
 
 
 def function_loc(module: Module, fn: Function) -> SourceLoc | None:
-    return _loc(module, fn.metadata.get(KIND))
+    return _loc(module, fn.metadata.get(SRCLOC))
 
 
 def global_loc(module: Module, name: str) -> SourceLoc | None:
     """Where the global ``name`` was declared (its ``!minisycl.loc``), if attached."""
     g = module.globals.get(name)
-    return _loc(module, g.metadata.get(KIND)) if g is not None else None
+    return _loc(module, g.metadata.get(SRCLOC)) if g is not None else None
 
 
 def call_loc(module: Module, caller: Function, callee: str) -> SourceLoc | None:
@@ -54,9 +54,6 @@ def call_loc(module: Module, caller: Function, callee: str) -> SourceLoc | None:
 
 # --- the source's names and facts (attached by the front end; absent in other IR) ----
 
-NAME = "minisycl.name"              #: !{!"Shape::area"}: a function's source name
-VIRTUAL_TARGET = "minisycl.vcall"   #: !{!"Shape::area", !"set"} on a "virtual-call" call ("": no set)
-ASPECT_USES = "minisycl.aspect_uses"  #: !{i32 aspect, !"file", i32 line, i32 col, !"what", ...}
 
 
 def _strings(module: Module, ref: str | None) -> list[str]:
@@ -70,7 +67,7 @@ def display_name(module: Module, name: str) -> str:
     end attached one, else its IR name."""
     fn = module.functions.get(name)
     if fn is not None:
-        names = _strings(module, fn.metadata.get(NAME))
+        names = _strings(module, fn.metadata.get(SOURCE_NAME))
         if names:
             return names[0]
     return name
@@ -87,7 +84,7 @@ def display_chain(module: Module, names: list[str]) -> list[str]:
     return out
 
 
-def virtual_call_sites(module: Module, caller: Function, attribute: str = "virtual-call"
+def virtual_call_sites(module: Module, caller: Function, attribute: str = VIRTUAL_CALL
                        ) -> list[tuple[SourceLoc | None, str | None, str | None]]:
     """(location, target's source name, target's set; ``""``: none) of each
     ``attribute`` call in ``caller``; the target is ``None`` where not attached."""

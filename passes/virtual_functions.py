@@ -44,13 +44,13 @@ from .ir import Module
 from .ir.sycl_names import set_display
 from .manager import PassResult
 from .srcloc import call_loc, display_name, function_loc, virtual_call_sites
+from .support.ir_contract import CALLS_INDIRECTLY, CREATES_VIRTUAL_FUNCTIONS, INDIRECTLY_CALLABLE, VIRTUAL_CALL
 
-CREATES = "minisycl-creates-virtual-functions"
 
 
 def vtable_sets(module: Module) -> dict[str, list[str]]:
     """Step 1: vtable name → sorted virtual-function sets of the functions it holds."""
-    set_of = module.functions_with("indirectly-callable")
+    set_of = module.functions_with(INDIRECTLY_CALLABLE)
     out = {}
     if not set_of:
         return out
@@ -78,8 +78,8 @@ def record_created_sets(module: Module, diags=None) -> dict[str, list[str]]:
         sets = sorted({s for f in tree for r in module.functions[f].refs() if r in vtables for s in vtables[r]})
         if sets:
             created[name] = sets
-            if attrs.get(CREATES) != ",".join(sets):
-                module.update_function_attributes(name, add={CREATES: ",".join(sets)})
+            if attrs.get(CREATES_VIRTUAL_FUNCTIONS) != ",".join(sets):
+                module.update_function_attributes(name, add={CREATES_VIRTUAL_FUNCTIONS: ",".join(sets)})
     return created
 
 
@@ -104,7 +104,7 @@ def created_sets(module: Module) -> dict[str, list[str]]:
 def check_virtual_calls(module: Module, diags, graph: dict[str, list[str]]) -> None:
     """Step 3 alone, without editing the module (the ``check-device-code``
     pass), over the call graph ``graph``."""
-    if not module.attribute_index("virtual-call"):
+    if not module.attribute_index(VIRTUAL_CALL):
         return
     for name, fn in module.functions.items():
         if fn.is_kernel and not fn.is_declaration:
@@ -116,7 +116,7 @@ def _check_virtual_calls(module, graph, kernel, tree, diags):
     kernel's ``"calls-indirectly"``, and, where the front end attached the
     target (``!minisycl.vcall``), the target's set listed in it.  A target
     without a set is ``split-if-device``'s error, not this one."""
-    listed = [s for s in (module.function_attributes(kernel).get("calls-indirectly") or "").split(",") if s]
+    listed = [s for s in (module.function_attributes(kernel).get(CALLS_INDIRECTLY) or "").split(",") if s]
     shown = display_name(module, kernel)
     for f in tree:
         fn = module.functions[f]
@@ -149,7 +149,7 @@ def _check_virtual_calls(module, graph, kernel, tree, diags):
 def fold_created_into_calls(module: Module, diags=None) -> dict[str, list[str]]:
     """Upstream mode (see the module docstring); returns kernel → the sets added
     to its ``"calls-indirectly"`` (kernels that got none are absent)."""
-    set_of = module.functions_with("indirectly-callable")
+    set_of = module.functions_with(INDIRECTLY_CALLABLE)
     if not set_of:
         return {}
     graph = CallGraph.of(module).edges
@@ -170,11 +170,11 @@ def fold_created_into_calls(module: Module, diags=None) -> dict[str, list[str]]:
         for k in kernels:
             if not using & trees[k]:
                 continue
-            current = module.function_attributes(k).get("calls-indirectly") or ""
+            current = module.function_attributes(k).get(CALLS_INDIRECTLY) or ""
             sets = [s for s in current.split(",") if s]
             if vset in sets:
                 continue
-            module.update_function_attributes(k, add={"calls-indirectly": ",".join(sets + [vset])})
+            module.update_function_attributes(k, add={CALLS_INDIRECTLY: ",".join(sets + [vset])})
             added.setdefault(k, []).append(vset)
     return added
 

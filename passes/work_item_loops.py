@@ -160,14 +160,12 @@ from .srcloc import line_loc
 from .support.diagnostics import UserError
 from .work_group_builtins import QUERIES, WORKGROUP, Point, base_name, classify_call, combine, group_step, identity
 from .work_item_uniformity import PURE, Uniformity, constant_trip_count, opcode, operand_names
+from .support.ir_contract import (INTEL_REQD_SUB_GROUP_SIZE, REQD_WORK_GROUP_SIZE, WG_KERNEL, WG_POINTS,
+                                  WG_STATIC_LOCAL, WG_SUB_GROUP_SIZE)
 
 __all__ = ["LowerWorkGroups", "LoweredKernel", "lowered_kernels", "lower_work_groups", "needs_lowering", "group_function_name", "WG_KERNEL",
            "WG_POINTS", "WG_STATIC_LOCAL", "WG_SUB_GROUP_SIZE"]
 
-WG_KERNEL = "minisycl-work-group-kernel"
-WG_POINTS = "minisycl-wg-points"
-WG_STATIC_LOCAL = "minisycl-wg-static-local"
-WG_SUB_GROUP_SIZE = "minisycl-wg-sub-group-size"
 _ND_ITEM = '%"class.sycl::_V1::nd_item.'
 IMPLICIT_BARRIER = "implicit loop barrier"
 _IMPLICIT = "  ; implicit barrier"
@@ -323,7 +321,7 @@ class _Lowering:
         self.param_names = {_bare(p.rsplit(" ", 1)[1]) for p in self.params}
         self.type_names = set(module.types)
         _, self.types = value_types(text, kernel)
-        reqd = module.function_metadata(kernel, "intel_reqd_sub_group_size")
+        reqd = module.function_metadata(kernel, INTEL_REQD_SUB_GROUP_SIZE)
         self.S = int(reqd[0].split()[-1]) if reqd else sub_group_size
         self.decls: set[str] = set()
         self.points: list[Point] = []          # point j is self.points[j - 1]
@@ -798,7 +796,7 @@ class _Lowering:
         L = ["wg.g.entry:"]
         rec = lambda i, ty="i64": [f"  %wg.g.rp{i} = getelementptr i64, ptr %wg.g.rec, i64 {i}",  # noqa: E731
                                    f"  %wg.g.r{i} = load {ty}, ptr %wg.g.rp{i}, align 8"]
-        reqd = self.module.function_metadata(self.kernel, "reqd_work_group_size")
+        reqd = self.module.function_metadata(self.kernel, REQD_WORK_GROUP_SIZE)
         fixed = [int(x.split()[-1]) for x in reqd] if reqd and len(reqd) == N else None
         for d in range(N):           # a required local range is a constant (the runtime checks it)
             L += rec(d) + rec(3 + d) + ([f"  %wg.g.r{6 + d} = add i64 {fixed[d]}, 0"] if fixed else rec(6 + d))

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from ..passes.ir import verify_and_serialize
 from ..device_configs.targets import TargetInfo
-from .properties import DEVICE_REQUIREMENTS, imported_functions
+from ..passes.support.ir_contract import DEVICE_REQUIREMENTS
+from .properties import imported_functions
 from .propertyset import PropertySets, string_value
 from .split import SPLIT_MODES, Image, SplitError, split_module, target_compatible
 

@@ -24,6 +24,7 @@ from ..passes.ir import Module
 from ..passes.propagate_aspects import aspect_table
 from .image import Image
 from ..passes.propagate_aspects import used_aspects
+from ..passes.support.ir_contract import DEVICE_REQUIREMENTS, INDIRECTLY_CALLABLE, REQD_SUB_GROUP_SIZE_KEY
 
 __all__ = ["emptied_virtual_functions", "target_compatible", "aot_tables"]
 
@@ -31,7 +32,7 @@ __all__ = ["emptied_virtual_functions", "target_compatible", "aot_tables"]
 def _set_aspect_names(module: Module, names_of: dict[int, str]) -> dict[str, set[str]]:
     """Virtual-function set → names of the aspects its functions use (the union)."""
     out: dict[str, set[str]] = {}
-    for name, s in module.functions_with("indirectly-callable").items():
+    for name, s in module.functions_with(INDIRECTLY_CALLABLE).items():
         if not module.functions[name].is_declaration:
             out.setdefault(s, set()).update(names_of.get(a, str(a)) for a in used_aspects(module, [name]))
     return out
@@ -62,7 +63,7 @@ def target_compatible(image: Image, target: TargetInfo) -> bool:
     needed = {names_of.get(a, str(a)) for a in used_aspects(image.module)}
     if not target.supports(needed):
         return False
-    sg = image.properties.get("SYCL/device requirements", "reqd_sub_group_size")
+    sg = image.properties.get(DEVICE_REQUIREMENTS, REQD_SUB_GROUP_SIZE_KEY)
     return sg is None or sg in target.sub_group_sizes
 
 

@@ -27,7 +27,8 @@ from typing import Callable
 from ..device_configs.targets import TargetInfo, load_target
 from ..frontend import compile_files
 from ..passes import parse_pipeline
-from ..passes.ir import SIGNATURE_ATTRIBUTE, Module, kernel_signature, load, parse_text, verify_and_serialize
+from ..passes.support.ir_contract import SIGNATURE_ATTRIBUTE
+from ..passes.ir import Module, kernel_signature, load, parse_text, verify_and_serialize
 from ..passes.link import link
 from ..passes.manager import PassContext, PassManager
 from ..passes.support.diagnostics import UserError

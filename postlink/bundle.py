@@ -27,6 +27,8 @@ from ..passes.support.diagnostics import UserError
 from ..passes.support.signature import MAX_TEXT as MAX_SIGNATURE_TEXT, SignatureError, parse as parse_signature
 from ..passes.support.inputs import read_input
 from .propertyset import BYTE_ARRAY, PropertyError, PropertySets
+from ..passes.support.ir_contract import (CALLS_VF_SET_KEY, CREATES_VF_SET_KEY, DEVICE_REQUIREMENTS, USES_VF_SET_KEY,
+                                          VF_SET_KEY, VIRTUAL_FUNCTIONS)
 
 __all__ = ["Bundle", "BundleImage", "BundleError", "FORMAT_VERSION", "MAGIC", "check_header", "check_properties",
            "MAX_DEVICE_GLOBAL_BYTES"]
@@ -334,10 +336,10 @@ def _check_field_type(c: _Checker, ty, where: str, depth: int) -> None:
 
 
 #: property sets the runtime reads from an image, and what each key's value must be
-_READ_BY_RUNTIME = {("SYCL/device requirements", "aspects"): "u32 array",
-                    **{("SYCL/virtual functions", key): "string"
-                       for key in ("virtual-functions-set", "uses-virtual-functions-set", "calls-virtual-functions-set",
-                                   "creates-virtual-functions-set")}}
+_READ_BY_RUNTIME = {(DEVICE_REQUIREMENTS, "aspects"): "u32 array",
+                    **{(VIRTUAL_FUNCTIONS, key): "string"
+                       for key in (VF_SET_KEY, USES_VF_SET_KEY, CALLS_VF_SET_KEY,
+                                   CREATES_VF_SET_KEY)}}
 
 
 def check_properties(props: PropertySets, source: str) -> None:

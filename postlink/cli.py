@@ -6,6 +6,7 @@ from types import SimpleNamespace
 import click
 
 from ..passes.support.cli import run_guarded
+from ..passes.support.ir_contract import SYCL_EXPLICIT_SIMD
 from .options import PostLinkCommand, click_options
 
 
@@ -22,7 +23,7 @@ def _with_optional_sets(images, opts) -> None:
 
 
 def _esimd_functions(module) -> list[str]:
-    return [n for n, f in module.functions.items() if "sycl_explicit_simd" in f.metadata]
+    return [n for n, f in module.functions.items() if SYCL_EXPLICIT_SIMD in f.metadata]
 
 
 _IR_ONLY_CONFLICTS = (("symbols", "-symbols"), ("properties", "-properties"), ("param_info", "-emit-param-info"),

@@ -18,6 +18,7 @@ from __future__ import annotations
 from ..passes.ir import Module
 from .image import Image, SplitError
 from .properties import is_image_scope
+from ..passes.support.ir_contract import DEVICE_GLOBAL_SIZE
 
 __all__ = ["trim_compiler_used", "check_image_scope"]
 
@@ -40,7 +41,7 @@ def check_image_scope(images: list[Image]) -> None:
     for im in images:
         if im.dummy:
             continue
-        for name in im.module.globals_with("sycl-device-global-size"):
+        for name in im.module.globals_with(DEVICE_GLOBAL_SIZE):
             g = im.module.globals[name]
             attrs = im.module.global_attributes(g)
             if g.is_declaration or not is_image_scope(attrs):

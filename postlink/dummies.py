@@ -12,6 +12,7 @@ from __future__ import annotations
 from .image import Image
 from ..passes.propagate_aspects import used_aspects
 from .propertyset import PropertySets
+from ..passes.support.ir_contract import DUMMY_IMAGE_KEY, VIRTUAL_FUNCTIONS
 
 __all__ = ["needs_dummy", "dummy_image"]
 
@@ -31,5 +32,5 @@ def dummy_image(image: Image, virtual) -> Image:
     for set_name, entries in image.properties.sets.items():
         for k, (_, v) in entries.items():
             dprops.add(set_name, k, v)
-    dprops.add("SYCL/virtual functions", "dummy-image", 1)
+    dprops.add(VIRTUAL_FUNCTIONS, DUMMY_IMAGE_KEY, 1)
     return Image(dummy, list(members), key, dprops, dummy=True)

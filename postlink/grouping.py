@@ -37,6 +37,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..passes.ir import Module
+from ..passes.support.ir_contract import (INDIRECTLY_CALLABLE, INTEL_REQD_SUB_GROUP_SIZE, REQD_WORK_GROUP_SIZE,
+                                          SYCL_GRF_SIZE, SYCL_JOINT_MATRIX, SYCL_JOINT_MATRIX_MAD, SYCL_MODULE_ID,
+                                          SYCL_OPTLEVEL, SYCL_REGISTER_ALLOC_MODE, SYCL_USED_ASPECTS,
+                                          WORK_GROUP_NUM_DIM)
+
 from ..passes.propagate_aspects import used_aspects
 
 __all__ = ["GLOBAL", "WHOLE", "Group", "group_key", "feature_key", "set_key", "group_entry_points"]
@@ -59,15 +64,15 @@ def group_key(module: Module, name: str) -> str:
     optimisation level and joint-matrix metadata, joined with dashes."""
     fn = module.functions[name]
     attrs = module.function_attributes(fn)
-    parts = [attrs.get("sycl-module-id") or "", attrs.get("indirectly-callable") or "",
-             attrs.get("sycl-register-alloc-mode") or "", attrs.get("sycl-grf-size") or ""]
+    parts = [attrs.get(SYCL_MODULE_ID) or "", attrs.get(INDIRECTLY_CALLABLE) or "",
+             attrs.get(SYCL_REGISTER_ALLOC_MODE) or "", attrs.get(SYCL_GRF_SIZE) or ""]
     key = "".join(p + "-" for p in parts)
-    aspects = sorted(_md_values(module, fn, "sycl_used_aspects"))
+    aspects = sorted(_md_values(module, fn, SYCL_USED_ASPECTS))
     key += "".join(f"-{a}" for a in aspects) + "-"
-    for kind in ("reqd_work_group_size", "work_group_num_dim", "intel_reqd_sub_group_size"):
+    for kind in (REQD_WORK_GROUP_SIZE, WORK_GROUP_NUM_DIM, INTEL_REQD_SUB_GROUP_SIZE):
         key += "".join(f"-{v}" for v in _md_values(module, fn, kind)) + "-"
-    key += (attrs.get("sycl-optlevel") or "") + "-"
-    for kind in ("sycl_joint_matrix", "sycl_joint_matrix_mad"):
+    key += (attrs.get(SYCL_OPTLEVEL) or "") + "-"
+    for kind in (SYCL_JOINT_MATRIX, SYCL_JOINT_MATRIX_MAD):
         ops = module.function_metadata(fn, kind) or []
         key += "".join(f"-{o[2:-1] if o.startswith(chr(33) + chr(34)) else o}" for o in ops) + "-"
     return key
@@ -80,8 +85,8 @@ def feature_key(module: Module, name: str) -> str:
     sub-group size.  ``""`` when it needs none."""
     fn = module.functions[name]
     aspects = used_aspects(module, [name])
-    wg = _md_values(module, fn, "reqd_work_group_size")
-    sg = _md_values(module, fn, "intel_reqd_sub_group_size")
+    wg = _md_values(module, fn, REQD_WORK_GROUP_SIZE)
+    sg = _md_values(module, fn, INTEL_REQD_SUB_GROUP_SIZE)
     if not (aspects or wg or sg):
         return ""
     return "".join(f"-{v}" for v in aspects) + "-" + "".join(f"-{v}" for v in wg) + "-" + \

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from ..passes.ir import DISCARDABLE_LINKAGES, DifferenceView, Module, function_type, indirect_call_types
 from .device_globals import trim_compiler_used
 from .outlining import outlined_elsewhere
+from ..passes.support.ir_contract import DEVICE_GLOBAL_SIZE, REFERENCED_INDIRECTLY
 
 __all__ = ["SplitContext", "image_module", "reachable", "indirect_callees", "internalize", "KeptExternal"]
 
@@ -53,11 +54,11 @@ class SplitContext:
 
     @classmethod
     def of(cls, module: Module, virtual, jit: bool) -> "SplitContext":
-        dgs = set(module.globals_with("sycl-device-global-size"))
+        dgs = set(module.globals_with(DEVICE_GLOBAL_SIZE))
         dead, used = trim_compiler_used(module, dgs)
         by_type = indirect_callees(module)
         # what upstream's Internalize keeps (and so GlobalDCE too), besides the entry points
-        preserved = set(module.functions_with("referenced-indirectly")) | set(virtual)
+        preserved = set(module.functions_with(REFERENCED_INDIRECTLY)) | set(virtual)
         copier_roots = [n for n, g in module.globals.items()
                         if g.linkage not in DISCARDABLE_LINKAGES and n not in ("llvm.used", "llvm.compiler.used")
                         and n not in dead]
@@ -91,7 +92,7 @@ def indirect_callees(module: Module) -> dict[str, list[str]]:
     type (kernels excepted: they cannot be called), the candidates of an
     indirect call in upstream's dependency graph."""
     out: dict[str, list[str]] = {}
-    for name in module.functions_with("referenced-indirectly"):
+    for name in module.functions_with(REFERENCED_INDIRECTLY):
         fn = module.functions[name]
         if not fn.is_declaration and not fn.is_kernel:
             out.setdefault(function_type(fn), []).append(name)
@@ -128,7 +129,7 @@ def reachable(module: Module, roots: list[str], opaque, by_type: dict[str, list[
         names = names + more
     if all(module.functions[c].linkage not in DISCARDABLE_LINKAGES for c in joined):
         return names
-    preserved = module.functions_with("referenced-indirectly")
+    preserved = module.functions_with(REFERENCED_INDIRECTLY)
     kept = [n for n in names if n in preserved and n not in opaque and not module.functions[n].is_declaration
             and module.functions[n].linkage not in DISCARDABLE_LINKAGES]
     return module.closure(list(roots) + kept, skip_bodies_of=opaque)

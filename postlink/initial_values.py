@@ -29,13 +29,15 @@ import llvmlite.binding as llvm        # MCJIT only: modules come from the IR la
 from ..passes.ir import Function, Global, IRError, Module, parse_assembly, quote_name, split_operands
 from .native import for_this_cpu
 from .properties import device_global_size, is_image_scope
+from ..passes.support.ir_contract import (DEVICE_GLOBAL_SIZE, DEVICE_IMAGE_SCOPE, HOST_ACCESS, IMPLEMENT_IN_CSR,
+                                          INIT_MODE, UNIQUE_ID)
 
 __all__ = ["device_global_table", "element_size", "element_type", "initial_bytes"]
 
 
 #: the device_global properties the declaration gave (``has_property``), by IR attribute
-_PROPERTY_ATTRIBUTES = {"device_image_scope": "sycl-device-image-scope", "host_access": "sycl-host-access",
-                        "init_mode": "sycl-init-mode", "implement_in_csr": "sycl-implement-in-csr"}
+_PROPERTY_ATTRIBUTES = {"device_image_scope": DEVICE_IMAGE_SCOPE, "host_access": HOST_ACCESS,
+                        "init_mode": INIT_MODE, "implement_in_csr": IMPLEMENT_IN_CSR}
 
 
 def element_size(value_type: str, size: int) -> int:
@@ -147,7 +149,7 @@ def _holds_pointer(ty) -> bool:
 def device_global_table(module: Module) -> dict[str, dict]:
     """unique id → what the runtime needs to know of each device global."""
     table = {}
-    for name in module.globals_with("sycl-device-global-size"):
+    for name in module.globals_with(DEVICE_GLOBAL_SIZE):
         g = module.globals[name]
         attrs = module.global_attributes(name)
         size = device_global_size(name, attrs)
@@ -160,15 +162,15 @@ def device_global_table(module: Module) -> dict[str, dict]:
             init, relocations = initial_bytes(module, name, scope, size)
             if not relocations and init.count(0) == len(init):
                 init = b""          # all zeros: stored as none (the runtime zero-fills)
-        entry = table[attrs.get("sycl-unique-id") or name] = {
+        entry = table[attrs.get(UNIQUE_ID) or name] = {
             "name": name,
             "size": size,
             "element_size": element_size(value_type, size),
             "element_type": element_type(value_type),
             "device_image_scope": scope,
-            "host_access": int(attrs.get("sycl-host-access") or 2),
-            "init_mode": attrs.get("sycl-init-mode"),
-            "implement_in_csr": attrs.get("sycl-implement-in-csr"),
+            "host_access": int(attrs.get(HOST_ACCESS) or 2),
+            "init_mode": attrs.get(INIT_MODE),
+            "implement_in_csr": attrs.get(IMPLEMENT_IN_CSR),
             "init": init.hex(),
             "properties": [p for p, a in _PROPERTY_ATTRIBUTES.items() if a in attrs],
         }

@@ -19,6 +19,7 @@ from ..passes.support.signature import parse as parse_signature
 from ..passes.support.inputs import check_input, read_input
 from .bundle import MAGIC, Bundle
 from .propertyset import BYTE_ARRAY, PropertySets, u32_values, u64_values
+from ..passes.support.ir_contract import DEVICE_GLOBALS, REQD_WORK_GROUP_SIZE
 
 __all__ = ["describe", "render_text", "check_bitcode", "read_any", "describe_table", "describe_properties",
            "TableError"]
@@ -28,7 +29,7 @@ _TABLE_COLUMNS = ("Code", "Properties", "Symbols")
 class TableError(UserError):
     """A malformed ``sycl-post-link`` file table."""
 
-_U32_KEYS = {"aspects", "fixed_target", "reqd_work_group_size"}
+_U32_KEYS = {"aspects", "fixed_target", REQD_WORK_GROUP_SIZE}
 _U64_KEYS = {"reqd_work_group_size_uint64_t"}
 
 
@@ -42,7 +43,7 @@ def decode(set_name: str, key: str, kind: int, value):
     if key in _U64_KEYS:
         return u64_values(value)
     payload = PropertySets.payload(value)
-    if set_name == "SYCL/device globals" and len(payload) == 8:
+    if set_name == DEVICE_GLOBALS and len(payload) == 8:
         size, scope = struct.unpack("<II", payload)
         return {"size": size, "device_image_scope": bool(scope)}
     try:

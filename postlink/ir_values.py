@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from ..passes.ir import Module
 from .image import SplitError
+from ..passes.support.ir_contract import (DEVICE_GLOBAL_SIZE, HOST_ACCESS, INTEL_REQD_SUB_GROUP_SIZE,
+                                          MAX_WORK_GROUP_SIZE, REQD_WORK_GROUP_SIZE, SYCL_FIXED_TARGETS,
+                                          SYCL_OPTLEVEL, WORK_GROUP_NUM_DIM)
 
 __all__ = ["check_values"]
 
@@ -24,17 +27,17 @@ U32_MAX = (1 << 32) - 1
 
 #: metadata kind -> (fewest operands, most operands, smallest value, largest value)
 FUNCTION_METADATA = {
-    "reqd_work_group_size": (1, 3, 1, U32_MAX),
-    "max_work_group_size": (1, 3, 1, U32_MAX),
-    "intel_reqd_sub_group_size": (1, 1, 1, U32_MAX),
-    "work_group_num_dim": (1, 1, 0, 3),
-    "sycl_fixed_targets": (0, None, 0, U32_MAX),
+    REQD_WORK_GROUP_SIZE: (1, 3, 1, U32_MAX),
+    MAX_WORK_GROUP_SIZE: (1, 3, 1, U32_MAX),
+    INTEL_REQD_SUB_GROUP_SIZE: (1, 1, 1, U32_MAX),
+    WORK_GROUP_NUM_DIM: (1, 1, 0, 3),
+    SYCL_FIXED_TARGETS: (0, None, 0, U32_MAX),
 }
 
 #: global attribute -> (smallest, largest, default when the attribute has no value)
 GLOBAL_ATTRIBUTES = {
-    "sycl-device-global-size": (1, U32_MAX, None),
-    "sycl-host-access": (0, 3, 2),
+    DEVICE_GLOBAL_SIZE: (1, U32_MAX, None),
+    HOST_ACCESS: (0, 3, 2),
 }
 
 
@@ -48,9 +51,9 @@ def check_values(module: Module) -> None:
         for kind, limits in FUNCTION_METADATA.items():
             if kind in md:
                 _check_metadata(module, name, kind, md[kind], *limits)
-    for name, value in module.functions_with("sycl-optlevel").items():
+    for name, value in module.functions_with(SYCL_OPTLEVEL).items():
         if value is not None and not (value.isdigit() and int(value) <= U32_MAX):
-            raise SplitError(f"function '@{name}': \"sycl-optlevel\"=\"{_shown(value)}\" is not a number from 0 "
+            raise SplitError(f"function '@{name}': \"{SYCL_OPTLEVEL}\"=\"{_shown(value)}\" is not a number from 0 "
                              f"to {U32_MAX}")
     for key, (lo, hi, default) in GLOBAL_ATTRIBUTES.items():
         for name, value in module.globals_with(key).items():

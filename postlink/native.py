@@ -15,7 +15,7 @@ from typing import Callable
 
 import llvmlite.binding as llvm        # target machines only: modules come from the IR layer
 
-from ..passes.ir import Module, module_text, parse_bitcode, verify_and_serialize
+from ..passes.ir import Module, host_machine, module_text, parse_bitcode, verify_and_serialize
 from ..passes.work_item_loops import lower_work_groups
 
 __all__ = ["for_this_cpu", "compile_native", "compile_all", "lower_for_cpu"]
@@ -24,10 +24,8 @@ __all__ = ["for_this_cpu", "compile_native", "compile_all", "lower_for_cpu"]
 def for_this_cpu(ref, **machine_options):
     """Retarget LLVM's module ``ref`` (a SPIR module) to this machine's CPU, where
     every runtime device runs; returns the target machine."""
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
+    machine = host_machine(**machine_options)
     ref.triple = llvm.get_process_triple()
-    machine = llvm.Target.from_triple(ref.triple).create_target_machine(**machine_options)
     ref.data_layout = str(machine.target_data)
     return machine
 

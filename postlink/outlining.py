@@ -18,7 +18,8 @@ Algorithm:
 from __future__ import annotations
 
 from ..passes.ir import DifferenceView, Module
-from ..passes.virtual_functions import CREATES, created_sets
+from ..passes.support.ir_contract import CREATES_VIRTUAL_FUNCTIONS
+from ..passes.virtual_functions import created_sets
 
 __all__ = ["with_created_sets", "outlined_elsewhere", "holds_virtual_functions", "export_virtual_functions"]
 
@@ -30,13 +31,13 @@ def with_created_sets(module: Module) -> Module:
     stale = {}
     for kernel, sets in created_sets(module).items():
         value = ",".join(sets)
-        if module.function_attributes(kernel).get(CREATES) != value:
+        if module.function_attributes(kernel).get(CREATES_VIRTUAL_FUNCTIONS) != value:
             stale[kernel] = value
     if not stale:
         return module
     annotated = module.copy()
     for kernel, value in stale.items():
-        annotated.update_function_attributes(kernel, add={CREATES: value})
+        annotated.update_function_attributes(kernel, add={CREATES_VIRTUAL_FUNCTIONS: value})
     return annotated
 
 

@@ -25,16 +25,20 @@ from dataclasses import dataclass
 from ..passes.ir import Module, split_operands
 from ..passes.ir.lexer import string_bytes
 from ..passes.propagate_aspects import used_aspects
-from ..passes.virtual_functions import CREATES
 from ..passes.support.numbers import parse_int
 from .image import SplitError
 from .propertyset import PropertySets, byte_array, string_value, u32_array, u64_array
+from ..passes.support.ir_contract import (ASSERT_USED, CALLS_INDIRECTLY, CALLS_VF_SET_KEY, CREATES_VF_SET_KEY,
+                                          CREATES_VIRTUAL_FUNCTIONS, DEVICELIB_REQ_MASK, DEVICE_GLOBALS,
+                                          DEVICE_GLOBAL_SIZE, DEVICE_IMAGE_SCOPE, DEVICE_REQUIREMENTS,
+                                          EXPORTED_SYMBOLS, HOST_PIPES, IMPLICIT_LOCAL_ARG, IMPORTED_SYMBOLS,
+                                          INDIRECTLY_CALLABLE, INTEL_REQD_SUB_GROUP_SIZE, KERNEL_NAMES,
+                                          KERNEL_PARAM_OPT, MAX_WORK_GROUP_SIZE, MISC_PROPERTIES, PROGRAM_METADATA,
+                                          REGISTERED_KERNELS, REQD_SUB_GROUP_SIZE_KEY, REQD_WORK_GROUP_SIZE,
+                                          SPEC_CONSTANTS, SPEC_CONSTANTS_DEFAULTS, SYCL_FIXED_TARGETS,
+                                          SPIR_KERNEL_OMIT_ARGS, SYCL_KERNEL_OMIT_ARGS, SYCL_OPTLEVEL, UNIQUE_ID,
+                                          USES_VF_SET_KEY, VF_SET_KEY, VIRTUAL_FUNCTIONS, WORK_GROUP_NUM_DIM)
 
-DEVICE_REQUIREMENTS = "SYCL/device requirements"
-MISC = "SYCL/misc properties"
-DEVICE_GLOBALS = "SYCL/device globals"
-VIRTUAL_FUNCTIONS = "SYCL/virtual functions"
-ASSERT_USED = "SYCL/assert used"
 #: the device library function a failed ``assert`` calls
 ASSERT_FAIL = "__devicelib_assert_fail"
 
@@ -45,25 +49,25 @@ def device_requirements(module: Module, entries: list[str], keep_wg_size: bool =
     fixed, wg, sg, dims = set(), None, None, None
     for name, fn in module.functions.items():
         md = fn.metadata
-        if "sycl_fixed_targets" in md:
-            fixed.update(module.metadata_ints(md["sycl_fixed_targets"]))
-        if wg is None and "reqd_work_group_size" in md:
-            wg = module.metadata_ints(md["reqd_work_group_size"])
-        if dims is None and "work_group_num_dim" in md:
-            dims = module.metadata_ints(md["work_group_num_dim"])
+        if SYCL_FIXED_TARGETS in md:
+            fixed.update(module.metadata_ints(md[SYCL_FIXED_TARGETS]))
+        if wg is None and REQD_WORK_GROUP_SIZE in md:
+            wg = module.metadata_ints(md[REQD_WORK_GROUP_SIZE])
+        if dims is None and WORK_GROUP_NUM_DIM in md:
+            dims = module.metadata_ints(md[WORK_GROUP_NUM_DIM])
     for name in entries:
         md = module.functions[name].metadata
-        if sg is None and "intel_reqd_sub_group_size" in md:
-            sg = module.metadata_ints(md["intel_reqd_sub_group_size"])
+        if sg is None and INTEL_REQD_SUB_GROUP_SIZE in md:
+            sg = module.metadata_ints(md[INTEL_REQD_SUB_GROUP_SIZE])
     if fixed:
         reqs["fixed_target"] = u32_array(sorted(fixed))
     reqs.update(joint_matrix_requirements(module))
     if sg:
-        reqs["reqd_sub_group_size"] = sg[0]
+        reqs[REQD_SUB_GROUP_SIZE_KEY] = sg[0]
     if wg and keep_wg_size:
         reqs["reqd_work_group_size_uint64_t"] = u64_array(wg)
     elif dims:
-        reqs["work_group_num_dim"] = dims[0]
+        reqs[WORK_GROUP_NUM_DIM] = dims[0]
     return dict(sorted(reqs.items()))
 
 
@@ -92,17 +96,17 @@ def joint_matrix_requirements(module: Module) -> dict[str, bytes]:
 
 def is_image_scope(attrs: dict) -> bool:
     """``"sycl-device-image-scope"`` present and not ``"false"`` (a bare attribute counts)."""
-    return "sycl-device-image-scope" in attrs and attrs["sycl-device-image-scope"] != "false"
+    return DEVICE_IMAGE_SCOPE in attrs and attrs[DEVICE_IMAGE_SCOPE] != "false"
 
 
 def device_global_size(name: str, attrs: dict) -> int:
     """The ``"sycl-device-global-size"`` of device global ``name``: a uint32 in
     ``[SYCL/device globals]``, so anything else (negative, too large, not a
     number, of any length) is refused here, the one place that reads it."""
-    text = attrs.get("sycl-device-global-size")
+    text = attrs.get(DEVICE_GLOBAL_SIZE)
     size = parse_int(text, 10, 32) if isinstance(text, str) else None
     if size is None:
-        raise SplitError(f"device global '{name}': \"sycl-device-global-size\"=\"{str(text)[:40]}\" "
+        raise SplitError(f"device global '{name}': \"{DEVICE_GLOBAL_SIZE}\"=\"{str(text)[:40]}\" "
                          f"is not a size (a decimal uint32)")
     return size
 
@@ -110,12 +114,12 @@ def device_global_size(name: str, attrs: dict) -> int:
 def device_globals(module: Module) -> dict[str, bytes]:
     """``unique id`` → ``{uint32 size, uint32 device_image_scope}`` for every device global."""
     out = {}
-    for name in module.globals_with("sycl-device-global-size"):
+    for name in module.globals_with(DEVICE_GLOBAL_SIZE):
         g = module.globals[name]
         attrs = module.global_attributes(g)
         size = device_global_size(name, attrs)
         scope = is_image_scope(attrs)
-        uid = attrs.get("sycl-unique-id") or name
+        uid = attrs.get(UNIQUE_ID) or name
         out[uid] = byte_array(struct.pack("<II", size, int(scope)))
     return out
 
@@ -128,20 +132,20 @@ def virtual_function_properties(module: Module, vf_keys: str = "design") -> dict
     """``SYCL/virtual functions`` of an image: the set an outlined image holds,
     or the sets its kernels call and create objects of."""
     defined = {n for n, f in module.functions.items() if not f.is_declaration}
-    for name, s in module.functions_with("indirectly-callable").items():
+    for name, s in module.functions_with(INDIRECTLY_CALLABLE).items():
         if name in defined:
-            return {"virtual-functions-set": string_value(s)}
-    calls = _sets(v for n, v in module.functions_with("calls-indirectly").items() if n in defined)
+            return {VF_SET_KEY: string_value(s)}
+    calls = _sets(v for n, v in module.functions_with(CALLS_INDIRECTLY).items() if n in defined)
     out = {}
     if vf_keys == "upstream":
         if calls:
-            out["uses-virtual-functions-set"] = string_value(calls)
+            out[USES_VF_SET_KEY] = string_value(calls)
         return out
-    creates = _sets(v for n, v in module.functions_with(CREATES).items() if n in defined)
+    creates = _sets(v for n, v in module.functions_with(CREATES_VIRTUAL_FUNCTIONS).items() if n in defined)
     if calls:
-        out["calls-virtual-functions-set"] = string_value(calls)
+        out[CALLS_VF_SET_KEY] = string_value(calls)
     if creates:
-        out["creates-virtual-functions-set"] = string_value(creates)
+        out[CREATES_VF_SET_KEY] = string_value(creates)
     return out
 
 
@@ -180,10 +184,10 @@ def compute_properties(module: Module, entries: list[str], *, split: str = "none
         props.add(DEVICE_REQUIREMENTS, key, value)
     if target is not None:
         props.add(DEVICE_REQUIREMENTS, "compile_target", string_value(target))
-    optlevel = module.functions_with("sycl-optlevel")
+    optlevel = module.functions_with(SYCL_OPTLEVEL)
     for name in entries:
         if name in optlevel and (optlevel[name] or "").isdigit():
-            props.add(MISC, "optLevel", int(optlevel[name]))
+            props.add(MISC_PROPERTIES, "optLevel", int(optlevel[name]))
             break
     for name in kernels_using_assert(module):
         props.add(ASSERT_USED, name, 1)
@@ -198,20 +202,12 @@ def compute_properties(module: Module, entries: list[str], *, split: str = "none
 
 # --- the sets upstream writes on request (sycl-post-link's -emit-* flags) -------------
 
-DEVICELIB_REQ_MASK = "SYCL/devicelib req mask"
-KERNEL_PARAM_OPT = "SYCL/kernel param opt"
-EXPORTED_SYMBOLS = "SYCL/exported symbols"
-KERNEL_NAMES = "SYCL/kernel names"
-IMPORTED_SYMBOLS = "SYCL/imported symbols"
-PROGRAM_METADATA = "SYCL/program metadata"
-
-#: the order ``computeModuleProperties`` adds its sets in (docs/formats.md, "The sets minisycl writes";
 #: ``SYCL/kernel names`` sits between exported and imported symbols in the
 #: newest code); a ``.prop`` file lists its sets in this order
-SET_ORDER = (DEVICELIB_REQ_MASK, DEVICE_REQUIREMENTS, "SYCL/specialization constants",
-             "SYCL/specialization constants default values", KERNEL_PARAM_OPT, EXPORTED_SYMBOLS, KERNEL_NAMES,
-             IMPORTED_SYMBOLS, PROGRAM_METADATA, MISC, ASSERT_USED, "SYCL/implicit local arg", DEVICE_GLOBALS,
-             "SYCL/host pipes", VIRTUAL_FUNCTIONS, "SYCL/registered kernels")
+SET_ORDER = (DEVICELIB_REQ_MASK, DEVICE_REQUIREMENTS, SPEC_CONSTANTS,
+             SPEC_CONSTANTS_DEFAULTS, KERNEL_PARAM_OPT, EXPORTED_SYMBOLS, KERNEL_NAMES,
+             IMPORTED_SYMBOLS, PROGRAM_METADATA, MISC_PROPERTIES, ASSERT_USED, IMPLICIT_LOCAL_ARG, DEVICE_GLOBALS,
+             HOST_PIPES, VIRTUAL_FUNCTIONS, REGISTERED_KERNELS)
 
 
 @dataclass(frozen=True)
@@ -306,7 +302,7 @@ def kernel_param_opt(module: Module) -> dict[str, bytes]:
     counts the arguments (docs/formats.md, "Byte arrays").  No arguments, no entry."""
     out = {}
     for name, fn in module.functions.items():
-        omit = fn.metadata.get("sycl_kernel_omit_args", fn.metadata.get("spir_kernel_omit_args"))
+        omit = fn.metadata.get(SYCL_KERNEL_OMIT_ARGS, fn.metadata.get(SPIR_KERNEL_OMIT_ARGS))
         if omit is not None:
             bits = [_flag_operand(op) for op in module.metadata_operands(omit)]
         elif fn.is_kernel and not fn.is_declaration:
@@ -365,7 +361,7 @@ def exported_symbols(module: Module, entries: list[str], virtual) -> list[str]:
     virtual functions, then the external device globals without
     ``device_image_scope``."""
     out = [n for n in entries if n not in virtual and module.functions[n].calling_conv == "spir_func"]
-    for name in module.globals_with("sycl-device-global-size"):
+    for name in module.globals_with(DEVICE_GLOBAL_SIZE):
         g = module.globals[name]
         if not g.is_declaration and g.linkage == "external" and not is_image_scope(module.global_attributes(g)):
             out.append(name)
@@ -392,7 +388,7 @@ def optional_sets(module: Module, entries: list[str], opts: EmitOptions) -> Prop
     mask = devicelib_req_mask(module)
     if mask:
         props.add(DEVICELIB_REQ_MASK, "DeviceLibReqMask", mask)
-    virtual = module.functions_with("indirectly-callable")
+    virtual = module.functions_with(INDIRECTLY_CALLABLE)
     if opts.param_info:
         props.sets.setdefault(KERNEL_PARAM_OPT, {})          # upstream writes the header even when empty
         for name, value in kernel_param_opt(module).items():
@@ -421,17 +417,17 @@ def program_metadata(module: Module) -> dict:
     out: dict = {}
     for name, fn in module.functions.items():
         md = fn.metadata
-        if "reqd_work_group_size" in md:
-            out[f"{name}@reqd_work_group_size"] = u32_array(module.metadata_ints(md["reqd_work_group_size"]))
-        for kind, key in (("intel_reqd_sub_group_size", "reqd_sub_group_size"),
-                          ("work_group_num_dim", "work_group_num_dim")):
+        if REQD_WORK_GROUP_SIZE in md:
+            out[f"{name}@{REQD_WORK_GROUP_SIZE}"] = u32_array(module.metadata_ints(md[REQD_WORK_GROUP_SIZE]))
+        for kind, key in ((INTEL_REQD_SUB_GROUP_SIZE, REQD_SUB_GROUP_SIZE_KEY),
+                          (WORK_GROUP_NUM_DIM, WORK_GROUP_NUM_DIM)):
             values = module.metadata_ints(md[kind]) if kind in md else []
             if values:
                 out[f"{name}@{key}"] = values[0] & 0xFFFFFFFF
-        if "max_work_group_size" in md:
-            out[f"{name}@max_work_group_size"] = u32_array(module.metadata_ints(md["max_work_group_size"]))
-    for name in module.globals_with("sycl-device-global-size"):
-        uid = module.global_attributes(name).get("sycl-unique-id") or name
+        if MAX_WORK_GROUP_SIZE in md:
+            out[f"{name}@{MAX_WORK_GROUP_SIZE}"] = u32_array(module.metadata_ints(md[MAX_WORK_GROUP_SIZE]))
+    for name in module.globals_with(DEVICE_GLOBAL_SIZE):
+        uid = module.global_attributes(name).get(UNIQUE_ID) or name
         out[f"{uid}@global_id_mapping"] = string_value(name)
     return out
 

@@ -50,17 +50,16 @@ import struct
 from dataclasses import dataclass, field
 
 from ..passes.ir import Function, Module, quote_name, split_operands, split_type
-from ..passes.ir.lexer import closing, tokens
+from ..passes.ir.lexer import closing, escaped_bytes, tokens
 from .image import Image, SplitError
 from ..passes.ir.layout import Layout, LayoutError, aggregate_elements as _aggregate_elements
 from .propertyset import PropertySets, byte_array
+from ..passes.support.ir_contract import MISC_PROPERTIES, SPEC_CONSTANTS, SPEC_CONSTANTS_DEFAULTS
 
-__all__ = ["SPEC_CONSTANTS", "SPEC_CONSTANTS_DEFAULTS", "MODES", "SpecConstError", "SpecConstants",
+__all__ = ["MODES", "SpecConstError", "SpecConstants",
            "lower_spec_constants", "has_spec_constants", "apply_spec_constants", "PADDING_ID",
            "REPLACED_WITH_DEFAULT"]
 
-SPEC_CONSTANTS = "SYCL/specialization constants"
-SPEC_CONSTANTS_DEFAULTS = "SYCL/specialization constants default values"
 REPLACED_WITH_DEFAULT = "specConstsReplacedWithDefault"
 SCALAR = "_Z37__sycl_getScalar2020SpecConstantValue"
 COMPOSITE = "_Z40__sycl_getComposite2020SpecConstantValue"
@@ -486,8 +485,7 @@ def _bool_byte(d: str) -> str:
 
 
 def _md_string(s: str) -> str:
-    return "".join(c if 0x20 <= ord(c) < 0x7F and c not in '"\\' else "".join(f"\\{b:02X}" for b in c.encode())
-                   for c in s)
+    return escaped_bytes(s.encode())
 
 
 def lower_spec_constants(module: Module, mode: str) -> SpecConstants:
@@ -503,7 +501,7 @@ def apply_spec_constants(images: list[Image], spec_const: str | None, default_im
     split images, in upstream's order: each image that reads specialization
     constants is followed by its copy with the defaults folded in (misc
     property ``specConstsReplacedWithDefault``)."""
-    from .properties import MISC, in_upstream_order
+    from .properties import in_upstream_order
     out: list[Image] = []
     for im in images:
         extra = None
@@ -514,7 +512,7 @@ def apply_spec_constants(images: list[Image], spec_const: str | None, default_im
             for name, entries in im.properties.sets.items():
                 for key, (_, value) in entries.items():
                     props.add(name, key, value)
-            props.add(MISC, REPLACED_WITH_DEFAULT, 1)
+            props.add(MISC_PROPERTIES, REPLACED_WITH_DEFAULT, 1)
             extra = Image(copy, list(im.entry_points), im.key, in_upstream_order(props))
         if spec_const is not None:
             found = lower_spec_constants(im.module, MODES[spec_const])

@@ -39,6 +39,7 @@ from .image_contents import KeptExternal, SplitContext, image_module, internaliz
 from .outlining import export_virtual_functions, holds_virtual_functions, with_created_sets
 from .nvvm import restore_kernel_annotations
 from .properties import compute_properties
+from ..passes.support.ir_contract import INDIRECTLY_CALLABLE
 
 __all__ = ["Image", "SplitError", "split_module", "entry_points", "group_key", "target_compatible", "SPLIT_MODES",
            "internalize"]
@@ -66,7 +67,7 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     jit = target is None
     check_values(module)
     module = with_created_sets(with_vtable_stubs(module))
-    virtual = module.functions_with("indirectly-callable")
+    virtual = module.functions_with(INDIRECTLY_CALLABLE)
     emptied = set() if jit else emptied_virtual_functions(module, target, virtual)
     groups = group_entry_points(module, entry_points(module, kernels_only=only_kernels,
                                                        virtual_functions="include" if jit else "exclude"), mode, jit, virtual)

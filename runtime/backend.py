@@ -157,7 +157,7 @@ from .device_global import apply_relocations, check_one_definition, device_globa
 from .disk_cache import read_entry, write_entry  # noqa: E402
 from .events import event  # noqa: E402
 from .handler import copy_details, device_global_copy, fill_details, handler  # noqa: E402
-from .jit import check_signatures, read_bundle_bitcode  # noqa: E402
+from .image_link import check_signatures, expose_device_globals, link_images, read_bundle_bitcode  # noqa: E402
 from .memory import allocation_at, allocation_starting_at, checked_shape, register, usm_allocation  # noqa: E402
 from .program import kernel  # noqa: E402
 from .queue import check_command_group, queue  # noqa: E402
@@ -170,5 +170,5 @@ __all__ += ["checked_address", "checked_count", "checked_memory", "pack_slots", 
             "check_one_definition", "device_global", "storage_address", "read_entry", "write_entry", "errc",
             "exception", "event", "handler", "check_signatures", "read_bundle_bitcode", "allocation_at",
             "allocation_starting_at", "checked_shape", "register", "usm_allocation", "kernel", "queue",
-            "has_reductions", "reduction", "fold_handler_parameters", "check_local_size", "check_local_memory",
+            "has_reductions", "reduction", "expose_device_globals", "link_images", "fold_handler_parameters", "check_local_size", "check_local_memory",
             "check_command_group", "copy_details", "device_global_copy", "fill_details"]

@@ -23,7 +23,7 @@ import threading
 
 import llvmlite.binding as llvm
 
-from ..passes.ir import IRError, complaint, in_child, new_context, parse_and_link, retarget, run_optimizer
+from ..passes.ir import IRError, complaint, host_machine, in_child, new_context, parse_and_link, retarget, run_optimizer
 from ..passes.support import knobs
 from .disk_cache import read_entry, write_entry
 from .errors import errc, exception
@@ -33,7 +33,6 @@ __all__ = ["shared_machine", "new_machine", "compile_ir", "jit_module", "keep_co
 
 _OPT_LEVEL = 3
 _init = threading.Lock()
-_initialised = False
 _machine = None
 
 
@@ -50,14 +49,8 @@ def shared_machine():
 def new_machine():
     """A target machine for one execution engine: MCJIT takes ownership of the
     machine it is given and destroys it with the engine, so engines never share one."""
-    global _initialised
-    if not _initialised:
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        _initialised = True
-    target = llvm.Target.from_triple(llvm.get_process_triple())
-    return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
-                                        opt=_OPT_LEVEL, reloc="default", codemodel="jitdefault")
+    return host_machine(cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+                        opt=_OPT_LEVEL, reloc="default", codemodel="jitdefault")
 
 
 def compile_ir(text: str, what: str, *, optimize: bool = True, trusted: bool = False):

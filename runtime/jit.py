@@ -1,11 +1,9 @@
 """Link device images, wrap kernels in native loops, and JIT them for this CPU.
 
-1. Each image's bitcode is read back as text (the IR toolkit's view), by LLVM
-   in a child process (``read_bundle_bitcode``: a bundle is a file, and corrupt
-   bitcode can abort LLVM's reader; a checksum only shows the file is whole).  A strong
-   definition that an earlier image already provides becomes a declaration,
-   so images that copied the same helper (or device global) link cleanly.
-2. LLVM links the images, and every kernel gets a launcher:
+1. The images are read back and linked as for every back end (``image_link.py``:
+   each image read by LLVM in a child process, later images declaring what
+   earlier ones define, device globals made external).
+2. Every kernel gets a launcher:
    ``void __minisycl_run_<k>(ptr args, i64 begin, i64 end, ptr geometry)``
    loads the arguments from 8-byte slots once, then loops over linear
    work-item indices ``[begin, end)``, building the ``id``/``nd_item`` value the
@@ -21,12 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..passes import parse_pipeline
-from ..passes.ir import (IRError, build_item, Module, check_signature, kernel_signature, module_text, new_context,
-                         parse_and_link, read_untrusted_bitcode, run_sroa, split_operands, split_type)
+from ..passes.ir import build_item, Module, kernel_signature, module_text, run_sroa, split_operands, split_type
 from ..passes.support.signature import SignatureError
 from ..passes.manager import PassManager
 from .engine import EXITING, close_engine, compile_ir, keep_context, shared_machine, with_stack_probes
 from .errors import errc, exception
+from .image_link import check_signatures, expose_device_globals, link_images, read_bundle_bitcode
 from . import assertions  # noqa: F401 - registers the assert hook before any kernel is compiled
 from .packed_args import PACK_ABOVE, pack_kernel
 from .reductions import accumulator_lines, combine_functions, flush_lines
@@ -163,30 +161,6 @@ def _loop_ir(shape: KernelShape, name: str, callee: str | None = None, accs=None
     return "\n".join(lines) + "\n"
 
 
-def check_signatures(linked: Module, signatures: dict) -> None:
-    """Each kernel's signature (the bundle's: what its arguments are packed by)
-    describes its code's parameters (``passes/ir/kernel_params.py``), or the kernel
-    is refused (``errc::invalid``) before any launch could read its arguments
-    wrongly."""
-    for k, sig in signatures.items():
-        if k in linked.functions and not linked.functions[k].is_declaration:
-            try:
-                check_signature(linked, k, sig)
-            except SignatureError as err:
-                raise exception(errc.invalid, f"kernel '{k}' cannot be launched: {err}") from None
-
-
-def _declare_duplicates(modules: list[Module]) -> None:
-    """Step 1: later images declare what earlier images already define."""
-    defined: set[str] = set()
-    for m in modules:
-        for name in m.strong_definitions():
-            if name in defined:
-                m.make_declaration(name)
-            else:
-                defined.add(name)
-
-
 class LinkedProgram:
     """Linked, JIT-compiled images: kernel launchers and global addresses."""
 
@@ -219,17 +193,6 @@ class LinkedProgram:
         return self.engine.get_global_value_address(name)
 
 
-def read_bundle_bitcode(bitcode: bytes, what: str, cut=None):
-    """Bitcode from a bundle (an image or the host module), verified and printed
-    by LLVM in a child process: ``cut(text)``, by default its ``Module``.
-    Bitcode LLVM cannot read raises ``sycl.exception`` (``errc.invalid``) naming
-    ``what``, never takes the process down."""
-    try:
-        return read_untrusted_bitcode(bitcode, what, cut)
-    except IRError as err:
-        raise exception(errc.invalid, str(err)) from None
-
-
 def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[str] | None = None,
                  sub_group_size: int = 0, signatures: dict | None = None, spec: bytes | None = None) -> LinkedProgram:
     """Steps 1-3 for the images (the first holds the kernels); ``names`` name
@@ -240,23 +203,16 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
     ``kernel_handler`` with (a constant global their launchers pass them, so that
     LLVM folds the values in: a specialised kernel)."""
     names = names or [f"device image {i + 1}" for i in range(len(image_bitcodes))]
-    texts = [read_bundle_bitcode(bc, name) for bc, name in zip(image_bitcodes, names)]
-    _declare_duplicates(texts)
-    try:
-        main = parse_and_link([t.text() for t in texts], new_context())
-    except RuntimeError as err:
-        raise exception(errc.build, f"linking device images failed: {str(err).strip()}") from None
-    try:
-        linked_text = module_text(main)
-        aggregating = "atomicrmw" in linked_text
+    aggregating = False
+
+    def sroa_if_atomic(main, text: str) -> str:
+        nonlocal aggregating
+        aggregating = "atomicrmw" in text
         if aggregating:                 # SROA first, so that kernels use their parameters directly
             run_sroa(main, shared_machine())
-            linked_text = module_text(main)
-    finally:
-        # LLVM's module goes before its context, whatever is raised later (in the
-        # other order the garbage collector crashes the process)
-        main.close()
-    linked = Module.parse(linked_text)
+            text = module_text(main)
+        return text
+    linked = Module.parse(link_images(image_bitcodes, names, sroa_if_atomic))
     present = [k for k in kernels if k in linked.functions]
     sigs = dict(signatures or {})
     for k in present:
@@ -285,9 +241,7 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
         fn = linked.functions[k]
         linked.functions[k] = type(fn)(k, fn.header.replace(" spir_kernel ", " spir_func ", 1), fn.body)
     with_stack_probes(linked)
-    for g in linked.globals_with("sycl-device-global-size"):
-        if linked.globals[g].linkage in ("internal", "private"):
-            linked.set_linkage(g, "external")     # so the runtime can find a static device global
+    expose_device_globals(linked)
     # for kernels launched over a range: index among the non-item parameters -> accumulator
     accs = {k: {a.param - 1: a for a in aggregated[k].accumulators}
             if k in aggregated and s.item is not None and k not in groups else {} for k, s in shapes.items()}

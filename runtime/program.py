@@ -33,21 +33,23 @@ from .device_global import bind_program, device_global, source_name
 from .arguments import pack_slots, slot
 from .native import run_guarded
 from ..passes.support.signature import SignatureError, parse as parse_signature
-from .spec_constants import MISC, REPLACED_WITH_DEFAULT, SPEC_CONSTANTS, SpecTable
+from .spec_constants import REPLACED_WITH_DEFAULT, SpecTable
 from .validate import require_choice, require_names, require_path, require_paths, require_str
+from ..passes.support.ir_contract import (CALLS_VF_SET_KEY, CREATES_VF_SET_KEY, DEVICE_REQUIREMENTS, MISC_PROPERTIES,
+                                          REQD_SUB_GROUP_SIZE_KEY, SPEC_CONSTANTS, USES_VF_SET_KEY, VF_SET_KEY,
+                                          VIRTUAL_FUNCTIONS)
 
 __all__ = ["program", "kernel", "load_bundle", "build_program"]
 
-REQ, VF = "SYCL/device requirements", "SYCL/virtual functions"
 
 
 def _required_aspects(im: BundleImage) -> list[int]:
-    raw = im.properties.get(REQ, "aspects")
+    raw = im.properties.get(DEVICE_REQUIREMENTS, "aspects")
     return [] if raw is None else u32_values(raw)
 
 
 def _virtual_function_sets(im: BundleImage, key: str) -> list[str]:
-    raw = im.properties.get(VF, key)
+    raw = im.properties.get(VIRTUAL_FUNCTIONS, key)
     return [s for s in PropertySets.payload(raw).decode().split(",") if s] if raw else []
 
 
@@ -55,7 +57,7 @@ def missing_requirements(im: BundleImage, dev: Device) -> list[str]:
     """Upstream's messages for every requirement of ``im`` that ``dev`` lacks."""
     out = [f"Required aspect {aspect_name(a, 'Unknown aspect {}')} is not supported on the device"
            for a in _required_aspects(im) if not any(int(x) == a for x in dev.aspects)]
-    sg = im.properties.get(REQ, "reqd_sub_group_size")
+    sg = im.properties.get(DEVICE_REQUIREMENTS, REQD_SUB_GROUP_SIZE_KEY)
     if sg is not None and dev.sub_group_sizes and sg not in dev.sub_group_sizes:
         out.append(f"Sub-group size {sg} is not supported on the device")
     return out
@@ -118,11 +120,11 @@ class program:  # noqa: N801
         providers: dict[str, list[int]] = {}
         for i, other in enumerate(self.images):
             if other.target is None:
-                for s in _virtual_function_sets(other, "virtual-functions-set"):
+                for s in _virtual_function_sets(other, VF_SET_KEY):
                     providers.setdefault(s, []).append(i)
-        for s in _virtual_function_sets(im, "calls-virtual-functions-set") + _virtual_function_sets(im, "uses-virtual-functions-set"):
+        for s in _virtual_function_sets(im, CALLS_VF_SET_KEY) + _virtual_function_sets(im, USES_VF_SET_KEY):
             out += [i for i in providers.get(s, []) if not self.images[i].dummy and i not in out]
-        for s in _virtual_function_sets(im, "creates-virtual-functions-set"):
+        for s in _virtual_function_sets(im, CREATES_VF_SET_KEY):
             real = [i for i in providers.get(s, []) if not self.images[i].dummy]
             dummies = [i for i in providers.get(s, []) if self.images[i].dummy]
             for r in real:
@@ -289,7 +291,7 @@ class program:  # noqa: N801
 
 
 def _defaults_folded(im: BundleImage) -> bool:
-    return bool(im.properties.get(MISC, REPLACED_WITH_DEFAULT))
+    return bool(im.properties.get(MISC_PROPERTIES, REPLACED_WITH_DEFAULT))
 
 
 class _Specialized:
@@ -339,7 +341,7 @@ class kernel:  # noqa: N801
         except KeyError:
             pass
         im = self.program.images[self.program._image_for(self.name, dev)]
-        raw = im.properties.get(REQ, "reqd_work_group_size_uint64_t")
+        raw = im.properties.get(DEVICE_REQUIREMENTS, "reqd_work_group_size_uint64_t")
         found = self._required[dev.name] = u64_values(raw) if raw is not None else None
         return found
 

@@ -25,17 +25,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..passes.ir import Layout, LayoutError, split_operands, split_type
+from ..passes.ir import Layout, LayoutError, escaped_bytes, split_operands, split_type
 from ..postlink.propertyset import PropertySets, u32_values
 from .arguments import slot
 from .errors import errc, exception
+from ..passes.support.ir_contract import SIGNATURE_ATTRIBUTE, SPEC_CONSTANTS, SPEC_CONSTANTS_DEFAULTS
 
-__all__ = ["SPEC_CONSTANTS", "SPEC_DEFAULTS", "REPLACED_WITH_DEFAULT", "SpecConstant", "SpecTable", "SPEC_GLOBAL",
+__all__ = ["REPLACED_WITH_DEFAULT", "SpecConstant", "SpecTable", "SPEC_GLOBAL",
            "spec_global", "fold_handler_parameters"]
 
-SPEC_CONSTANTS = "SYCL/specialization constants"
-SPEC_DEFAULTS = "SYCL/specialization constants default values"
-MISC = "SYCL/misc properties"
 REPLACED_WITH_DEFAULT = "specConstsReplacedWithDefault"
 _PADDING = 0xFFFFFFFF
 _DEFAULTS_MD = "sycl.specialization-constants-default-values"
@@ -60,7 +58,7 @@ class SpecTable:
     def of_image(cls, properties: PropertySets, view) -> "SpecTable":
         """The table of an image from its properties and its IR (``view``: its ``Module``)."""
         entries = properties.sets.get(SPEC_CONSTANTS, {})
-        raw = properties.get(SPEC_DEFAULTS, "all")
+        raw = properties.get(SPEC_CONSTANTS_DEFAULTS, "all")
         defaults = PropertySets.payload(raw) if raw is not None else b""
         nodes = view.named_metadata_operands(_DEFAULTS_MD) if entries else []
         constants: dict[str, SpecConstant] = {}
@@ -166,8 +164,7 @@ SPEC_GLOBAL = "__minisycl.spec_constants"
 
 def spec_global(spec: bytes) -> str:
     """IR of the constant global holding a buffer of specialization constant values."""
-    data = "".join(chr(b) if 0x20 <= b < 0x7F and b not in (0x22, 0x5C) else f"\\{b:02X}" for b in spec)
-    return f'@{SPEC_GLOBAL} = private unnamed_addr constant [{len(spec)} x i8] c"{data}", align 16\n'
+    return f'@{SPEC_GLOBAL} = private unnamed_addr constant [{len(spec)} x i8] c"{escaped_bytes(spec)}", align 16\n'
 
 
 def fold_handler_parameters(module, kernels, spec: bytes) -> list[str]:
@@ -181,7 +178,7 @@ def fold_handler_parameters(module, kernels, spec: bytes) -> list[str]:
         fn = module.functions.get(name)
         if fn is None or fn.body is None:
             continue
-        signature = module.function_attributes(name).get("minisycl-kernel-signature") or ""
+        signature = module.function_attributes(name).get(SIGNATURE_ATTRIBUTE) or ""
         if not signature.endswith("kernel_handler"):
             continue
         last = split_operands(fn.params[1:-1])[-1].split()

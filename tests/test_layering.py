@@ -7,25 +7,25 @@
                      and manager (to run the device-code checks, ``check-device-code``, on what
                      it emits: the IR passes are the one engine for those rules)
     passes           the pass registry, manager and passes: support, device_configs, passes/ir
-    postlink         split, properties, bundles, build: all of the above
+    postlink         split, properties, bundles: support, device_configs, passes/ir, passes
+    driver           the build pipeline and the commands that run it (``postlink/build.py``,
+                     ``postlink/cli.py``): all of the above, the front end included
     runtime          support, device_configs, the IR layer's public API (``minisycl.passes.ir``
                      itself, public names only), the pass registry and manager (to run a pipeline),
-                     the bundle format (``postlink.bundle``, ``postlink.propertyset``) — never a
+                     the bundle format (``postlink.bundle``, ``postlink.propertyset``), the build
+                     (``postlink.build``: building from sources needs the whole compiler) — never a
                      pass module or post-link internals
 
-Inside the runtime, a device back end (``runtime/cuda``) depends on the
-interface the runtime defines for back ends (``runtime/backend.py``: the
-``Backend`` class and the building blocks it re-exports), not on the
-runtime's other modules.
-
-Every import counts, at module level or inside a function.  Two documented
-exceptions: ``postlink.build`` (the build pipeline drives the front end) and the
-runtime's ``build_program`` (building from sources needs the whole compiler:
-``postlink.build`` and nothing else of post-link).  And no module takes part in
-an import circle.
+Every import counts, at module level or inside a function, and so does a plug-in:
+a command or pass registered as an entry point (``pyproject.toml``, read by
+``passes/support/plugins.py``) imports the registry it plugs into (the command
+root, ``passes/support/cli.py``; the pass registry, ``minisycl.passes``).  No
+exceptions, and no module takes part in an import circle.
 """
 import ast
 import os
+import tomllib
+from importlib import metadata
 
 import pytest
 
@@ -43,16 +43,19 @@ ALLOWED = {
     "frontend": {"support", "device_configs", "ir", "passes:registry"},
     "passes": {"support", "device_configs", "ir"},
     "postlink": {"support", "device_configs", "ir", "passes"},
-    "runtime": {"support", "device_configs", "ir:public", "passes:registry", "postlink:bundle"},
+    "driver": {"support", "device_configs", "ir", "frontend", "passes", "postlink"},
+    "runtime": {"support", "device_configs", "ir:public", "passes:registry", "postlink:bundle", "driver:build"},
 }
-EXCEPTIONS = {
-    ("minisycl.postlink.build", "frontend"),
-    ("minisycl.runtime.program", "postlink:build"),
-}
+#: the modules of the driver layer (they live in postlink/, the build's last stage)
+DRIVER = {"minisycl.postlink.build", "minisycl.postlink.cli"}
+#: entry-point group -> the registry its plug-ins import
+REGISTRIES = {"minisycl.commands": "minisycl.passes.support.cli", "minisycl.passes": "minisycl.passes"}
 
 
 def layer(module: str) -> str:
     parts = module.split(".")
+    if module in DRIVER:
+        return "driver"
     if parts[1] == "passes" and len(parts) > 2 and parts[2] in ("support", "ir"):
         return parts[2]
     return parts[1]
@@ -126,8 +129,6 @@ def allowed(src: str, target: str, names: list[str]) -> str | None:
     rules = ALLOWED[a]
     if b in rules:
         return None
-    if (src, b) in EXCEPTIONS:
-        return None
     if b == "ir" and "ir:public" in rules:
         if target != "minisycl.passes.ir":
             return "the runtime uses the IR layer's public API (minisycl.passes.ir), not its submodules"
@@ -138,12 +139,25 @@ def allowed(src: str, target: str, names: list[str]) -> str | None:
     if b == "postlink" and "postlink:bundle" in rules and target in ("minisycl.postlink.bundle",
                                                                        "minisycl.postlink.propertyset"):
         return None
-    if b == "postlink" and (src, "postlink:build") in EXCEPTIONS and target == "minisycl.postlink.build":
+    if b == "driver" and "driver:build" in rules and target == "minisycl.postlink.build":
         return None
     return f"layer {a} may not import layer {b}"
 
 
+def entry_points() -> dict[str, dict[str, str]]:
+    """group -> {name: "module:attribute"}: the plug-ins ``pyproject.toml`` registers."""
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as fh:
+        groups = tomllib.load(fh)["project"]["entry-points"]
+    return {g: dict(groups[g]) for g in REGISTRIES}
+
+
+PLUGINS = entry_points()
 GRAPH = {m: list(imports(m, p)) for m, p in modules()}
+for _group, _entries in PLUGINS.items():
+    for _target in _entries.values():
+        _module = _target.split(":")[0]
+        if _module in GRAPH:        # (test_plugins_are_defined_where_registered says when not)
+            GRAPH[_module].append((REGISTRIES[_group], [], 0))
 
 
 @pytest.mark.parametrize("module", sorted(GRAPH))
@@ -163,3 +177,60 @@ def test_no_import_circles():
              for m in GRAPH}
     circles = [sorted(c) for c in sccs(edges, sorted(edges)) if len(c) > 1]
     assert circles == []
+
+
+def _defines(module: str, attr: str) -> ast.AST | None:
+    with open(_path_of(module) or "", encoding="utf-8") as fh:
+        tree = ast.parse(fh.read())
+    return next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == attr), None)
+
+
+def _registered_name(node) -> str | None:
+    """The name a module gives its command (``@click.command("name")``) or pass (``name = "..."``)."""
+    if isinstance(node, ast.FunctionDef):
+        for d in node.decorator_list:
+            if isinstance(d, ast.Call) and getattr(d.func, "attr", None) == "command" and d.args:
+                return d.args[0].value
+    if isinstance(node, ast.ClassDef):
+        for n in node.body:
+            if (isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(n.value, ast.Constant)
+                    and "name" in [t.id for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                                   if isinstance(t, ast.Name)]):
+                return n.value.value
+    return None
+
+
+@pytest.mark.parametrize("group", sorted(REGISTRIES))
+def test_plugins_are_defined_where_registered(group):
+    """Each entry point names a command or pass its module defines, under the name
+    the module gives it: the registry learns nothing the module does not say."""
+    bad = []
+    for name, target in PLUGINS[group].items():
+        module, _, attr = target.partition(":")
+        node = _defines(module, attr) if module in GRAPH else None
+        if node is None:
+            bad.append(f"{name}: {target} is not defined")
+        elif _registered_name(node) != name:
+            bad.append(f"{name}: {target} calls itself {_registered_name(node)!r}")
+    assert bad == []
+
+
+@pytest.mark.parametrize("group", sorted(REGISTRIES))
+def test_installed_plugins_are_the_trees(group):
+    """The installed metadata (what the command root and the pass registry read)
+    registers what ``pyproject.toml`` does: an install older than the tree fails here."""
+    installed = {ep.name: ep.value for ep in metadata.distribution("minisycl").entry_points if ep.group == group}
+    assert installed == PLUGINS[group], "reinstall minisycl (pip install -e .)"
+
+
+def test_the_registries_read_the_entry_points():
+    from minisycl.passes import PASSES
+    from minisycl.passes.support.cli import commands
+    assert PASSES == PLUGINS["minisycl.passes"] and commands() == PLUGINS["minisycl.commands"]
+
+
+def test_a_missing_registration_is_a_clear_error():
+    from minisycl.passes.support import plugins
+    from minisycl.passes.support.diagnostics import UserError
+    with pytest.raises(UserError, match=r"reinstall it \(pip install -e \.\)"):
+        plugins.registered("minisycl.no-such-group")

@@ -8,17 +8,11 @@ from ...device_configs.aspects import Aspect
 from .. import ast, types
 from ..group_ops import GROUP_FUNCTIONS
 from ..item_queries import item_query
+from ..math_builtins import MATH_1, MATH_2, MATH_3, MATH_CLASSIFY
 from ..symbols import ConstSym, DeviceGlobalSym, FuncSym, LocalSym
 from ..types import BOOL, DOUBLE, FLOAT, HALF, INT, LONG, UINT, VOID, PointerType
 from .context import Part
 
-MATH_1 = ("sqrt", "exp", "log", "sin", "cos", "fabs", "floor", "ceil", "exp2", "log2", "log10", "tan", "round", "trunc",
-          "tanh", "rsqrt", "asin", "acos", "atan", "sinh", "cosh", "cbrt")
-#: floating-point functions of two and three arguments (computed in the arguments' common type)
-MATH_2 = ("pow", "fmin", "fmax", "atan2", "hypot", "copysign")
-MATH_3 = ("fma", "mad")
-#: classification: a floating-point argument, a ``bool`` result
-MATH_CLASSIFY = ("isnan", "isinf")
 ATOMIC_RMW = ("atomic_fetch_add", "atomic_fetch_sub", "atomic_fetch_min", "atomic_fetch_max",
               "atomic_fetch_and", "atomic_fetch_or", "atomic_fetch_xor", "atomic_exchange")
 ATOMIC_ARITY = {"atomic_load": 1, "atomic_store": 2, "atomic_compare_exchange": 3}

@@ -7,15 +7,10 @@ from ..ir_attributes import render
 from ..ir_writer import DOUBLE, FLOAT, I1, I32, I64, PTR, VOID, Function, Type, Value, const, int_type
 from ..data_layout import flat_fields, size_align, sizeof
 from ..item_queries import item_query
+from ..math_builtins import INTRINSIC, LIBM
 from .context import ZERO32, Part, i32, i64
+from ...passes.support.ir_contract import HOST_ONLY, SOURCE_NAME, VIRTUAL_CALL, VIRTUAL_TARGET
 
-_UNARY_MATH = frozenset(("sqrt", "exp", "log", "sin", "cos", "fabs", "floor", "ceil", "exp2", "log2",
-                         "log10", "tan", "round", "trunc", "tanh", "asin", "acos", "atan", "sinh", "cosh"))
-#: built-ins that are one LLVM intrinsic of two or three operands of the result type
-_INTRINSIC = {"pow": "pow", "fmin": "minnum", "fmax": "maxnum", "atan2": "atan2", "copysign": "copysign",
-              "fma": "fma", "mad": "fmuladd"}
-#: built-ins that LLVM has no intrinsic for: C's math library (``cbrtf``/``cbrt``)
-_LIBM = frozenset(("cbrt", "hypot"))
 
 
 def _suffix(ty):
@@ -90,8 +85,8 @@ class Calls(Part):
                 # the target and its set (empty: not indirectly_callable), for the device-code checks
                 target = self.cx.module.metadata([f.display, f.set_name or ""])
                 r = b.call(fptr, [this] + args, ret=self.fns[f].ret,
-                           suffix=f" {self.cx.module.attribute_group([render('virtual-call')])}{at}"
-                                  f", !minisycl.vcall {target}")
+                           suffix=f" {self.cx.module.attribute_group([render(VIRTUAL_CALL)])}{at}"
+                                  f", !{VIRTUAL_TARGET} {target}")
         return self.from_abi(r, e.ty)
     def e_SpecConstGet(self, e):
         """A read of a specialization constant, as DPC++'s front end emits it
@@ -154,11 +149,9 @@ class Calls(Part):
         args = [self.value(a) for a in e.args]
         ty = e.ty
         t = self.valtype(ty)
-        if name in _UNARY_MATH:
-            return b.call(self.intrinsic(f"llvm.{name}.{_suffix(ty)}", t, [t]), args)
-        if name in _INTRINSIC:
-            return b.call(self.intrinsic(f"llvm.{_INTRINSIC[name]}.{_suffix(ty)}", t, [t] * len(args)), args)
-        if name in _LIBM:
+        if name in INTRINSIC:
+            return b.call(self.intrinsic(f"llvm.{INTRINSIC[name]}.{_suffix(ty)}", t, [t] * len(args)), args)
+        if name in LIBM:
             return self.libm(name, ty, args)
         if name == "rsqrt":
             root = b.call(self.intrinsic(f"llvm.sqrt.{_suffix(ty)}", t, [t]), args)
@@ -262,7 +255,7 @@ class Calls(Part):
         printf = self.cx.module.globals.get("printf")
         if printf is None:
             printf = self.cx.module.add(Function("printf", I32, [PTR], var_arg=True))
-            printf.attributes.append(render("minisycl-host-only"))
-            printf.metadata["minisycl.name"] = self.cx.module.metadata(["print"])
+            printf.attributes.append(render(HOST_ONLY))
+            printf.metadata[SOURCE_NAME] = self.cx.module.metadata(["print"])
         b.call(printf, [self.cstring(" ".join(fmt) + "\n")] + values, suffix=self.at(e.loc))
         return None

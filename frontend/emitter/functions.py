@@ -8,6 +8,7 @@ from ..ir_attributes import render
 from ..ir_writer import PTR, VOID, Builder, Function, struct_type
 from ..symbols import FuncSym, LocalSym
 from .context import ZERO32, FunctionState, Part, i32
+from ...passes.support.ir_contract import CALL_IF_ON_DEVICE, CALL_IF_ON_HOST, SOURCE_NAME
 
 
 class Functions(Part):
@@ -82,7 +83,7 @@ class Functions(Part):
         if s.other is not None:
             parts.append((s.other, s.other_captures, not s.on_device, "otherwise"))
         # the helpers speak for the source function in the device-code checks
-        facts = {**self.source_facts(outer), "minisycl.name": self.cx.module.metadata([outer.display])}
+        facts = {**self.source_facts(outer), SOURCE_NAME: self.cx.module.metadata([outer.display])}
         for block, captures, on_device, kind in parts:
             lam = self.lambda_fn(block, captures, f"{outer.llname}.{kind}.{s.index}")
             lam.metadata.update(facts)
@@ -90,7 +91,7 @@ class Functions(Part):
             helper = self.cx.module.add(Function(f"{outer.llname}.call_if_on_{side}.{s.index}", VOID, [PTR]))
             helper.linkage = "internal"
             helper.cconv = "spir_func"
-            helper.attributes += ["noinline", render(f"sycl-call-if-on-{side}", "true")]
+            helper.attributes += ["noinline", render(CALL_IF_ON_DEVICE if on_device else CALL_IF_ON_HOST, "true")]
             helper.metadata.update(facts)
             hb = Builder(helper, helper.append_basic_block("entry"))
             hb.call(lam, [helper.args[0]])

@@ -11,6 +11,11 @@ from ..data_layout import sizeof
 from ...passes.support.signature import Param
 from ..symbols import DeviceGlobalSym, FuncSym
 from .context import Part, i32
+from ...passes.support.ir_contract import (ASPECT_USES, CALLS_INDIRECTLY, DEVICE_GLOBAL_SIZE, DEVICE_IMAGE_SCOPE,
+                                           HOST_ACCESS, HOST_ONLY, IMPLEMENT_IN_CSR, INDIRECTLY_CALLABLE, INIT_MODE,
+                                           INTEL_REQD_SUB_GROUP_SIZE, REQD_WORK_GROUP_SIZE, SIGNATURE_ATTRIBUTE,
+                                           SOURCE_NAME, SRCLOC, SYCL_ASPECTS, SYCL_DECLARED_ASPECTS, SYCL_MODULE_ID,
+                                           SYCL_TYPES_THAT_USE_ASPECTS, UNDEFINED, UNIQUE_ID)
 
 
 class Globals(Part):
@@ -18,9 +23,9 @@ class Globals(Part):
 
     def module_metadata(self):
         m = self.cx.module
-        m.named_metadata["sycl_aspects"] = [m.metadata([a.name, i32(int(a))]) for a in Aspect]
+        m.named_metadata[SYCL_ASPECTS] = [m.metadata([a.name, i32(int(a))]) for a in Aspect]
         if self.prog.uses_half:
-            m.named_metadata["sycl_types_that_use_aspects"] = [
+            m.named_metadata[SYCL_TYPES_THAT_USE_ASPECTS] = [
                 m.metadata([name, i32(int(a))]) for name, a in TYPES_THAT_USE_ASPECTS.items()]
         used = [gv for g, gv in self.dgs.items() if not g.is_extern]
         if used:
@@ -43,13 +48,13 @@ class Globals(Part):
             fn.linkage = "linkonce_odr"
         fn.attributes.extend(self.function_attributes(f))
         if f.device_has is not None:
-            fn.metadata["sycl_declared_aspects"] = self.cx.module.metadata([i32(int(a)) for a in sorted(f.device_has)])
+            fn.metadata[SYCL_DECLARED_ASPECTS] = self.cx.module.metadata([i32(int(a)) for a in sorted(f.device_has)])
         if f.reqd_wg:
-            fn.metadata["reqd_work_group_size"] = self.cx.module.metadata([i32(v) for v in f.reqd_wg])
+            fn.metadata[REQD_WORK_GROUP_SIZE] = self.cx.module.metadata([i32(v) for v in f.reqd_wg])
         if f.reqd_sg:
-            fn.metadata["intel_reqd_sub_group_size"] = self.cx.module.metadata([i32(f.reqd_sg)])
+            fn.metadata[INTEL_REQD_SUB_GROUP_SIZE] = self.cx.module.metadata([i32(f.reqd_sg)])
         if f.defined and f.loc is not None:
-            fn.metadata["minisycl.loc"] = self.loc_md(f.loc)
+            fn.metadata[SRCLOC] = self.loc_md(f.loc)
         fn.metadata.update(self.source_facts(f))
         self.fns[f] = fn
         return fn
@@ -57,20 +62,20 @@ class Globals(Part):
         """The string attributes of ``f`` (``emitter/__init__.py`` lists them)."""
         attrs = []
         if f.is_kernel or f.is_external or f.set_name is not None:
-            attrs.append(render("sycl-module-id", f.module_id))
+            attrs.append(render(SYCL_MODULE_ID, f.module_id))
         if f.set_name is not None:
-            attrs.append(render("indirectly-callable", f.set_name))
+            attrs.append(render(INDIRECTLY_CALLABLE, f.set_name))
         if f.calls_sets:
-            attrs.append(render("calls-indirectly", ",".join(f.calls_sets)))
+            attrs.append(render(CALLS_INDIRECTLY, ",".join(f.calls_sets)))
         if f.is_kernel:
-            attrs.append(render("minisycl-kernel-signature", kernel_signature_text(f)))
+            attrs.append(render(SIGNATURE_ATTRIBUTE, kernel_signature_text(f)))
         if f.is_host:
-            attrs.append(render("minisycl-host-only", "declared"))
+            attrs.append(render(HOST_ONLY, "declared"))
         elif f.is_virtual and f.set_name is None:
             # not indirectly_callable: host code; device vtables get a stub (passes/host_only_virtuals.py)
-            attrs.append(render("minisycl-host-only", "virtual"))
+            attrs.append(render(HOST_ONLY, "virtual"))
         if not f.defined and not f.is_external:
-            attrs.append(render("minisycl-undefined"))
+            attrs.append(render(UNDEFINED))
         return attrs
 
     def source_facts(self, f: FuncSym) -> dict[str, str]:
@@ -81,13 +86,13 @@ class Globals(Part):
         the first use of each aspect outside ``if_host`` code with its reason."""
         out = {}
         if f.display != f.llname:
-            out["minisycl.name"] = self.cx.module.metadata([f.display])
+            out[SOURCE_NAME] = self.cx.module.metadata([f.display])
         uses = []
         for (aspect, region), (loc, what) in f.aspects.items():
             if region != "host":
                 uses += [i32(int(aspect)), loc.file, i32(loc.line), i32(loc.col), what]
         if uses:
-            out["minisycl.aspect_uses"] = self.cx.module.metadata(uses)
+            out[ASPECT_USES] = self.cx.module.metadata(uses)
         return out
     def vtable(self, cls):
         arr = array_type(PTR, len(cls.vslots) + 2)
@@ -110,16 +115,16 @@ class Globals(Part):
         elif g.is_inline:
             gv.linkage = "linkonce_odr"     # an inline variable: one definition per file, merged by the linker
         attrs = gv.attributes
-        attrs.append(render("sycl-unique-id", g.unique_id))
-        attrs.append(render("sycl-device-global-size", str(sizeof(g.ty))))
+        attrs.append(render(UNIQUE_ID, g.unique_id))
+        attrs.append(render(DEVICE_GLOBAL_SIZE, str(sizeof(g.ty))))
         if g.image_scope:
-            attrs.append(render("sycl-device-image-scope"))
+            attrs.append(render(DEVICE_IMAGE_SCOPE))
         if g.host_access is not None:
-            attrs.append(render("sycl-host-access", str(g.host_access)))
+            attrs.append(render(HOST_ACCESS, str(g.host_access)))
         if g.init_mode is not None:
-            attrs.append(render("sycl-init-mode", str(g.init_mode)))
+            attrs.append(render(INIT_MODE, str(g.init_mode)))
         if g.implement_in_csr is not None:
-            attrs.append(render("sycl-implement-in-csr", "true" if g.implement_in_csr else "false"))
+            attrs.append(render(IMPLEMENT_IN_CSR, "true" if g.implement_in_csr else "false"))
         self.dgs[g] = gv
     def define_dg(self, g: DeviceGlobalSym):
         """The initialiser of a declared device global: ``T``'s initial value,
@@ -166,7 +171,7 @@ class Globals(Part):
         return self.cx.module.metadata(items)
     def at(self, loc) -> str:
         """The ``!minisycl.loc`` attachment of an instruction made for ``loc``."""
-        return ", !minisycl.loc " + self.loc_md(loc) if loc is not None else ""
+        return f", !{SRCLOC} " + self.loc_md(loc) if loc is not None else ""
     def cstring(self, text):
         gv = self.strings.get(text)
         if gv is None:

@@ -24,6 +24,7 @@ from ..data_layout import size_align
 from ..group_ops import BARRIER_SEMANTICS, GROUP_FUNCTIONS, SUB_GROUP_QUERIES, WORKGROUP, group_builtin, mangle, type_code
 from ..ir_writer import I1, I32, I64, PTR, VOID, Function, GlobalVariable, Value
 from .context import Part, i32
+from ...passes.support.ir_contract import SRCLOC
 
 #: reducer operator -> (integer instruction, float instruction or intrinsic)
 _COMBINE = {"plus": ("add", "fadd"), "multiplies": ("mul", "fmul"), "bit_and": ("and", None),
@@ -51,7 +52,7 @@ class Groups(Part):
             gv.initializer = Value(gv.value_type, "undef")
             gv.align = max(size_align(sym.ty)[1], 4)
             if sym.loc is not None:         # where check-device-code points when a kernel cannot have it
-                gv.metadata["minisycl.loc"] = self.loc_md(sym.loc)
+                gv.metadata[SRCLOC] = self.loc_md(sym.loc)
             self.cx.workgroup[sym] = gv
         return gv
 

@@ -17,14 +17,14 @@ Why text and not LLVM's in-memory module: extracting one device image then
 costs in proportion to the image, where cloning a module per image costs the
 whole module each time (``bench/bench_postlink.py`` shows both).
 """
-from .bridge import (IRError, complaint, emit_ptx, in_child, module_text, new_context, parse_and_link, parse_assembly, parse_bitcode,
+from .bridge import (IRError, complaint, emit_ptx, host_machine, in_child, module_text, new_context, parse_and_link, parse_assembly, parse_bitcode,
                      retarget, run_optimizer, run_sroa)
 from .loading import (InternalCompilerError, link, load, parse_text, read_untrusted_bitcode, verify_and_serialize,
                       verify_generated)
 from .items import build_item
-from .kernel_params import SIGNATURE_ATTRIBUTE, check_signature, ir_signature, kernel_signature
+from .kernel_params import check_signature, ir_signature, kernel_signature
 from .layout import Layout, LayoutError
-from .lexer import quote_name, quote_string, split_operands, split_type, tokens, unquote_name
+from .lexer import escaped_bytes, quote_name, quote_string, split_operands, split_type, tokens, unquote_name
 from .sycl_names import ASSERT_FAIL, ASSERT_MESSAGE
 from .module import (DISCARDABLE_LINKAGES, USED_LISTS, DifferenceView, Function, Global, Module, function_type, indirect_call_types, indirect_calls,
                      metadata_attachments, parse_attribute_group, attachment_pairs,
@@ -35,9 +35,9 @@ __all__ = ["Layout", "LayoutError", "build_item", "IRError", "Module", "Function
            "link", "verify_generated", "InternalCompilerError", "quote_name", "unquote_name",
            "split_operands", "split_type", "parse_attribute_group", "gc_paused", "DifferenceView", "USED_LISTS",
            "DISCARDABLE_LINKAGES", "indirect_calls", "indirect_call_types", "function_type", "metadata_attachments",
-           "attachment_pairs", "without_attachments", "quote_string", "tokens",
+           "attachment_pairs", "without_attachments", "quote_string", "escaped_bytes", "tokens",
            # a kernel's signature from its IR, and its written one checked against it (kernel_params.py)
-           "kernel_signature", "ir_signature", "check_signature", "SIGNATURE_ATTRIBUTE",
+           "kernel_signature", "ir_signature", "check_signature",
            # minisycl's assert hook and its GPU flag (sycl_names.py)
            "ASSERT_FAIL", "ASSERT_MESSAGE",
            # LLVM's own modules, for code that compiles them (native AOT code, initial values)
@@ -48,4 +48,4 @@ __all__ = ["Layout", "LayoutError", "build_item", "IRError", "Module", "Function
            # code generation where an abort of LLVM cannot take the process (bridge.py)
            "in_child",
            # for the runtime's CUDA devices: PTX from NVPTX IR
-           "emit_ptx"]
+           "emit_ptx", "host_machine"]

@@ -109,9 +109,7 @@ def inline_and_simplify(text: str, functions) -> str:
     LLVM's printing of the result.  For passes that edit function bodies
     (``work_item_loops``): values in registers, no numbered names."""
     mod = parse_assembly(text)
-    llvm.initialize_native_target()
-    target = llvm.Target.from_triple(llvm.get_process_triple())
-    pb = llvm.create_pass_builder(target.create_target_machine(), llvm.create_pipeline_tuning_options())
+    pb = llvm.create_pass_builder(host_machine(), llvm.create_pipeline_tuning_options())
     mpm = llvm.create_new_module_pass_manager()
     mpm.add_always_inliner_pass()
     mpm.run(mod, pb)
@@ -400,7 +398,24 @@ def _crash(status: int, stderr: str) -> str:
 # The runtime makes target machines and execution engines; every call on a
 # module goes through here.
 
-__all__ += ["new_context", "parse_and_link", "retarget", "run_sroa", "run_optimizer", "module_text"]
+__all__ += ["new_context", "parse_and_link", "retarget", "run_sroa", "run_optimizer", "module_text", "host_machine"]
+
+_native_ready = False
+
+
+def host_machine(**options):
+    """A target machine for this process's triple (LLVM's native target and
+    assembly printer initialised once): the one place that makes one for the
+    host, whether for a pass pipeline (no options), the JIT's engines (this CPU,
+    ``runtime/engine.py``) or post-link's objects (``postlink/native.py``).
+    ``options``: ``create_target_machine``'s (cpu, features, opt, reloc,
+    codemodel)."""
+    global _native_ready
+    if not _native_ready:
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        _native_ready = True
+    return llvm.Target.from_triple(llvm.get_process_triple()).create_target_machine(**options)
 
 
 def new_context():

@@ -29,10 +29,10 @@ import re
 from ..support.signature import (ADDRESS_SPACES, IR_INTEGERS, MAX_STRUCT_ALIGN, MAX_STRUCT_BYTES, Param, Signature,
                                  SignatureError, parse)
 from .lexer import split_operands, split_type, unquote_name
+from ..support.ir_contract import SIGNATURE_ATTRIBUTE
 
-__all__ = ["ir_signature", "check_signature", "kernel_signature", "SIGNATURE_ATTRIBUTE"]
+__all__ = ["ir_signature", "check_signature", "kernel_signature"]
 
-SIGNATURE_ATTRIBUTE = "minisycl-kernel-signature"
 _ITEM_TYPE = re.compile(r'%"class\.sycl::_V1::(id|nd_item)\.([123])"')
 _HALF_TYPE = '%"class.sycl::_V1::detail::half_impl::half"'
 _SCALAR_BITS = {"bool": 1, "char": 8, "uchar": 8, "short": 16, "ushort": 16, "int": 32, "uint": 32, "long": 64,

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import functools
 import re
+import struct
 
-__all__ = ["tokens", "quote_name", "quote_string", "unquote_name", "string_bytes", "global_refs", "attribute_refs",
+__all__ = ["tokens", "quote_name", "quote_string", "escaped_bytes", "float_hex", "unquote_name", "string_bytes", "global_refs", "attribute_refs",
            "metadata_refs", "type_refs", "type_ref_matches", "has_word", "words", "word_matches", "split_type", "split_operands", "skip_type",
            "skip_constant", "closing", "LexError"]
 
@@ -82,6 +83,22 @@ def quote_string(text: str) -> str:
         else:
             out.append(f"\\{b:02X}")
     return '"' + "".join(out) + '"'
+
+
+def escaped_bytes(data: bytes) -> str:
+    """The body of a ``c"..."`` constant or a ``!"..."`` metadata string holding
+    ``data``: printable ASCII as it is, ``"``, ``\\`` and every other byte as
+    ``\\XX`` in upper-case hex (the one writer of such bodies: the front end's
+    strings, the runtime's specialization-constant buffer, post-link's
+    metadata)."""
+    return "".join(chr(b) if 32 <= b < 127 and b not in (0x22, 0x5C) else f"\\{b:02X}" for b in data)
+
+
+def float_hex(value: float) -> str:
+    """A floating-point constant as LLVM spells it exactly: the bit pattern of the
+    double ``value`` in upper-case hex (``0x3FF0000000000000``), whatever the
+    constant's type (a ``float`` or ``half`` value is rounded to it first)."""
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
 
 
 def quote_name(name: str) -> str:

@@ -4,32 +4,28 @@ Exit status: 0 success; 1 user error (diagnostics, bad input files);
 2 usage error (click); 3 internal error (a bug in minisycl; rerun with
 MINISYCL_DEBUG=1 for the traceback).
 
-Commands of later stages register in ``COMMANDS`` as "module:attribute" and are
-imported only when used, so ``minisycl compile`` never loads the runtime.
+Commands are plugins (``plugins.py``): the module that defines one registers it
+as an entry point in ``pyproject.toml``, and a command's module is imported only
+when it is used, so ``minisycl compile`` never loads the runtime.
 """
 from __future__ import annotations
 
-import importlib
 import sys
 
 import click
 
-from . import knobs
+from . import knobs, plugins
+from .diagnostics import UserError
 from .gc_pause import gc_paused
 
 INTERNAL_ERROR = 3
 
-#: command name -> "module:function" (lazy, like xDSL's pass registry)
-COMMANDS = {
-    "compile": "minisycl.frontend.cli:compile_cmd",
-    "link": "minisycl.passes.cli:link_cmd",
-    "opt": "minisycl.passes.cli:opt_cmd",
-    "post-link": "minisycl.postlink.cli:post_link_cmd",
-    "build": "minisycl.postlink.cli:build_cmd",
-    "inspect": "minisycl.postlink.cli:inspect_cmd",
-    "devices": "minisycl.runtime.cli:devices_cmd",
-    "run": "minisycl.runtime.cli:run_cmd",
-}
+def commands() -> dict[str, str]:
+    """command name -> "module:attribute", as the command modules registered them."""
+    try:
+        return plugins.registered(plugins.COMMANDS)
+    except UserError as err:
+        raise click.ClickException(str(err)) from None
 
 
 class LazyGroup(click.Group):
@@ -38,14 +34,11 @@ class LazyGroup(click.Group):
         return super().parse_args(ctx, args)
 
     def list_commands(self, ctx):
-        return sorted(COMMANDS)
+        return sorted(commands())
 
     def get_command(self, ctx, name):
-        target = COMMANDS.get(name)
-        if target is None:
-            return None
-        module, attr = target.split(":")
-        return getattr(importlib.import_module(module), attr)
+        target = commands().get(name)
+        return None if target is None else plugins.load(target)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -3,7 +3,7 @@
 1. The chosen images (selection and virtual-function linking are the
    program's, unchanged: ``program.images_to_link``) are read back as text,
    later images declare what earlier ones define, and LLVM links them into
-   one module (as for the CPU, ``jit.py``).
+   one module (``image_link.py``, as for the CPU).
 2. The ``lower-to-nvptx`` pass makes it NVPTX IR; with libdevice (found by
    ``libdevice_path``) math goes to libdevice, which is linked in.
 3. llvmlite's NVPTX target emits PTX for the device's ``sm_XX``
@@ -26,12 +26,12 @@ import threading
 import time
 
 from ...passes import parse_pipeline
-from ...passes.ir import Module, emit_ptx, in_child, module_text, new_context, parse_and_link
+from ...passes.ir import Module, emit_ptx, in_child
 from ...passes.manager import PassManager
 from ...passes.support import knobs
 from ...passes.support.diagnostics import UserError
-from ..backend import (check_signatures, errc, exception, fold_handler_parameters, read_bundle_bitcode, read_entry,
-                       write_entry)
+from ..backend import (check_signatures, errc, exception, expose_device_globals, fold_handler_parameters,
+                       link_images, read_bundle_bitcode, read_entry, write_entry)
 from . import driver
 
 __all__ = ["CudaProgram", "build_program", "libdevice_path", "lower_images", "PTX_FEATURES"]
@@ -97,26 +97,9 @@ def lower_images(image_bitcodes: list[bytes], names: list[str], libdevice: bool,
     the ``Signature`` its arguments are packed by) checked against its code first;
     ``spec``: the buffer of specialization constant values the ``kernels`` that
     take a ``kernel_handler`` are compiled with (``spec_constants.fold_handler_parameters``)."""
-    texts = [read_bundle_bitcode(bc, name) for bc, name in zip(image_bitcodes, names)]
-    defined: set[str] = set()
-    for m in texts:
-        for name in m.strong_definitions():
-            if name in defined:
-                m.make_declaration(name)
-            else:
-                defined.add(name)
-    try:
-        main = parse_and_link([t.text() for t in texts], new_context())
-    except RuntimeError as err:
-        raise exception(errc.build, f"linking device images failed: {str(err).strip()}") from None
-    try:
-        linked = Module.parse(module_text(main))
-    finally:
-        main.close()            # before its context, whatever is raised later (runtime/jit.py)
+    linked = Module.parse(link_images(image_bitcodes, names))
     check_signatures(linked, signatures or {})
-    for g in linked.globals_with("sycl-device-global-size"):
-        if linked.globals[g].linkage in ("internal", "private"):
-            linked.set_linkage(g, "external")     # cuModuleGetGlobal finds it by name
+    expose_device_globals(linked)
     if spec is not None:
         fold_handler_parameters(linked, kernels, spec)
     try:

@@ -4,8 +4,9 @@ from click.testing import CliRunner
 
 from minisycl.passes.support.cli import main
 from minisycl.postlink.cli import post_link_cmd
-from minisycl.postlink.properties import (DEVICE_REQUIREMENTS, DEVICELIB_REQ_MASK, KERNEL_NAMES, MISC,
-                                          PROGRAM_METADATA, VIRTUAL_FUNCTIONS, devicelib_library, in_upstream_order)
+from minisycl.passes.support.ir_contract import (DEVICE_REQUIREMENTS, DEVICELIB_REQ_MASK, KERNEL_NAMES,
+                                                 MISC_PROPERTIES as MISC, PROGRAM_METADATA, VIRTUAL_FUNCTIONS)
+from minisycl.postlink.properties import devicelib_library, in_upstream_order
 from minisycl.postlink.propertyset import PropertySets
 
 
