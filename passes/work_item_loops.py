@@ -162,7 +162,7 @@ from .ir.bridge import inline_and_simplify, parse_assembly, value_types
 from .manager import PassResult
 from .support.diagnostics import UserError
 from .work_group_builtins import Point, is_group_builtin
-from .work_item_blocks import _LOCAL, _bare, _blocks, _is_phi, _phi_pairs, _render_phi, _result, _subst
+from .work_item_blocks import _bare, _blocks
 from .work_item_points import IMPLICIT_BARRIER, ExchangePoints
 from .work_item_sweeps import Sweeps, _number_loop_metadata
 from .work_item_uniformity import Uniformity
@@ -237,24 +237,10 @@ class _Lowering(ExchangePoints, CrossingValues, Sweeps):
     def error(self, what: str) -> LoweringError:
         return LoweringError(f"kernel '{self.kernel}': {what}")
 
-    # step 5 -----------------------------------------------------------------------------------
     def lower(self) -> str:
+        """Steps 2-5 on the kernel (step 1 inlined it): the group function's definition."""
         blocks = _blocks(self.fn.body)
-        allocas = []
-        for b in blocks:
-            kept = []
-            for line in b.lines:
-                m = re.match(r"^\s*(" + _LOCAL + r") = alloca (.*)$", line)
-                if m:
-                    ty, rest = split_type(m.group(2))
-                    rest = rest.strip().lstrip(",").strip()         # ", align 4" after a type
-                    if rest and not rest.startswith("align"):
-                        raise self.error("a variable-length alloca cannot be kept per work-item")
-                    align = re.search(r"align (\d+)", rest)
-                    allocas.append((_bare(m.group(1)), ty, align.group(1) if align else "16"))
-                    continue
-                kept.append(line)
-            b.lines = kept
+        allocas = self.take_allocas(blocks)
         self.implicit = self.uniform_loop_headers(blocks)
         blocks = self.split_points(blocks)
         self.uni = Uniformity(blocks, self.type_names, self.item, self._uniform_outside, self._uniform_line)
@@ -270,47 +256,7 @@ class _Lowering(ExchangePoints, CrossingValues, Sweeps):
         slots = {w: crossing.get(w) or self.types.get(w) or self._type_of(w, None) for w in sites}
         self.scalar = {w for w in slots if self.scalar_safe(w, sites[w], blocks)}
         slot_ids = self.share_slots(blocks, loads, slots)
-        # stores after definitions, loads (or recomputations) at crossing uses
-        for b in blocks:
-            new = []
-            nphi = sum(1 for ln in b.lines if _is_phi(ln))
-            pending_phi_stores = []
-            pred_loads: dict[str, list[str]] = {}
-            memo: dict[str, str] = {}
-            pred_memo: dict[str, dict[str, str]] = {}
-            for i, line in enumerate(b.lines):
-                here = loads.get((b.name, i), [])
-                if _is_phi(line):
-                    prefix, pairs = _phi_pairs(line)
-                    for v, pred in here:
-                        name = self.materialise(v, pred_loads.setdefault(pred, []), pred_memo.setdefault(pred, {}),
-                                                slots, slot_ids)
-                        pairs = [(f"%{quote_name(name)}" if (pv in (f"%{v}", f"%{quote_name(v)}") and pp == pred)
-                                  else pv, pp) for pv, pp in pairs]
-                    line = _render_phi(prefix, pairs)
-                else:
-                    for v, _ in here:
-                        name = self.materialise(v, new, memo, slots, slot_ids)
-                        head, body = line.split(" = ", 1) if _result(line) else ("", line)
-                        body = _subst(body, v, name)
-                        line = f"{head} = {body}" if head else body
-                new.append(line)
-                r = _result(line)
-                if r in slots:
-                    store = f"  store {slots[r]} %{quote_name(r)}, ptr %wg.sp{slot_ids[r]}"
-                    if _is_phi(line):
-                        pending_phi_stores.append(store)
-                    else:
-                        new.append(store)
-                if i == nphi - 1 and pending_phi_stores:
-                    new += pending_phi_stores
-            b.lines = new
-            b.pred_loads = pred_loads
-        by_name = {b.name: b for b in blocks}
-        for b in blocks:
-            for pred, lns in getattr(b, "pred_loads", {}).items():
-                p = by_name[pred]
-                p.lines[-1:-1] = lns
+        self.place_slots(blocks, loads, slots, slot_ids)
         return self.group_function(self.emit(blocks, allocas, slots, slot_ids))
 
     def group_function(self, body: str) -> str:

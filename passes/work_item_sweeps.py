@@ -23,54 +23,16 @@ class Sweeps:
     """``_Lowering``'s step 5 (a mixin: ``_Lowering`` holds the state)."""
 
     def emit(self, blocks, allocas, slots, slot_ids) -> str:
-        N = self.dims
+        """The group function's body (the module docstring, step 5)."""
         points = self.points
-        entry = blocks[0].name
         by_name = {b.name: b for b in blocks}
-        # group-level setup
-        L = ["wg.g.entry:"]
-        rec = lambda i, ty="i64": [f"  %wg.g.rp{i} = getelementptr i64, ptr %wg.g.rec, i64 {i}",  # noqa: E731
-                                   f"  %wg.g.r{i} = load {ty}, ptr %wg.g.rp{i}, align 8"]
         reqd = self.module.function_metadata(self.kernel, "reqd_work_group_size")
-        fixed = [int(x.split()[-1]) for x in reqd] if reqd and len(reqd) == N else None
-        for d in range(N):           # a required local range is a constant (the runtime checks it)
-            L += rec(d) + rec(3 + d) + ([f"  %wg.g.r{6 + d} = add i64 {fixed[d]}, 0"] if fixed else rec(6 + d))
-        L.append("  %wg.g.lb = addrspacecast ptr %wg.g.local to ptr addrspace(3)")
-        L.append("  %wg.g.n0 = add i64 1, 0")
-        for d in range(N):
-            L.append(f"  %wg.g.n{d + 1} = mul i64 %wg.g.n{d}, %wg.g.r{6 + d}")
-        L.append(f"  %wg.g.n = add i64 %wg.g.n{N}, 0")
-        if self.S:
-            L.append(f"  %wg.g.S = add i64 {self.S}, 0")
-        else:
-            L += rec(10)
-            L.append("  %wg.g.S = call i64 @llvm.umax.i64(i64 %wg.g.r10, i64 1)")
-            self.decls.add("declare i64 @llvm.umax.i64(i64, i64)")
-        L += ["  %wg.g.S32 = trunc i64 %wg.g.S to i32", "  %wg.g.n32 = trunc i64 %wg.g.n to i32",
-              "  %wg.g.sm1 = add i32 %wg.g.S32, -1", "  %wg.g.nsg0 = add i32 %wg.g.n32, %wg.g.sm1",
-              "  %wg.g.nsg = udiv i32 %wg.g.nsg0, %wg.g.S32"]
-        offset = 0
-        local_names = {}
-        for i, g in enumerate(self.local):
-            size, align = self._global_size(g)
-            offset = (offset + align - 1) // align * align
-            L.append(f"  %wg.g.loc{i} = getelementptr i8, ptr addrspace(3) %wg.g.lb, i64 {offset}")
-            local_names[g] = f"%wg.g.loc{i}"
-            offset += size
-        self.static_local = offset
-        # per-work-item arrays, one per value (struct of arrays: consecutive work-items,
-        # consecutive elements); a uniform value or result has one element for the group
-        arrays = []                         # (per-wi pointer name, base name, type, align, one for the group)
-        for i in sorted(set(slot_ids.values())):
-            v = min(u for u, j in slot_ids.items() if j == i)
-            arrays.append((f"wg.sp{i}", f"wg.g.s{i}", slots[v], "16", v in self.scalar))
-        for name, ty, align in allocas:
-            arrays.append((name, f"wg.g.a.{len(arrays)}", ty, align, False))
-        for j, p in enumerate(points, 1):
-            for k, (ty, _) in enumerate(p.operands):
-                arrays.append((f"wg.x{j}_{k}", f"wg.g.x{j}_{k}", ty, "16", p.fused))
-            if p.result:
-                arrays.append((f"wg.y{j}", f"wg.g.y{j}", p.type, "16", p.scalar_result))
+        fixed = [int(x.split()[-1]) for x in reqd] if reqd and len(reqd) == self.dims else None
+        # group-level setup
+        L = ["wg.g.entry:"] + self._group_values(fixed)
+        memory, local_names = self._work_group_memory()
+        L += memory
+        arrays = self._arrays(allocas, slots, slot_ids)
         for _, base, ty, align, one in arrays:
             L.append(f"  %{quote_name(base)} = alloca {ty}, i64 {1 if one else '%wg.g.n'}, align {align}")
         for j, p in enumerate(points, 1):
@@ -79,24 +41,9 @@ class Sweeps:
                 L.append(f"  store {ty} {identity(p.op, ty)}, ptr %wg.g.x{j}_0")
         self.uniform_slots = [(i, slots[v]) for v, i in slot_ids.items() if v in self.scalar]
         L.append("  br label %wg.dispatch")
-        starts = [entry] + [f"wg.p{j}" for j in range(1, len(points) + 1)]
+        starts = [blocks[0].name] + [f"wg.p{j}" for j in range(1, len(points) + 1)]
         sweeps = [self.region(r, start, by_name, arrays, local_names) for r, start in enumerate(starts)]
-        # a sweep that combines into a work-group reduce's accumulator is interleaved
-        # over a long innermost range (_WIDE_MD): a required local range decides at
-        # compile time; otherwise the sweep gets a wide copy (blocks wg.r<r>w.*),
-        # chosen at wg.r<r>.v by the innermost range
-        M, versioned = N - 1, set()
-        for r, lines in enumerate(sweeps):
-            if not any(map(_FUSED_COMBINE.search, lines)) or any(x.endswith(_PEEL_MD) for x in lines):
-                continue
-            if fixed is not None:
-                if fixed[M] >= WIDE_SWEEP_MIN:
-                    sweeps[r] = self.region(r, starts[r], by_name, arrays, local_names, wide=True)
-                continue
-            versioned.add(r)
-            sweeps[r] = ([f"wg.r{r}.v:", f"  %wg.wide.r{r} = icmp uge i64 %wg.g.r{6 + M}, {WIDE_SWEEP_MIN}",
-                          f"  br i1 %wg.wide.r{r}, label %wg.r{r}w.pre, label %wg.r{r}.pre"]
-                         + lines + self.region(r, starts[r], by_name, arrays, local_names, wide=True, tag=f"r{r}w"))
+        versioned = self._widen(sweeps, starts, fixed, (by_name, arrays, local_names))
         # dispatch
         first = [f"wg.r{r}.v" if r in versioned else f"wg.r{r}.pre" for r in range(len(starts))]
         cases = " ".join(f"i32 {j}, label %{first[j]}" for j in range(1, len(points) + 1))
@@ -124,6 +71,85 @@ class Sweeps:
         body += "wg.resume:\n  br label %wg.dispatch\nwg.ret:\n  ret i64 0\n"
         return body
 
+    def _group_values(self, fixed: list[int] | None) -> list[str]:
+        """The group's values, read from ``rec`` (a required local range, ``fixed``,
+        is a constant: the runtime checks it), and the work-group and sub-group
+        counts."""
+        N = self.dims
+        L = []
+        rec = lambda i, ty="i64": [f"  %wg.g.rp{i} = getelementptr i64, ptr %wg.g.rec, i64 {i}",  # noqa: E731
+                                   f"  %wg.g.r{i} = load {ty}, ptr %wg.g.rp{i}, align 8"]
+        for d in range(N):           # a required local range is a constant (the runtime checks it)
+            L += rec(d) + rec(3 + d) + ([f"  %wg.g.r{6 + d} = add i64 {fixed[d]}, 0"] if fixed else rec(6 + d))
+        L.append("  %wg.g.lb = addrspacecast ptr %wg.g.local to ptr addrspace(3)")
+        L.append("  %wg.g.n0 = add i64 1, 0")
+        for d in range(N):
+            L.append(f"  %wg.g.n{d + 1} = mul i64 %wg.g.n{d}, %wg.g.r{6 + d}")
+        L.append(f"  %wg.g.n = add i64 %wg.g.n{N}, 0")
+        if self.S:
+            L.append(f"  %wg.g.S = add i64 {self.S}, 0")
+        else:
+            L += rec(10)
+            L.append("  %wg.g.S = call i64 @llvm.umax.i64(i64 %wg.g.r10, i64 1)")
+            self.decls.add("declare i64 @llvm.umax.i64(i64, i64)")
+        L += ["  %wg.g.S32 = trunc i64 %wg.g.S to i32", "  %wg.g.n32 = trunc i64 %wg.g.n to i32",
+              "  %wg.g.sm1 = add i32 %wg.g.S32, -1", "  %wg.g.nsg0 = add i32 %wg.g.n32, %wg.g.sm1",
+              "  %wg.g.nsg = udiv i32 %wg.g.nsg0, %wg.g.S32"]
+        return L
+
+    def _work_group_memory(self) -> tuple[list[str], dict[str, str]]:
+        """Each work-group variable's place in the buffer ``local`` (its lines,
+        and variable -> its pointer); sets ``static_local``."""
+        L = []
+        offset = 0
+        local_names = {}
+        for i, g in enumerate(self.local):
+            size, align = self._global_size(g)
+            offset = (offset + align - 1) // align * align
+            L.append(f"  %wg.g.loc{i} = getelementptr i8, ptr addrspace(3) %wg.g.lb, i64 {offset}")
+            local_names[g] = f"%wg.g.loc{i}"
+            offset += size
+        self.static_local = offset
+        return L, local_names
+
+    def _arrays(self, allocas, slots, slot_ids) -> list[tuple[str, str, str, str, bool]]:
+        """Per-work-item arrays, one per value (struct of arrays: consecutive work-items,
+        consecutive elements); a uniform value or result has one element for the group."""
+        arrays = []                         # (per-wi pointer name, base name, type, align, one for the group)
+        for i in sorted(set(slot_ids.values())):
+            v = min(u for u, j in slot_ids.items() if j == i)
+            arrays.append((f"wg.sp{i}", f"wg.g.s{i}", slots[v], "16", v in self.scalar))
+        for name, ty, align in allocas:
+            arrays.append((name, f"wg.g.a.{len(arrays)}", ty, align, False))
+        for j, p in enumerate(self.points, 1):
+            for k, (ty, _) in enumerate(p.operands):
+                arrays.append((f"wg.x{j}_{k}", f"wg.g.x{j}_{k}", ty, "16", p.fused))
+            if p.result:
+                arrays.append((f"wg.y{j}", f"wg.g.y{j}", p.type, "16", p.scalar_result))
+        return arrays
+
+    def _widen(self, sweeps: list[list[str]], starts: list[str], fixed: list[int] | None, where) -> set[int]:
+        """A sweep that combines into a work-group reduce's accumulator is interleaved
+        over a long innermost range (_WIDE_MD): a required local range decides at
+        compile time; otherwise the sweep gets a wide copy (blocks wg.r<r>w.*),
+        chosen at wg.r<r>.v by the innermost range.  Edits ``sweeps``; returns the
+        regions that got a copy."""
+        by_name, arrays, local_names = where
+        N = self.dims
+        M, versioned = N - 1, set()
+        for r, lines in enumerate(sweeps):
+            if not any(map(_FUSED_COMBINE.search, lines)) or any(x.endswith(_PEEL_MD) for x in lines):
+                continue
+            if fixed is not None:
+                if fixed[M] >= WIDE_SWEEP_MIN:
+                    sweeps[r] = self.region(r, starts[r], by_name, arrays, local_names, wide=True)
+                continue
+            versioned.add(r)
+            sweeps[r] = ([f"wg.r{r}.v:", f"  %wg.wide.r{r} = icmp uge i64 %wg.g.r{6 + M}, {WIDE_SWEEP_MIN}",
+                          f"  br i1 %wg.wide.r{r}, label %wg.r{r}w.pre, label %wg.r{r}.pre"]
+                         + lines + self.region(r, starts[r], by_name, arrays, local_names, wide=True, tag=f"r{r}w"))
+        return versioned
+
     def _global_size(self, g: str) -> tuple[int, int]:
         """Size and alignment of work-group variable ``g`` (LLVM's layout of its type)."""
         import llvmlite.binding as llvm
@@ -138,7 +164,7 @@ class Sweeps:
                tag: str | None = None) -> list[str]:
         """The sweep of region ``r``: blocks ``wg.<tag>.*`` and values ``*.<tag>``
         (``tag`` is ``r<r>`` unless given); ``wide``: its innermost loop is interleaved."""
-        N, it = self.dims, self.item
+        N = self.dims
         tag = tag or f"r{r}"
         sfx = f".{tag}"
         keep = self.param_names
@@ -155,7 +181,6 @@ class Sweeps:
             return _LOCAL_RE.sub(sub, text)
 
         members = self._members(start, by_name)
-        members_set = set(members)
         pre, lat = f"wg.{tag}.pre", f"wg.{tag}.t{N - 1}"
         # uniform slots are read once, before the sweep
         L = [f"{pre}:"] + [f"  %wg.u{i}{sfx} = load {ty}, ptr %wg.g.s{i}" for i, ty in self.uniform_slots]
@@ -168,6 +193,33 @@ class Sweeps:
                   f"  %wg.mn{d}{sfx} = phi i32 [ {first_mn}, %{prev} ], [ %wg.mn{sfx}, %wg.{tag}.t{d} ]",
                   f"  %wg.mx{d}{sfx} = phi i32 [ {first_mx}, %{prev} ], [ %wg.mx{sfx}, %wg.{tag}.t{d} ]",
                   f"  br label %{f'wg.{tag}.h{d + 1}' if d + 1 < N else f'wg.{tag}.b'}"]
+        H = self._item_values(tag, start, arrays)
+        L += [rn(h) if not h.endswith(":") else h for h in H]
+        exits = self._sweep_blocks(L, tag, members, by_name, local_names, rn)
+        for j, lab in sorted(exits.items()):
+            L += [f"{lab}:", f"  br label %{lat}"]
+        # the point each work-item stopped at, reduced to the smallest and largest
+        at = ", ".join(f"[ {j}, %{lab} ]" for j, lab in sorted(exits.items()))
+        M = N - 1
+        L += [f"{lat}:", f"  %wg.xid{sfx} = phi i32 {at}" if exits else f"  %wg.xid{sfx} = add i32 0, 0",
+              f"  %wg.mn{sfx} = call i32 @llvm.umin.i32(i32 %wg.mn{M}{sfx}, i32 %wg.xid{sfx})",
+              f"  %wg.mx{sfx} = call i32 @llvm.umax.i32(i32 %wg.mx{M}{sfx}, i32 %wg.xid{sfx})"]
+        self.decls.add("declare i32 @llvm.umax.i32(i32, i32)")
+        # a sweep that singles out the first work-item (``if (lid == 0)``) is left to
+        # LLVM's loop peeling rather than its vectoriser (_PEEL_MD)
+        md = _PEEL_MD if _singles_out_first(L, M, sfx) else _WIDE_MD if wide else _LOOP_MD
+        for d in range(N - 1, -1, -1):
+            nxt = f"wg.{tag}.t{d - 1}" if d > 0 else "wg.after"
+            L += ([] if d == M else [f"wg.{tag}.t{d}:"]) + [f"  %wg.l{d}n{sfx} = add i64 %wg.l{d}{sfx}, 1",
+                  f"  %wg.lc{d}{sfx} = icmp ult i64 %wg.l{d}n{sfx}, %wg.g.r{6 + d}",
+                  f"  br i1 %wg.lc{d}{sfx}, label %wg.{tag}.h{d}, label %{nxt}" + (md if d == M else "")]
+        return L
+
+    def _item_values(self, tag: str, start: str, arrays) -> list[str]:
+        """The head of a sweep's body (``wg.<tag>.b``): the work-item's linear
+        index, its ``nd_item``, sub-group values and array elements, then a branch
+        to the region's ``start`` (names not yet given the sweep's suffix)."""
+        N, it = self.dims, self.item
         H = [f"wg.{tag}.b:"]
         H.append("  %wg.wi0 = add i64 0, 0")
         for d in range(N):
@@ -189,7 +241,13 @@ class Sweeps:
         for ptr, base, ty, _, one in arrays:
             H.append(f"  %{quote_name(ptr)} = getelementptr {ty}, ptr %{quote_name(base)}, i64 {0 if one else '%wg.wi'}")
         H.append(f"  br label %{quote_name(start)}")
-        L += [rn(h) if not h.endswith(":") else h for h in H]
+        return H
+
+    def _sweep_blocks(self, L: list[str], tag: str, members: list[str], by_name, local_names, rn) -> dict[int, str]:
+        """The region's blocks, copied into the sweep (appended to ``L``): a branch
+        to a point block or a return leaves the sweep through ``wg.<tag>.x<j>``;
+        returns those exits by point (0: the end of the kernel)."""
+        members_set, sfx = set(members), f".{tag}"
         exits: dict[int, str] = {}
         for name in members:
             b = by_name[name]
@@ -215,24 +273,7 @@ class Sweeps:
                 if line is b.lines[-1] or "label %" in line:
                     line = _LABEL_RE.sub(target, line)
                 L.append(rn(line))
-        for j, lab in sorted(exits.items()):
-            L += [f"{lab}:", f"  br label %{lat}"]
-        # the point each work-item stopped at, reduced to the smallest and largest
-        at = ", ".join(f"[ {j}, %{lab} ]" for j, lab in sorted(exits.items()))
-        M = N - 1
-        L += [f"{lat}:", f"  %wg.xid{sfx} = phi i32 {at}" if exits else f"  %wg.xid{sfx} = add i32 0, 0",
-              f"  %wg.mn{sfx} = call i32 @llvm.umin.i32(i32 %wg.mn{M}{sfx}, i32 %wg.xid{sfx})",
-              f"  %wg.mx{sfx} = call i32 @llvm.umax.i32(i32 %wg.mx{M}{sfx}, i32 %wg.xid{sfx})"]
-        self.decls.add("declare i32 @llvm.umax.i32(i32, i32)")
-        # a sweep that singles out the first work-item (``if (lid == 0)``) is left to
-        # LLVM's loop peeling rather than its vectoriser (_PEEL_MD)
-        md = _PEEL_MD if _singles_out_first(L, M, sfx) else _WIDE_MD if wide else _LOOP_MD
-        for d in range(N - 1, -1, -1):
-            nxt = f"wg.{tag}.t{d - 1}" if d > 0 else "wg.after"
-            L += ([] if d == M else [f"wg.{tag}.t{d}:"]) + [f"  %wg.l{d}n{sfx} = add i64 %wg.l{d}{sfx}, 1",
-                  f"  %wg.lc{d}{sfx} = icmp ult i64 %wg.l{d}n{sfx}, %wg.g.r{6 + d}",
-                  f"  br i1 %wg.lc{d}{sfx}, label %wg.{tag}.h{d}, label %{nxt}" + (md if d == M else "")]
-        return L
+        return exits
 
 
 #: the innermost loop over work-items is kept whole for the loop vectoriser: LLVM would

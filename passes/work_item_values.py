@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from collections import deque
 
+from .ir import quote_name, split_type
 from .work_group_builtins import QUERIES, base_name, is_group_builtin
-from .work_item_blocks import _CALL, _LABEL_RE, _LOCAL_RE, _Block, _bare, _is_phi, _phi_pairs, _result, _subst
+from .work_item_blocks import _CALL, _LOCAL, _render_phi, _LABEL_RE, _LOCAL_RE, _Block, _bare, _is_phi, _phi_pairs, _result, _subst
 from .work_item_uniformity import PURE, Uniformity, constant_trip_count, opcode, operand_names
 
 _REMAT_LIMIT = 32          # most instructions recomputed for one value
@@ -225,17 +226,7 @@ class CrossingValues:
         its own).  Loop-carried values across barriers (``acc = phi [acc', ..]``)
         then need no copy of the whole array from one slot into the other per sweep."""
         by_name = {b.name: b for b in blocks}
-        reads: dict[str, list[tuple[str, int]]] = {}     # value -> positions where its slot is loaded
-        for (bname, i), here in loads.items():
-            for v, pred in here:
-                for w in self.leaves(v):
-                    reads.setdefault(w, []).append((pred, len(by_name[pred].lines)) if pred else (bname, i))
-        at: dict[str, tuple[str, int]] = {}
-        for b in blocks:
-            for i, line in enumerate(b.lines):
-                r = _result(line)
-                if r in slots:
-                    at[r] = (b.name, i)
+        reads, at = self._slot_positions(blocks, by_name, loads, slots)
 
         def path(src: tuple[str, int], dst: tuple[str, int], avoid: tuple[str, int]) -> bool:
             """A path from just after position ``src`` to ``dst`` not through ``avoid``."""
@@ -260,6 +251,32 @@ class CrossingValues:
             return not any(path(at[v], r, at[w]) for r in reads.get(w, ())) and \
                 not any(path(at[w], r, at[v]) for r in reads.get(v, ()))
 
+        group = self._phi_groups(blocks, slots, apart)
+        ids: dict[str, int] = {}
+        for v in sorted(slots):
+            first = min(group[v])
+            ids[v] = ids[first] if first in ids else len(set(ids.values()))
+        return ids
+
+    def _slot_positions(self, blocks, by_name, loads, slots):
+        """(value -> the positions where its slot is read, value -> the position
+        of its definition); a position is (block, line index)."""
+        reads: dict[str, list[tuple[str, int]]] = {}     # value -> positions where its slot is loaded
+        for (bname, i), here in loads.items():
+            for v, pred in here:
+                for w in self.leaves(v):
+                    reads.setdefault(w, []).append((pred, len(by_name[pred].lines)) if pred else (bname, i))
+        at: dict[str, tuple[str, int]] = {}
+        for b in blocks:
+            for i, line in enumerate(b.lines):
+                r = _result(line)
+                if r in slots:
+                    at[r] = (b.name, i)
+        return reads, at
+
+    def _phi_groups(self, blocks, slots: dict[str, str], apart) -> dict[str, set[str]]:
+        """Value -> the values that share its slot: a phi and a value flowing into
+        it (of the same type, neither uniform) when ``apart`` says so."""
         group = {v: {v} for v in slots}
         for b in blocks:
             for line in b.lines:
@@ -274,11 +291,7 @@ class CrossingValues:
                         merged = group[p] | group[v]
                         for x in merged:
                             group[x] = merged
-        ids: dict[str, int] = {}
-        for v in sorted(slots):
-            first = min(group[v])
-            ids[v] = ids[first] if first in ids else len(set(ids.values()))
-        return ids
+        return group
 
     def _members(self, start: str, by_name) -> list[str]:
         """The blocks of the region that starts at ``start`` (BFS order)."""
@@ -291,3 +304,68 @@ class CrossingValues:
                     seen.add(s)
                     q.append(s)
         return members
+
+    def take_allocas(self, blocks: list[_Block]) -> list[tuple[str, str, str]]:
+        """The allocas that survive SROA, taken out of ``blocks``: (name, type,
+        alignment) of each, for a per-work-item array."""
+        allocas = []
+        for b in blocks:
+            kept = []
+            for line in b.lines:
+                m = re.match(r"^\s*(" + _LOCAL + r") = alloca (.*)$", line)
+                if m:
+                    ty, rest = split_type(m.group(2))
+                    rest = rest.strip().lstrip(",").strip()         # ", align 4" after a type
+                    if rest and not rest.startswith("align"):
+                        raise self.error("a variable-length alloca cannot be kept per work-item")
+                    align = re.search(r"align (\d+)", rest)
+                    allocas.append((_bare(m.group(1)), ty, align.group(1) if align else "16"))
+                    continue
+                kept.append(line)
+            b.lines = kept
+        return allocas
+
+    def place_slots(self, blocks: list[_Block], loads, slots: dict[str, str], slot_ids: dict[str, int]) -> None:
+        """Stores after the definitions of the kept values, and loads (or
+        recomputations) at their crossing uses; a phi's incoming value is read
+        at the end of its predecessor."""
+        for b in blocks:
+            new = []
+            nphi = sum(1 for ln in b.lines if _is_phi(ln))
+            pending_phi_stores = []
+            pred_loads: dict[str, list[str]] = {}
+            memo: dict[str, str] = {}
+            pred_memo: dict[str, dict[str, str]] = {}
+            for i, line in enumerate(b.lines):
+                here = loads.get((b.name, i), [])
+                if _is_phi(line):
+                    prefix, pairs = _phi_pairs(line)
+                    for v, pred in here:
+                        name = self.materialise(v, pred_loads.setdefault(pred, []), pred_memo.setdefault(pred, {}),
+                                                slots, slot_ids)
+                        pairs = [(f"%{quote_name(name)}" if (pv in (f"%{v}", f"%{quote_name(v)}") and pp == pred)
+                                  else pv, pp) for pv, pp in pairs]
+                    line = _render_phi(prefix, pairs)
+                else:
+                    for v, _ in here:
+                        name = self.materialise(v, new, memo, slots, slot_ids)
+                        head, body = line.split(" = ", 1) if _result(line) else ("", line)
+                        body = _subst(body, v, name)
+                        line = f"{head} = {body}" if head else body
+                new.append(line)
+                r = _result(line)
+                if r in slots:
+                    store = f"  store {slots[r]} %{quote_name(r)}, ptr %wg.sp{slot_ids[r]}"
+                    if _is_phi(line):
+                        pending_phi_stores.append(store)
+                    else:
+                        new.append(store)
+                if i == nphi - 1 and pending_phi_stores:
+                    new += pending_phi_stores
+            b.lines = new
+            b.pred_loads = pred_loads
+        by_name = {b.name: b for b in blocks}
+        for b in blocks:
+            for pred, lns in getattr(b, "pred_loads", {}).items():
+                p = by_name[pred]
+                p.lines[-1:-1] = lns

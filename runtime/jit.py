@@ -240,6 +240,36 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
     ``kernel_handler`` with (a constant global their launchers pass them, so that
     LLVM folds the values in: a specialised kernel)."""
     names = names or [f"device image {i + 1}" for i in range(len(image_bitcodes))]
+    linked_text, aggregating = _linked_text(image_bitcodes, names)
+    linked = Module.parse(linked_text)
+    present = [k for k in kernels if k in linked.functions]
+    sigs = _signatures(linked, present, signatures)
+    check_signatures(linked, {k: sigs[k] for k in present})
+    aggregated = _aggregate_atomics(linked) if aggregating else {}
+    shapes, spec_text = _shapes(linked, present, sigs, spec)
+    reducers = {k: {i: (p.name, p.op) for i, p in enumerate(sigs[k].args) if p.kind == "reducer"}
+                for k in shapes}     # reductions.py
+    groups = lower_group_kernels(linked, shapes, sub_group_size)    # hook: work_groups.py (barriers, local memory)
+    for k in (k for k in shapes if k not in groups):            # a spir_kernel cannot be called; on the CPU it is a plain function
+        fn = linked.functions[k]
+        linked.functions[k] = type(fn)(k, fn.header.replace(" spir_kernel ", " spir_func ", 1), fn.body)
+    with_stack_probes(linked)
+    for g in linked.globals_with("sycl-device-global-size"):
+        if linked.globals[g].linkage in ("internal", "private"):
+            linked.set_linkage(g, "external")     # so the runtime can find a static device global
+    text, accs = _with_launchers(linked, shapes, groups, aggregated, reducers)
+    text += spec_text
+    engine, context, key, from_disk = compile_ir(text, "device program")
+    program = LinkedProgram(engine, context, shapes, key, from_disk,
+                            {k: list(found) for k, found in accs.items() if found})
+    program.groups = groups
+    keep_if_code_escapes(program, linked)
+    return program
+
+
+def _linked_text(image_bitcodes: list[bytes], names: list[str]) -> tuple[str, bool]:
+    """Step 1: the images read and linked by LLVM, as text (after SROA when a
+    kernel has atomics to aggregate), and whether it has."""
     texts = [read_bundle_bitcode(bc, name) for bc, name in zip(image_bitcodes, names)]
     _declare_duplicates(texts)
     try:
@@ -256,8 +286,11 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
         # LLVM's module goes before its context, whatever is raised later (in the
         # other order the garbage collector crashes the process)
         main.close()
-    linked = Module.parse(linked_text)
-    present = [k for k in kernels if k in linked.functions]
+    return linked_text, aggregating
+
+
+def _signatures(linked: Module, present: list[str], signatures: dict | None) -> dict:
+    """Kernel -> the ``Signature`` its arguments are packed by (given, or its IR's)."""
     sigs = dict(signatures or {})
     for k in present:
         if k not in sigs:
@@ -265,8 +298,12 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
                 sigs[k] = kernel_signature(linked, k)
             except SignatureError as err:
                 raise exception(errc.invalid, f"kernel '{k}' cannot be launched: {err}") from None
-    check_signatures(linked, {k: sigs[k] for k in present})
-    aggregated = _aggregate_atomics(linked) if aggregating else {}
+    return sigs
+
+
+def _shapes(linked: Module, present: list[str], sigs: dict, spec: bytes | None) -> tuple[dict, str]:
+    """Kernel -> its ``kernel_shape``, and the global of the specialization
+    constants' values (``spec``; empty without)."""
     shapes = {}
     for k in present:
         shape = kernel_shape(linked, k)
@@ -278,17 +315,12 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
         for k, s in shapes.items():
             if sigs[k].handler and s.params and s.params[-1] == "ptr":
                 s.spec_buffer = f"@{SPEC_GLOBAL}"
-    reducers = {k: {i: (p.name, p.op) for i, p in enumerate(sigs[k].args) if p.kind == "reducer"}
-                for k in shapes}     # reductions.py
-    groups = lower_group_kernels(linked, shapes, sub_group_size)    # hook: work_groups.py (barriers, local memory)
-    for k in (k for k in shapes if k not in groups):            # a spir_kernel cannot be called; on the CPU it is a plain function
-        fn = linked.functions[k]
-        linked.functions[k] = type(fn)(k, fn.header.replace(" spir_kernel ", " spir_func ", 1), fn.body)
-    with_stack_probes(linked)
-    for g in linked.globals_with("sycl-device-global-size"):
-        if linked.globals[g].linkage in ("internal", "private"):
-            linked.set_linkage(g, "external")     # so the runtime can find a static device global
-    # for kernels launched over a range: index among the non-item parameters -> accumulator
+    return shapes, spec_text
+
+
+def _with_launchers(linked: Module, shapes: dict, groups: dict, aggregated: dict, reducers: dict) -> tuple[str, dict]:
+    """The program's IR: ``linked`` with a launcher for each kernel; and, for
+    kernels launched over a range, index among the non-item parameters -> accumulator."""
     accs = {k: {a.param - 1: a for a in aggregated[k].accumulators}
             if k in aggregated and s.item is not None and k not in groups else {} for k, s in shapes.items()}
     # many parameters: the kernel loads them itself (a call of thousands of arguments costs LLVM quadratic time)
@@ -299,13 +331,7 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
                                                 k in packed)
                                    for k, s in shapes.items())
     text += combine_functions({r for found in reducers.values() for r in found.values()}, set(linked.functions))
-    text += spec_text
-    engine, context, key, from_disk = compile_ir(text, "device program")
-    program = LinkedProgram(engine, context, shapes, key, from_disk,
-                            {k: list(found) for k, found in accs.items() if found})
-    program.groups = groups
-    keep_if_code_escapes(program, linked)
-    return program
+    return text, accs
 
 
 def keep_if_code_escapes(owner, module: Module) -> None:

@@ -93,13 +93,36 @@ class Extraction:
         (a ``closure`` whose skipped functions are stubbed).  Cost is
         proportional to the extracted entities.
         """
-        out = type(self)()
-        out.name = name or self.name
-        out.header = list(self.header)
         declare, stub = _fast_membership(declare), _fast_membership(stub)
-        functions, globals_ = self.functions, self.globals
         # 1. the named entities, then declarations of what they mention (one
         #    level: a declaration mentions nothing)
+        chosen = self._chosen(names, declare, stub)
+        blob, closed = self._keep_addressed(chosen, stub, closed)
+        if not closed:
+            for n, ent in list(chosen.items()):
+                if n not in USED_LISTS:
+                    self._declare_missing(ent.refs(), chosen)
+        # metadata the part uses, and declarations of the values it names
+        nodes = self._metadata_nodes(blob)
+        before = len(chosen)
+        facts = self._md_facts
+        self._declare_missing([r for n in nodes for r in facts[n][1]], chosen)
+        if closed and len(chosen) == before:
+            declared = ()
+        else:
+            declared = [e for e in chosen.values() if e.is_declaration]
+        # 2. keep module order (sorting the part, not walking the whole module)
+        out = self._in_order(chosen)
+        out.name = name or self.name
+        out.header = list(self.header)
+        out.named_metadata = dict(self.named_metadata)
+        out.metadata = {n: self.metadata[n] for n in sorted(nodes)}
+        self._copy_support(out, blob + "\n" + _joined(declared) if declared else blob)
+        return out
+
+    def _chosen(self, names: Iterable[str], declare, stub) -> dict[str, object]:
+        """``extract``'s named entities (declared or stubbed as asked), by name."""
+        functions, globals_ = self.functions, self.globals
         chosen: dict[str, object] = {}
         for n in names:
             ent = functions.get(n)
@@ -113,28 +136,28 @@ class Extraction:
                 if ent is None:
                     continue
             chosen[n] = ent
+        return chosen
+
+    def _keep_addressed(self, chosen: dict, stub, closed: bool) -> tuple[str, bool]:
+        """A function whose blocks a kept definition addresses keeps its body:
+        ``chosen`` with those bodies, and (the joined text of ``chosen``,
+        whether it is still closed)."""
         blob = _joined(chosen.values())
-        # a function whose blocks a kept definition addresses keeps its body
         if "blockaddress" in blob:
+            functions = self.functions
             for t in blockaddress_targets(blob):
                 if t in functions and (t not in chosen or chosen[t].is_declaration or t in stub):
                     chosen[t] = functions[t]
                     blob += "\n" + functions[t].body
                     closed = False
-        for n, ent in list(chosen.items()) if not closed else ():
-            if n in USED_LISTS:
-                continue
-            self._declare_missing(ent.refs(), chosen)
-        # metadata the part uses, and declarations of the values it names
-        nodes = self._metadata_nodes(blob)
-        before = len(chosen)
-        facts = self._md_facts
-        self._declare_missing([r for n in nodes for r in facts[n][1]], chosen)
-        if closed and len(chosen) == before:
-            declared = ()
-        else:
-            declared = [e for e in chosen.values() if e.is_declaration]
-        # 2. keep module order (sorting the part, not walking the whole module)
+        return blob, closed
+
+    def _in_order(self, chosen: dict) -> "Module":
+        """A new module with the entities of ``chosen`` in this module's order
+        (sorting the part, not walking the whole module); the ``llvm.used``
+        lists keep only the members defined among them."""
+        out = type(self)()
+        functions, globals_ = self.functions, self.globals
         order = sorted(chosen, key=self._positions().__getitem__)
         out.functions = {n: chosen[n] for n in order if n in functions}
         for n in order:
@@ -145,9 +168,6 @@ class Extraction:
                     if ent is None:
                         continue
                 out.globals[n] = ent
-        out.named_metadata = dict(self.named_metadata)
-        out.metadata = {n: self.metadata[n] for n in sorted(nodes)}
-        self._copy_support(out, blob + "\n" + _joined(declared) if declared else blob)
         return out
 
     def _declare_missing(self, refs: Iterable[str], chosen: dict) -> None:
