@@ -53,7 +53,7 @@ from ..device_configs.aspects import Aspect
 from .callgraph import CallGraph, find_path, sccs
 from .ir import Module, attachment_pairs, metadata_attachments, quote_name, tokens, unquote_name
 from .ir.sycl_names import set_display
-from .ir.lexer import has_word, skip_type, type_refs, type_ref_matches, word_matches
+from .ir.lexer import has_word, skip_type, type_refs, type_ref_matches, word_positions
 from .entry_points import entry_points
 from .host_only_virtuals import STUB
 from .manager import PassResult
@@ -152,7 +152,7 @@ class TypeAspects:
         """(position, aspects) of every type token in ``text`` that carries aspects."""
         out = []
         if self.fp64 is not None and "double" in text:
-            out.extend((at + base, [self.fp64]) for w, at in word_matches(text) if w == "double")
+            out.extend((at + base, [self.fp64]) for at in word_positions(text, "double"))
         if self.by_type and "%" in text and any(t in text for t in self.by_type):    # a cheap first look
             by_type = self.by_type
             out.extend((at + base, sorted(by_type[t])) for t, at in type_ref_matches(text) if t in by_type)
