@@ -8,12 +8,7 @@ before the callee).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .lexer import closing, skip_type, tokens
-
-if TYPE_CHECKING:
-    from .entities import Function
 
 
 def _type_start(toks, end: int) -> int:
@@ -82,7 +77,7 @@ def indirect_call_types(body: str) -> set[str]:
     return {t for _, _, t in _indirect_call_sites(body)}
 
 
-def function_type(fn: "Function") -> str:
+def function_type(fn) -> str:
     """``fn``'s own type, in the form of ``indirect_call_types``."""
     toks = tokens(fn.params)
     return f"{' '.join(fn.return_type.split())} ({', '.join(_arg_types(fn.params, toks, 0, len(toks)))})"

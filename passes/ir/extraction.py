@@ -8,14 +8,11 @@ whole module (post-link extracts one image per kernel or source).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable, Self
 
 from .edits import _as_declaration, _filter_used, _stubbed
 from .entities import USED_LISTS, Function, _after_key, _joined, blockaddress_targets
 from .lexer import attribute_refs, global_refs, metadata_refs, type_refs
-
-if TYPE_CHECKING:
-    from .module import Module
 
 
 class Extraction:
@@ -82,7 +79,7 @@ class Extraction:
         return self._groups_of
 
     def extract(self, names: Iterable[str], *, declare: Iterable[str] = (), stub: Iterable[str] = (),
-                name: str | None = None, closed: bool = False) -> "Module":
+                name: str | None = None, closed: bool = False) -> Self:
         """A new module with the definitions of ``names`` and a declaration of
         everything they reference but which is not among them.
 
@@ -152,7 +149,7 @@ class Extraction:
                     closed = False
         return blob, closed
 
-    def _in_order(self, chosen: dict) -> "Module":
+    def _in_order(self, chosen: dict) -> Self:
         """A new module with the entities of ``chosen`` in this module's order
         (sorting the part, not walking the whole module); the ``llvm.used``
         lists keep only the members defined among them."""
@@ -216,7 +213,7 @@ class Extraction:
             self._order = (key, pos)
         return self._order[1]
 
-    def _copy_support(self, out: "Module", blob: str) -> None:
+    def _copy_support(self, out: Self, blob: str) -> None:
         """Copy the comdats, types and attribute groups that the entities of
         ``out`` use (one scan of ``blob``, their joined text, for each kind)."""
         # comdats
