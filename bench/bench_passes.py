@@ -13,7 +13,9 @@ llvmlite's own parse + verify + print of the same module, the floor of any
 text-based pass; the runs are interleaved so that all of them meet the same
 machine.  Targets (issue 28): pipelined at most 2.0x the floor, and its growth
 when the module doubles no worse than the floor's own.  The breakdown says
-where the time goes (load, each pass, verify+print of the outputs).  Each
+where the time goes (load, each pass, verify+print of the outputs), and how
+much of load is the IR layer's own Python (cutting LLVM's printing into
+entities) rather than LLVM's parse, print and verify.  Each
 run's outputs are hashed: equal hashes at two commits mean byte-identical
 outputs.
 
@@ -48,7 +50,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_ir import generate_module  # noqa: E402
 
 from minisycl.passes import parse_pipeline  # noqa: E402
-from minisycl.passes.ir import gc_paused, load, verify_and_serialize  # noqa: E402
+from minisycl.passes.ir import Module, gc_paused, load, verify_and_serialize  # noqa: E402
 from minisycl.passes.manager import PassContext, PassManager  # noqa: E402
 
 
@@ -93,6 +95,14 @@ def bitcode_load(path: str, in_process: bool) -> float:
     return time.perf_counter() - t0
 
 
+def cut(text: str) -> float:
+    """``load``'s own Python: cutting LLVM's printing into entities (``Module.parse``)."""
+    t0 = time.perf_counter()
+    with gc_paused(freeze=True):
+        Module.parse(text)
+    return time.perf_counter() - t0
+
+
 def fastest(runs):
     return min(runs, key=lambda r: r[0])
 
@@ -105,7 +115,7 @@ def main():
     args = ap.parse_args()
     if args.quick:
         args.groups, args.repeat = 150, 5
-    rows, bitcode = [], []
+    rows, bitcode, cuts = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         for scale in (1, 2):
             text = generate_module(args.groups * scale)
@@ -122,6 +132,8 @@ def main():
             one, one_parts = fastest(r[2] for r in runs)
             each = fastest(r[3] for r in runs)[0]
             hashes = {r[k][1]["hash"] for r in runs for k in (1, 2)}
+            canonical = str(ref)
+            cuts.append((scale, min(cut(canonical) for _ in range(args.repeat))))
             rows.append((scale, n_fn, n_k, len(text), base, ours, one, each, parts, one_parts, hashes))
             if args.quick:
                 continue
@@ -139,6 +151,9 @@ def main():
     for scale, *_, parts, one_parts, _ in rows:
         for label, p in (("pipelined", parts), ("one thread", one_parts)):
             print(f"  {scale}x {label:<10} " + ", ".join(f"{k} {v:.3f}s" for k, v in p.items() if k != "hash"))
+    for scale, seconds in cuts:
+        print(f"  {scale}x of load, the IR layer's own Python (cutting LLVM's printing into entities): {seconds:.3f}s; "
+              f"the rest of load is LLVM's parse, print and verify")
     for scale, child, here in bitcode:
         print(f"  {scale}x load as bitcode: read in a child process {child:.3f}s, in process {here:.3f}s "
               f"(safe reading costs {100 * (child / here - 1):+.0f}%)")

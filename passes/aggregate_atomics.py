@@ -133,35 +133,53 @@ def _has_atomics(body: str) -> bool:
 def accumulators(module: Module, kernel: str) -> list[Accumulator]:
     """Steps 1-2: the parameters of ``kernel`` whose updates can be aggregated."""
     fn = module.functions[kernel]
-    body = fn.body or ""
-    if "atomicrmw" not in body or "!dbg" in body:
+    found = _kernel_updates(module, kernel)
+    if found is None:
         return []
+    toks, updates = found
+    uses = Counter(t[0] for t in toks if t[0][:1] == "%")
+    out = []
+    for i, param in enumerate(split_operands(fn.params[1:-1])):
+        acc = _accumulator(i, param, updates, uses)
+        if acc is not None:
+            out.append(acc)
+    return out
+
+
+def _kernel_updates(module: Module, kernel: str) -> tuple[list, list[_Update]] | None:
+    """(the tokens of ``kernel``'s body, its atomic updates), or None when it has
+    none or an atomic operation other than an update (here or in a callee)."""
+    body = module.functions[kernel].body or ""
+    if "atomicrmw" not in body or "!dbg" in body:
+        return None
     toks = tokens(body)
     if not any(t[0] == "atomicrmw" for t in toks):
-        return []                            # the word was inside a name or a string
+        return None                          # the word was inside a name or a string
     updates = [u for u in map(_update, (ln for ln in body.split("\n") if "atomicrmw" in ln)) if u is not None]
     if sum(t[0] in _ATOMIC_WORDS for t in toks) != len(updates):
-        return []                            # another atomic operation or a fence
+        return None                          # another atomic operation or a fence
     for name in module.closure([kernel]):
         callee = module.functions.get(name)
         if name != kernel and callee is not None and callee.body and _has_atomics(callee.body):
-            return []
-    uses = Counter(t[0] for t in toks if t[0][:1] == "%")
-    found = []
-    for i, param in enumerate(split_operands(fn.params[1:-1])):
-        ty, pname = split_type(param)[0], tokens(param)[-1][0]
-        mine = [u for u in updates if u.ptr == pname]
-        if ty != "ptr" or not mine or uses[pname] != len(mine):
-            continue                         # not updated, or used in some other way
-        if any(uses[u.result] != 1 for u in mine):
-            continue                         # an update's result is used
-        ops = {u.op for u in mine}
-        kinds = {(u.type, u.ordering) for u in mine}
-        if len(kinds) != 1 or not (ops <= {"add", "sub"} or len(ops) == 1):
-            continue
-        ty_, ordering = kinds.pop()
-        found.append(Accumulator(i, pname, ty_, "add" if ops <= {"add", "sub"} else ops.pop(), ordering))
-    return found
+            return None
+    return toks, updates
+
+
+def _accumulator(i: int, param: str, updates: list[_Update], uses: Counter) -> Accumulator | None:
+    """Parameter ``i`` (``param``) as an accumulator, if every use of it is one
+    of ``updates``, of one type and ordering, with results unused."""
+    ty, pname = split_type(param)[0], tokens(param)[-1][0]
+    mine = [u for u in updates if u.ptr == pname]
+    if ty != "ptr" or not mine or uses[pname] != len(mine):
+        return None                          # not updated, or used in some other way
+    if any(uses[u.result] != 1 for u in mine):
+        return None                          # an update's result is used
+    ops = {u.op for u in mine}
+    kinds = {(u.type, u.ordering) for u in mine}
+    if len(kinds) != 1 or not (ops <= {"add", "sub"} or len(ops) == 1):
+        return None
+    ty_, ordering = kinds.pop()
+    return Accumulator(i, pname, ty_, "add" if ops <= {"add", "sub"} else ops.pop(), ordering)
 
 
 def private_name(kernel: str) -> str:

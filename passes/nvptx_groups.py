@@ -77,6 +77,10 @@ def _q(name: str) -> str:
     return "@" + quote_name(name)
 
 
+#: the value types the collectives take
+_SCALAR = ("i1", "i8", "i16", "i32", "i64", "half", "float", "double")
+
+
 class Builtins:
     """The definitions made for one module: ``define(module)`` replaces its
     built-in declarations; ``text()`` is every definition and declaration made."""
@@ -424,7 +428,16 @@ class Builtins:
                 "sg:"] + sg + tail + ["wg:"] + wg + tail
 
     def _builtin(self, name: str, ret: str, params: list[str]) -> list[str] | None:
-        scalar = ("i1", "i8", "i16", "i32", "i64", "half", "float", "double")
+        """The body lines of built-in ``name`` (returning ``ret``, taking
+        ``params``), or None when it is not one this pass defines."""
+        for make in (self._query, self._barrier, self._arithmetic, self._vote, self._broadcast, self._shuffle):
+            lines = make(name, ret, params)
+            if lines is not None:
+                return lines
+        return None
+
+    def _query(self, name: str, ret: str, params: list[str]) -> list[str] | None:
+        """Sub-group queries."""
         if name in ("__spirv_BuiltInSubgroupLocalInvocationId", "__spirv_SubgroupLocalInvocationId"):
             return [f"  %r = call i32 {self.lane()}()", "  ret i32 %r"]
         if name in ("__spirv_BuiltInSubgroupSize", "__spirv_SubgroupSize"):
@@ -436,13 +449,20 @@ class Builtins:
         if name in ("__spirv_BuiltInNumSubgroups", "__spirv_NumSubgroups"):
             return [f"  %n = call i32 {self.nthreads()}()", "  %n1 = add i32 %n, 31", "  %r = lshr i32 %n1, 5",
                     "  ret i32 %r"]
+        return None
+
+    def _barrier(self, name: str, ret: str, params: list[str]) -> list[str] | None:
         if name == "__spirv_ControlBarrier" and params and params[0] == "i32":
             return self._by_scope("void", [f"  call void {self.barrier()}(i32 0)"],
                                   [f"  %m = call i32 {self.sgmask()}()",
                                    f"  call void {self._intr('llvm.nvvm.bar.warp.sync', 'void', ['i32'])}(i32 %m)"])
+        return None
+
+    def _arithmetic(self, name: str, ret: str, params: list[str]) -> list[str] | None:
+        """Reduce and scans (the operation is the second argument)."""
         for prefix in ("__spirv_GroupNonUniform", "__spirv_Group"):
             rest = name[len(prefix):]
-            if name.startswith(prefix) and rest in ARITH and len(params) == 3 and params[2] == ret and ret in scalar:
+            if name.startswith(prefix) and rest in ARITH and len(params) == 3 and params[2] == ret and ret in _SCALAR:
                 op = ARITH[rest]
                 wg = ["  switch i32 %a1, label %wr [ i32 1, label %wi  i32 2, label %we ]"]
                 sg = ["  switch i32 %a1, label %sr [ i32 1, label %si  i32 2, label %se ]"]
@@ -453,6 +473,9 @@ class Builtins:
                                ("se", self.sg_scan(op, ret, True))):
                     sg += [f"{lab}:", f"  %{lab}v = call {ret} {f}({ret} %a2)", f"  ret {ret} %{lab}v"]
                 return self._by_scope(ret, wg, sg)
+        return None
+
+    def _vote(self, name: str, ret: str, params: list[str]) -> list[str] | None:
         if name in ("__spirv_GroupAll", "__spirv_GroupAny", "__spirv_GroupNonUniformAll",
                     "__spirv_GroupNonUniformAny") and params == ["i32", "i1"]:
             which = "all" if name.endswith("All") else "any"
@@ -462,16 +485,23 @@ class Builtins:
                                          "  %wv = icmp ne i32 %o, 0", "  ret i1 %wv"],
                                   [f"  %m = call i32 {self.sgmask()}()", f"  %sv = call i1 {vote}(i32 %m, i1 %a1)",
                                    "  ret i1 %sv"])
+        return None
+
+    def _broadcast(self, name: str, ret: str, params: list[str]) -> list[str] | None:
         if name in ("__spirv_GroupBroadcast", "__spirv_GroupNonUniformBroadcast") and len(params) == 3 \
-                and params[1] == ret and ret in scalar and params[2] in ("i32", "i64"):
+                and params[1] == ret and ret in _SCALAR and params[2] in ("i32", "i64"):
             ity = params[2]
             return self._by_scope(ret, [f"  %wv = call {ret} {self.wg_broadcast(ret, ity)}({ret} %a1, {ity} %a2)",
                                         f"  ret {ret} %wv"],
                                   [f"  %sv = call {ret} {self.sg_broadcast(ret, ity)}({ret} %a1, {ity} %a2)",
                                    f"  ret {ret} %sv"])
+        return None
+
+    def _shuffle(self, name: str, ret: str, params: list[str]) -> list[str] | None:
+        """Intel's sub-group shuffles and SPIR-V's non-uniform ones."""
         intel = {"__spirv_SubgroupShuffleINTEL": "shuffle", "__spirv_SubgroupShuffleXorINTEL": "shuffle_xor",
                  "__spirv_SubgroupShuffleDownINTEL": "shuffle_down", "__spirv_SubgroupShuffleUpINTEL": "shuffle_up"}
-        if name in intel and ret in scalar:
+        if name in intel and ret in _SCALAR:
             kind = intel[name]
             if kind in ("shuffle", "shuffle_xor") and params == [ret, "i32"]:
                 return [f"  %r = call {ret} {self.select_lane(ret, kind)}({ret} %a0, {ret} %a0, i32 %a1)", f"  ret {ret} %r"]
@@ -480,7 +510,7 @@ class Builtins:
             return None
         uniform = {"__spirv_GroupNonUniformShuffle": "shuffle", "__spirv_GroupNonUniformShuffleXor": "shuffle_xor",
                    "__spirv_GroupNonUniformShuffleDown": "shuffle_down", "__spirv_GroupNonUniformShuffleUp": "shuffle_up"}
-        if name in uniform and ret in scalar and params == ["i32", ret, "i32"]:
+        if name in uniform and ret in _SCALAR and params == ["i32", ret, "i32"]:
             return [f"  %r = call {ret} {self.select_lane(ret, uniform[name])}({ret} %a1, {ret} %a1, i32 %a2)",
                     f"  ret {ret} %r"]
         return None

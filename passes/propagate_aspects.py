@@ -53,7 +53,7 @@ from ..device_configs.aspects import Aspect
 from .callgraph import CallGraph, find_path, sccs
 from .ir import Module, attachment_pairs, metadata_attachments, quote_name, tokens, unquote_name
 from .ir.sycl_names import set_display
-from .ir.lexer import has_word, skip_type, type_refs, type_ref_matches, word_matches
+from .ir.lexer import has_word, skip_type, type_refs, type_ref_matches, word_positions
 from .entry_points import entry_points
 from .manager import PassResult
 from .srcloc import aspect_use, call_loc, display_chain, display_name, function_loc
@@ -153,7 +153,7 @@ class TypeAspects:
         """(position, aspects) of every type token in ``text`` that carries aspects."""
         out = []
         if self.fp64 is not None and "double" in text:
-            out.extend((at + base, [self.fp64]) for w, at in word_matches(text) if w == "double")
+            out.extend((at + base, [self.fp64]) for at in word_positions(text, "double"))
         if self.by_type and "%" in text and any(t in text for t in self.by_type):    # a cheap first look
             by_type = self.by_type
             out.extend((at + base, sorted(by_type[t])) for t, at in type_ref_matches(text) if t in by_type)
@@ -219,7 +219,6 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
                 typed_globals[name] = sorted(aspects)
     used_out, declared_out = {}, {}
     stubs = module.functions_with(HOST_ONLY_STUB)
-    uses_in, typed_text = types.uses_in, types.may_use
     for name, fn in module.functions.items():
         md = fn.metadata
         if SYCL_DECLARED_ASPECTS in md or name in device_has:
@@ -229,24 +228,7 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
             if declared:
                 declared_out[name] = declared
         body = fn.body if name not in stubs else None     # a stub stands for host code: no aspects
-        events = None
-        if body is not None:
-            header = fn.header
-            base = len(header) + 1
-            if typed_text(header) or typed_text(body):
-                events = uses_in(header, 0)
-                events += uses_in(body, base)
-            else:
-                events = []
-            if typed_globals:
-                for r in fn.refs():
-                    if r in typed_globals:
-                        events.append((body.find("@" + quote_name(r)) + base, typed_globals[r]))
-            if atomic64 is not None and ("atomic" in body or "cmpxchg" in body):
-                events.extend((at + base, [atomic64]) for at, ty in atomic_value_types(body)
-                              if ty in ("i64", "double"))
-            if SYCL_USED_ASPECTS in body:
-                events.extend((at + base, module.metadata_ints(ref)) for at, ref in instruction_aspect_refs(body))
+        events = None if body is None else _use_events(module, fn, body, types, typed_globals, atomic64)
         if events or SYCL_USED_ASPECTS in md:
             used = AspectSet()
             if events:
@@ -258,6 +240,29 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
             if used:
                 used_out[name] = used
     return used_out, declared_out
+
+
+def _use_events(module: Module, fn, body: str, types: TypeAspects, typed_globals: dict[str, list[int]],
+                atomic64: int | None) -> list[tuple[int, list[int]]]:
+    """``direct_aspects``'s uses of aspects in one function's text: (offset in
+    its header + body, the aspects used there), in no particular order."""
+    header = fn.header
+    base = len(header) + 1
+    if types.may_use(header) or types.may_use(body):
+        events = types.uses_in(header, 0)
+        events += types.uses_in(body, base)
+    else:
+        events = []
+    if typed_globals:
+        for r in fn.refs():
+            if r in typed_globals:
+                events.append((body.find("@" + quote_name(r)) + base, typed_globals[r]))
+    if atomic64 is not None and ("atomic" in body or "cmpxchg" in body):
+        events.extend((at + base, [atomic64]) for at, ty in atomic_value_types(body)
+                      if ty in ("i64", "double"))
+    if SYCL_USED_ASPECTS in body:
+        events.extend((at + base, module.metadata_ints(ref)) for at, ref in instruction_aspect_refs(body))
+    return events
 
 
 def used_aspects(module: Module, names=None) -> list[int]:
@@ -404,6 +409,22 @@ def propagate_aspects(module: Module, diags=None, exclude: set[str] = frozenset(
     declared_order = upstream_order(edges, declared, entries, declared_total)
     dropped = {table[a] for a in exclude if a in table}
     kinds = AttachmentOrder(module)
+    changed = _attach_used(module, kinds, (used_order, used_total), (declared_order, declared_total), dropped)
+    if fixed_targets:
+        changed |= _attach_fixed_targets(module, kinds, [f"i32 {table[t]}" for t in fixed_targets if t in table],
+                                         entries)
+    if validate and diags is not None and declaring:
+        direct = {n: set(used.get(n, _NONE)) | set(declared.get(n, _NONE)) for n in used.keys() | declared.keys()}
+        total = {n: used_total.get(n, _NONE) | declared_total.get(n, _NONE) for n in declaring}
+        _warn_undeclared(module, declaring, edges, direct, total, names, diags)
+    return changed
+
+
+def _attach_used(module: Module, kinds, used, declared, dropped: set[int]) -> bool:
+    """Step 6: ``!sycl_used_aspects`` of each function that uses or declares an
+    aspect, in upstream's order (``used`` and ``declared``: (order, totals));
+    returns whether any changed."""
+    (used_order, used_total), (declared_order, declared_total) = used, declared
     changed = False
     for name in list(module.functions):
         if name not in used_total and name not in declared_total:
@@ -421,18 +442,18 @@ def propagate_aspects(module: Module, diags=None, exclude: set[str] = frozenset(
         module.set_function_metadata(name, SYCL_USED_ASPECTS, want)
         kinds.place(name)
         changed = True
-    if fixed_targets:
-        values = [f"i32 {table[t]}" for t in fixed_targets if t in table]
-        for name in entries:
-            current = module.functions[name].metadata.get(SYCL_FIXED_TARGETS)
-            if current is None or module.metadata_operands(current) != values:
-                module.set_function_metadata(name, SYCL_FIXED_TARGETS, values)
-                kinds.place(name)
-                changed = True
-    if validate and diags is not None and declaring:
-        direct = {n: set(used.get(n, _NONE)) | set(declared.get(n, _NONE)) for n in used.keys() | declared.keys()}
-        total = {n: used_total.get(n, _NONE) | declared_total.get(n, _NONE) for n in declaring}
-        _warn_undeclared(module, declaring, edges, direct, total, names, diags)
+    return changed
+
+
+def _attach_fixed_targets(module: Module, kinds, values: list[str], entries) -> bool:
+    """The fixed targets' aspects on every entry point; returns whether any changed."""
+    changed = False
+    for name in entries:
+        current = module.functions[name].metadata.get(SYCL_FIXED_TARGETS)
+        if current is None or module.metadata_operands(current) != values:
+            module.set_function_metadata(name, SYCL_FIXED_TARGETS, values)
+            kinds.place(name)
+            changed = True
     return changed
 
 

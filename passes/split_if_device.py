@@ -122,41 +122,56 @@ def check_device_code(device: Module, roots: list[str], diags, graph: dict[str, 
     undefined = device.functions_with(UNDEFINED)
     reach = CallGraph(graph).reachable(roots)
 
-    def where(loc):
-        return "" if loc else f" (in {device.name})"
-
-    def name(n):
-        return display_name(device, n)
-
     refused = host_only.keys() | undefined.keys()
     for caller in reach:
         if caller in host_only:
             continue
         fn = device.functions[caller]
         callees = graph.get(caller, ())
-        for callee in dict.fromkeys(callees) if callees and not refused.isdisjoint(callees) else ():
-            if callee not in host_only and callee not in undefined:
-                continue
-            loc = call_loc(device, fn, callee) or function_loc(device, fn)
-            if callee in undefined:
-                diags.error(loc, f"device code calls '{name(callee)}', which is not defined in this file and not "
-                                 f"declared SYCL_EXTERNAL{where(loc)}")
-                continue
-            chain = next((p for p in (find_path(graph, r, lambda n: n == caller) for r in roots) if p), [caller])
-            through = " <- ".join(reversed(display_chain(device, chain)))
-            if host_only[callee] == "declared":
-                diags.error(loc, f"host function '{name(callee)}' cannot be called from device code "
-                                 f"(reached through {through}){where(loc)}",
-                            [diags.note(function_loc(device, device.functions[callee]), "declared 'host' here")])
-            else:
-                diags.error(loc, f"host-only function '{name(callee)}' cannot be called from device code "
-                                 f"(reached through {through}); wrap the call in an if_host block{where(loc)}")
+        if callees and not refused.isdisjoint(callees):
+            _check_callees(device, fn, dict.fromkeys(callees), roots, graph, host_only, undefined, diags)
         if fn.indirect_call_attribute_groups():
             for loc, target, set_name in virtual_call_sites(device, fn):
                 if target is not None and not set_name:
                     diags.error(loc or function_loc(device, fn),
                                 f"virtual call to '{target}' from device code, but it has no indirectly_callable "
-                                f"property{where(loc)}")
+                                f"property{_where(device, loc)}")
+    _check_recursion(device, graph, reach, diags)
+
+
+def _where(device: Module, loc) -> str:
+    """What an error without a source location says about where it is."""
+    return "" if loc else f" (in {device.name})"
+
+
+def _check_callees(device: Module, fn, callees, roots, graph, host_only: dict, undefined: dict, diags) -> None:
+    """``check_device_code``'s first two rules on the calls of ``fn``."""
+    caller = fn.name
+
+    def name(n):
+        return display_name(device, n)
+
+    for callee in callees:
+        if callee not in host_only and callee not in undefined:
+            continue
+        loc = call_loc(device, fn, callee) or function_loc(device, fn)
+        if callee in undefined:
+            diags.error(loc, f"device code calls '{name(callee)}', which is not defined in this file and not "
+                             f"declared SYCL_EXTERNAL{_where(device, loc)}")
+            continue
+        chain = next((p for p in (find_path(graph, r, lambda n: n == caller) for r in roots) if p), [caller])
+        through = " <- ".join(reversed(display_chain(device, chain)))
+        if host_only[callee] == "declared":
+            diags.error(loc, f"host function '{name(callee)}' cannot be called from device code "
+                             f"(reached through {through}){_where(device, loc)}",
+                        [diags.note(function_loc(device, device.functions[callee]), "declared 'host' here")])
+        else:
+            diags.error(loc, f"host-only function '{name(callee)}' cannot be called from device code "
+                             f"(reached through {through}); wrap the call in an if_host block{_where(device, loc)}")
+
+
+def _check_recursion(device: Module, graph, reach, diags) -> None:
+    """``check_device_code``'s last rule: recursion is an error, at the call that closes it."""
     # the call tree is ``graph`` on ``reach`` (which holds every callee of its members):
     # walked from ``reach`` in its order, the components come as they would from the tree
     tree = graph
@@ -173,7 +188,7 @@ def check_device_code(device: Module, roots: list[str], diags, graph: dict[str, 
         shown = display_chain(device, cycle)
         if len(shown) == 1:                     # a cycle through one function's if_device helpers
             shown = shown * 2
-        diags.error(loc, "recursion is not allowed in device code: " + " -> ".join(shown) + where(loc))
+        diags.error(loc, "recursion is not allowed in device code: " + " -> ".join(shown) + _where(device, loc))
 
 
 class SplitIfDevice:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Point", "classify_call", "QUERIES", "identity", "group_step", "WORKGROUP", "SUBGROUP"]
+__all__ = ["Point", "classify_call", "is_group_builtin", "QUERIES", "identity", "group_step", "WORKGROUP", "SUBGROUP"]
 
 WORKGROUP, SUBGROUP = 2, 3           # SPIR-V Scope values
 
@@ -47,6 +47,15 @@ def base_name(symbol: str) -> str:
         n = int(m.group(1))
         return m.group(2)[:n]
     return symbol
+
+
+def is_group_builtin(name: str) -> bool:
+    """Whether ``name`` (mangled or not) is a work-group built-in: a barrier, a
+    group or sub-group collective or a sub-group query."""
+    base = base_name(name)
+    return base.startswith("__spirv_") and (base in QUERIES or base.startswith(
+        ("__spirv_ControlBarrier", "__spirv_Group", "__spirv_Subgroup", "__spirv_BuiltInSubgroup",
+         "__spirv_BuiltInNumSubgroups")))
 
 
 @dataclass

@@ -153,35 +153,45 @@ class Uniformity:
         self.loops = natural_loops(self.names, self.succ)
         self.varying: set[str] = set()
         self.influenced: set[str] = set()
-        done_branches: set[str] = set()
         for v, (_, line) in self.defs.items():
             if not self._may_be_uniform(line, uniform_line):
                 self.varying.add(v)
-        while True:
-            changed = False
-            for v, (blk, line) in self.defs.items():
-                if v in self.varying:
-                    continue
-                ops = operand_names(line, type_names)
-                if (" = phi " in line and blk in self.influenced) or any(not self._operand_uniform(o, uniform_outside)
-                                                                       for o in ops):
-                    self.varying.add(v)
-                    changed = True
-            for b in blocks:
-                if b.name in done_branches or len(set(self.succ[b.name])) < 2:
-                    continue
-                cond = operand_names(b.term, type_names)
-                if all(self._operand_uniform(o, uniform_outside) for o in cond):
-                    continue
-                done_branches.add(b.name)
+        done_branches: set[str] = set()
+        while self._spread_values(uniform_outside) | self._spread_branches(blocks, uniform_outside, pdom, done_branches):
+            pass
+
+    def _spread_values(self, uniform_outside) -> bool:
+        """One round of the fixpoint over values: a value with a varying operand,
+        or a phi in an influence region, is varying.  Whether any changed."""
+        changed = False
+        for v, (blk, line) in self.defs.items():
+            if v in self.varying:
+                continue
+            ops = operand_names(line, self.type_names)
+            if (" = phi " in line and blk in self.influenced) or any(not self._operand_uniform(o, uniform_outside)
+                                                                   for o in ops):
+                self.varying.add(v)
                 changed = True
-                self.influenced |= self._influence(b.name, pdom)
-                for h, body in self.loops:        # a divergent exit: the loop's values differ after it
-                    if b.name in body and any(s not in body for s in self.succ[b.name]):
-                        self.influenced |= body
-                        self.varying |= {v for v, (blk, _) in self.defs.items() if blk in body}
-            if not changed:
-                break
+        return changed
+
+    def _spread_branches(self, blocks, uniform_outside, pdom, done_branches: set[str]) -> bool:
+        """One round of the fixpoint over branches: a divergent branch adds its
+        influence region (and a divergent loop exit the loop's values).  Whether any changed."""
+        changed = False
+        for b in blocks:
+            if b.name in done_branches or len(set(self.succ[b.name])) < 2:
+                continue
+            cond = operand_names(b.term, self.type_names)
+            if all(self._operand_uniform(o, uniform_outside) for o in cond):
+                continue
+            done_branches.add(b.name)
+            changed = True
+            self.influenced |= self._influence(b.name, pdom)
+            for h, body in self.loops:        # a divergent exit: the loop's values differ after it
+                if b.name in body and any(s not in body for s in self.succ[b.name]):
+                    self.influenced |= body
+                    self.varying |= {v for v, (blk, _) in self.defs.items() if blk in body}
+        return changed
 
     def _may_be_uniform(self, line: str, uniform_line) -> bool:
         op = opcode(line)
@@ -267,7 +277,36 @@ def constant_trip_count(blocks, header: str, body: set[str], limit: int = 1024) 
     latches = [n for n in body if header in by_name[n].succs()]
     if len(exiting) != 1 or len(latches) != 1 or exiting[0] not in (header, latches[0]):
         return None
-    ex = by_name[exiting[0]]
+    test = _exit_test(by_name, header, body, exiting[0])
+    if test is None:
+        return None
+    pred, bits, x, bound, stay_if, defs = test
+    iv = _induction(defs, header, body, x)
+    offset = 0
+    if iv is None:                           # the compare tests the stepped value
+        a = _STEP.search(defs[x][1])
+        if a:
+            for cand in (a.group(2).rstrip(","), a.group(3)):
+                iv = _induction(defs, header, body, cand)
+                if iv and iv[2] == x:
+                    offset = iv[1]
+                    break
+                iv = None
+    if iv is None:
+        return None
+    v, step, _ = iv
+    for count in range(1, limit + 1):
+        if _holds(pred, v + offset, bound, bits) != stay_if:
+            return count
+        v += step
+    return None
+
+
+def _exit_test(by_name, header: str, body: set[str], exiting: str):
+    """``constant_trip_count``'s exit test: (predicate, bits, the tested value,
+    the constant bound, whether the loop stays when it holds, the body's
+    definitions), or None when it is not ``icmp P iN x, C``."""
+    ex = by_name[exiting]
     term = re.match(r"\s*br i1 (%\S+), label (%\S+), label (%\S+)$", ex.term)
     if not term:
         return None
@@ -290,44 +329,27 @@ def constant_trip_count(blocks, header: str, body: set[str], limit: int = 1024) 
     bound = _const(y)
     if bound is None or x not in defs:
         return None
+    return pred, bits, x, bound, stay_if, defs
 
-    def induction(phi_name):
-        """(start, step) of header phi ``phi_name`` stepping by a constant, else None."""
-        n, line = defs.get(phi_name, ("", ""))
-        if n != header or " = phi " not in line:
-            return None
-        pairs = re.findall(r"\[\s*([^,\]]+),\s*(%[^\]\s]+)\s*\]", line)
-        if len(pairs) != 2:
-            return None
-        start = [_const(v) for v, blk in pairs if _bare(blk) not in body]
-        nxt = [v.strip() for v, blk in pairs if _bare(blk) in body]
-        if len(start) != 1 or start[0] is None or len(nxt) != 1 or nxt[0] not in defs:
-            return None
-        a = _STEP.search(defs[nxt[0]][1])
-        if not a:
-            return None
-        ops = [a.group(2).rstrip(","), a.group(3)]
-        if phi_name not in ops:
-            return None
-        step = _const(ops[1 - ops.index(phi_name)])
-        return (start[0], step, nxt[0]) if step else None
 
-    iv = induction(x)
-    offset = 0
-    if iv is None:                           # the compare tests the stepped value
-        a = _STEP.search(defs[x][1])
-        if a:
-            for cand in (a.group(2).rstrip(","), a.group(3)):
-                iv = induction(cand)
-                if iv and iv[2] == x:
-                    offset = iv[1]
-                    break
-                iv = None
-    if iv is None:
+def _induction(defs, header: str, body: set[str], phi_name: str):
+    """(start, step, stepped value) of header phi ``phi_name`` stepping by a constant, else None."""
+    n, line = defs.get(phi_name, ("", ""))
+    if n != header or " = phi " not in line:
         return None
-    v, step, _ = iv
-    for count in range(1, limit + 1):
-        if _holds(pred, v + offset, bound, bits) != stay_if:
-            return count
-        v += step
-    return None
+    pairs = re.findall(r"\[\s*([^,\]]+),\s*(%[^\]\s]+)\s*\]", line)
+    if len(pairs) != 2:
+        return None
+    start = [_const(v) for v, blk in pairs if _bare(blk) not in body]
+    nxt = [v.strip() for v, blk in pairs if _bare(blk) in body]
+    if len(start) != 1 or start[0] is None or len(nxt) != 1 or nxt[0] not in defs:
+        return None
+    a = _STEP.search(defs[nxt[0]][1])
+    if not a:
+        return None
+    ops = [a.group(2).rstrip(","), a.group(3)]
+    if phi_name not in ops:
+        return None
+    step = _const(ops[1 - ops.index(phi_name)])
+    return (start[0], step, nxt[0]) if step else None
+

@@ -203,6 +203,34 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
     ``kernel_handler`` with (a constant global their launchers pass them, so that
     LLVM folds the values in: a specialised kernel)."""
     names = names or [f"device image {i + 1}" for i in range(len(image_bitcodes))]
+    linked_text, aggregating = _linked_text(image_bitcodes, names)
+    linked = Module.parse(linked_text)
+    present = [k for k in kernels if k in linked.functions]
+    sigs = _signatures(linked, present, signatures)
+    check_signatures(linked, {k: sigs[k] for k in present})
+    aggregated = _aggregate_atomics(linked) if aggregating else {}
+    shapes, spec_text = _shapes(linked, present, sigs, spec)
+    reducers = {k: {i: (p.name, p.op) for i, p in enumerate(sigs[k].args) if p.kind == "reducer"}
+                for k in shapes}     # reductions.py
+    groups = lower_group_kernels(linked, shapes, sub_group_size)    # hook: work_groups.py (barriers, local memory)
+    for k in (k for k in shapes if k not in groups):            # a spir_kernel cannot be called; on the CPU it is a plain function
+        fn = linked.functions[k]
+        linked.functions[k] = type(fn)(k, fn.header.replace(" spir_kernel ", " spir_func ", 1), fn.body)
+    with_stack_probes(linked)
+    expose_device_globals(linked)
+    text, accs = _with_launchers(linked, shapes, groups, aggregated, reducers)
+    text += spec_text
+    engine, context, key, from_disk = compile_ir(text, "device program")
+    program = LinkedProgram(engine, context, shapes, key, from_disk,
+                            {k: list(found) for k, found in accs.items() if found})
+    program.groups = groups
+    keep_if_code_escapes(program, linked)
+    return program
+
+
+def _linked_text(image_bitcodes: list[bytes], names: list[str]) -> tuple[str, bool]:
+    """Step 1: the images read and linked (``image_link.link_images``), as text
+    (after SROA when a kernel has atomics to aggregate), and whether it has."""
     aggregating = False
 
     def sroa_if_atomic(main, text: str) -> str:
@@ -212,8 +240,11 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
             run_sroa(main, shared_machine())
             text = module_text(main)
         return text
-    linked = Module.parse(link_images(image_bitcodes, names, sroa_if_atomic))
-    present = [k for k in kernels if k in linked.functions]
+    return link_images(image_bitcodes, names, sroa_if_atomic), aggregating
+
+
+def _signatures(linked: Module, present: list[str], signatures: dict | None) -> dict:
+    """Kernel -> the ``Signature`` its arguments are packed by (given, or its IR's)."""
     sigs = dict(signatures or {})
     for k in present:
         if k not in sigs:
@@ -221,8 +252,12 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
                 sigs[k] = kernel_signature(linked, k)
             except SignatureError as err:
                 raise exception(errc.invalid, f"kernel '{k}' cannot be launched: {err}") from None
-    check_signatures(linked, {k: sigs[k] for k in present})
-    aggregated = _aggregate_atomics(linked) if aggregating else {}
+    return sigs
+
+
+def _shapes(linked: Module, present: list[str], sigs: dict, spec: bytes | None) -> tuple[dict, str]:
+    """Kernel -> its ``kernel_shape``, and the global of the specialization
+    constants' values (``spec``; empty without)."""
     shapes = {}
     for k in present:
         shape = kernel_shape(linked, k)
@@ -234,15 +269,12 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
         for k, s in shapes.items():
             if sigs[k].handler and s.params and s.params[-1] == "ptr":
                 s.spec_buffer = f"@{SPEC_GLOBAL}"
-    reducers = {k: {i: (p.name, p.op) for i, p in enumerate(sigs[k].args) if p.kind == "reducer"}
-                for k in shapes}     # reductions.py
-    groups = lower_group_kernels(linked, shapes, sub_group_size)    # hook: work_groups.py (barriers, local memory)
-    for k in (k for k in shapes if k not in groups):            # a spir_kernel cannot be called; on the CPU it is a plain function
-        fn = linked.functions[k]
-        linked.functions[k] = type(fn)(k, fn.header.replace(" spir_kernel ", " spir_func ", 1), fn.body)
-    with_stack_probes(linked)
-    expose_device_globals(linked)
-    # for kernels launched over a range: index among the non-item parameters -> accumulator
+    return shapes, spec_text
+
+
+def _with_launchers(linked: Module, shapes: dict, groups: dict, aggregated: dict, reducers: dict) -> tuple[str, dict]:
+    """The program's IR: ``linked`` with a launcher for each kernel; and, for
+    kernels launched over a range, index among the non-item parameters -> accumulator."""
     accs = {k: {a.param - 1: a for a in aggregated[k].accumulators}
             if k in aggregated and s.item is not None and k not in groups else {} for k, s in shapes.items()}
     # many parameters: the kernel loads them itself (a call of thousands of arguments costs LLVM quadratic time)
@@ -253,13 +285,7 @@ def link_and_jit(image_bitcodes: list[bytes], kernels: list[str], names: list[st
                                                 k in packed)
                                    for k, s in shapes.items())
     text += combine_functions({r for found in reducers.values() for r in found.values()}, set(linked.functions))
-    text += spec_text
-    engine, context, key, from_disk = compile_ir(text, "device program")
-    program = LinkedProgram(engine, context, shapes, key, from_disk,
-                            {k: list(found) for k, found in accs.items() if found})
-    program.groups = groups
-    keep_if_code_escapes(program, linked)
-    return program
+    return text, accs
 
 
 def keep_if_code_escapes(owner, module: Module) -> None:

@@ -7,7 +7,9 @@
 * ``lexer``   — LLVM's token grammar: quoting, types, constants, and the
   scanners every fact about references is read with.
 * ``module``  — a module as its top-level entities on LLVM's canonical
-  printing, with the facts passes ask for and whole-entity edits.
+  printing, with the facts passes ask for; its entities (``entities``, with
+  ``attributes`` and ``call_sites``), whole-entity edits (``edits``) and
+  extraction of a part (``extraction``) each in a module of their own.
 * ``loading`` — ``load`` / ``parse_text`` / ``verify_and_serialize`` /
   ``link``: files and text in, verified text or bitcode out, LLVM's plain
   linker (``passes/link.py`` is the SYCL-aware one over it; the front end's
@@ -26,9 +28,11 @@ from .kernel_params import check_signature, ir_signature, kernel_signature
 from .layout import Layout, LayoutError
 from .lexer import escaped_bytes, quote_name, quote_string, split_operands, split_type, tokens, unquote_name
 from .sycl_names import ASSERT_FAIL, ASSERT_MESSAGE
-from .module import (DISCARDABLE_LINKAGES, USED_LISTS, DifferenceView, Function, Global, Module, function_type, indirect_call_types, indirect_calls,
-                     metadata_attachments, parse_attribute_group, attachment_pairs,
-                     without_attachments)
+from .attributes import attachment_pairs, metadata_attachments, parse_attribute_group, without_attachments
+from .call_sites import function_type, indirect_call_types, indirect_calls
+from .entities import DISCARDABLE_LINKAGES, USED_LISTS, Function, Global
+from .extraction import DifferenceView
+from .module import Module
 from ..support.gc_pause import gc_paused
 
 __all__ = ["Layout", "LayoutError", "build_item", "IRError", "Module", "Function", "Global", "load", "parse_text", "verify_and_serialize",

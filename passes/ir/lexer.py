@@ -30,7 +30,7 @@ import re
 import struct
 
 __all__ = ["tokens", "quote_name", "quote_string", "escaped_bytes", "float_hex", "unquote_name", "string_bytes", "global_refs", "attribute_refs",
-           "metadata_refs", "type_refs", "type_ref_matches", "has_word", "words", "word_matches", "split_type", "split_operands", "skip_type",
+           "metadata_refs", "type_refs", "type_ref_matches", "has_word", "words", "word_matches", "word_positions", "split_type", "split_operands", "skip_type",
            "skip_constant", "closing", "LexError"]
 
 
@@ -205,6 +205,22 @@ def words(text: str) -> list[str]:
 def word_matches(text: str) -> list[tuple[str, int]]:
     """(keyword or type token, where it starts) for each in ``text``."""
     return [(m.group(1), m.start(1)) for m in _WORD_RX.finditer(text) if m.group(1)]
+
+
+@functools.lru_cache(maxsize=16)
+def _one_word_rx(word: str) -> re.Pattern:
+    """``_WORD_RX`` for one word: the same boundaries (a word token is a run of
+    word characters not after a name sigil, not a label), strings and comments
+    skipped the same way, so its matches are ``word_matches``'s of ``word``."""
+    return re.compile(r'(?<![-a-zA-Z$._0-9@%$!#\\])(' + re.escape(word) + r')(?![-a-zA-Z$._0-9:])|' + _SKIP)
+
+
+def word_positions(text: str, word: str) -> list[int]:
+    """Where keyword or type token ``word`` starts in ``text``: ``word_matches``
+    for one word, without building a match for every other word."""
+    if word not in text:
+        return []
+    return [m.start(1) for m in _one_word_rx(word).finditer(text) if m.group(1)]
 
 
 def type_ref_matches(text: str) -> list[tuple[str, int]]:
