@@ -75,7 +75,7 @@ def aot_tables(module: Module, tables: list) -> tuple[list, dict]:
     functions (``"indirectly-callable"``); otherwise the flows agree and it
     shares the JIT split (a target without a device config keeps every image,
     as upstream)."""
-    virtual = any(not module.functions[n].is_declaration for n in module.functions_with("indirectly-callable"))
+    virtual = any(not module.functions[n].is_declaration for n in module.functions_with(INDIRECTLY_CALLABLE))
     shared, aot = [], {}
     for spec in tables:
         if virtual and spec.config is not None:

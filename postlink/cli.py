@@ -82,7 +82,7 @@ def _refuse_esimd(module) -> None:
     from ..passes.support.diagnostics import UserError
     esimd = _esimd_functions(module)
     if esimd:
-        raise UserError(f"'{esimd[0]}' is an ESIMD function (!sycl_explicit_simd): minisycl has no ESIMD support")
+        raise UserError(f"'{esimd[0]}' is an ESIMD function (!{SYCL_EXPLICIT_SIMD}): minisycl has no ESIMD support")
 
 
 def _post_link(input, a) -> None:

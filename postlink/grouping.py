@@ -97,7 +97,7 @@ def set_key(module: Module, vset: str, first: str) -> str:
     """The key of virtual-function set ``vset``'s one image: the module id of
     its first function ``first`` and the set, as upstream's per-source
     category begins (so sets and kernels keep upstream's relative order)."""
-    return (module.function_attributes(first).get("sycl-module-id") or "") + "-" + vset + "-"
+    return (module.function_attributes(first).get(SYCL_MODULE_ID) or "") + "-" + vset + "-"
 
 
 class Group(NamedTuple):

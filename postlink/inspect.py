@@ -19,7 +19,8 @@ from ..passes.support.signature import parse as parse_signature
 from ..passes.support.inputs import check_input, read_input
 from .bundle import MAGIC, Bundle
 from .propertyset import BYTE_ARRAY, PropertySets, u32_values, u64_values
-from ..passes.support.ir_contract import DEVICE_GLOBALS, REQD_WORK_GROUP_SIZE
+from ..passes.support.ir_contract import (DEVICE_GLOBALS, FIXED_TARGET_KEY, REQD_WG_SIZE_U64_KEY,
+                                          REQD_WORK_GROUP_SIZE)
 
 __all__ = ["describe", "render_text", "check_bitcode", "read_any", "describe_table", "describe_properties",
            "TableError"]
@@ -29,8 +30,8 @@ _TABLE_COLUMNS = ("Code", "Properties", "Symbols")
 class TableError(UserError):
     """A malformed ``sycl-post-link`` file table."""
 
-_U32_KEYS = {"aspects", "fixed_target", REQD_WORK_GROUP_SIZE}
-_U64_KEYS = {"reqd_work_group_size_uint64_t"}
+_U32_KEYS = {"aspects", FIXED_TARGET_KEY, REQD_WORK_GROUP_SIZE}
+_U64_KEYS = {REQD_WG_SIZE_U64_KEY}
 
 
 def decode(set_name: str, key: str, kind: int, value):
@@ -39,7 +40,7 @@ def decode(set_name: str, key: str, kind: int, value):
         return value
     if key in _U32_KEYS:
         nums = u32_values(value)
-        return [{"value": n, "name": aspect_name(n)} for n in nums] if key in ("aspects", "fixed_target") else nums
+        return [{"value": n, "name": aspect_name(n)} for n in nums] if key in ("aspects", FIXED_TARGET_KEY) else nums
     if key in _U64_KEYS:
         return u64_values(value)
     payload = PropertySets.payload(value)

@@ -14,10 +14,10 @@ entries that agree with the calling convention.
 from __future__ import annotations
 
 from ..passes.ir import Module, quote_name
+from ..passes.support.ir_contract import NVVM_ANNOTATIONS
 
 __all__ = ["restore_kernel_annotations"]
 
-NVVM_ANNOTATIONS = "nvvm.annotations"
 
 
 def restore_kernel_annotations(part: Module) -> None:

@@ -23,6 +23,12 @@ from dataclasses import dataclass, field
 
 import click
 
+from ..passes.support.ir_contract import (DEVICE_GLOBALS, EXPORTED_SYMBOLS, IMPORTED_SYMBOLS, KERNEL_NAMES,
+                                          KERNEL_PARAM_OPT, MAX_WORK_GROUP_SIZE, MISC_PROPERTIES, PROGRAM_METADATA,
+                                          REQD_SUB_GROUP_SIZE_KEY, REQD_WORK_GROUP_SIZE, SPEC_CONSTANTS,
+                                          SPIR_KERNEL_OMIT_ARGS, SYCL_KERNEL_OMIT_ARGS, SYCL_OPTLEVEL, USES_VF_SET_KEY,
+                                          VIRTUAL_FUNCTIONS, WORK_GROUP_NUM_DIM)
+
 __all__ = ["Option", "OPTIONS", "PostLinkCommand", "STATUSES", "click_options", "refuse_unimplemented", "upstream_names"]
 
 STATUSES = ("implemented", "no-esimd", "refused", "minisycl")
@@ -53,15 +59,15 @@ def _flag(name, dest, status, help, older=False):
                   {"is_flag": True}, older)
 
 
-_OPT_LEVEL = ("upstream passes it to its ESIMD lowering only; optLevel in [SYCL/misc properties] comes from the "
-              "entry points' \"sycl-optlevel\" attribute, as upstream's does, not from this flag")
+_OPT_LEVEL = (f"upstream passes it to its ESIMD lowering only; optLevel in [{MISC_PROPERTIES}] comes from the "
+              f"entry points' \"{SYCL_OPTLEVEL}\" attribute, as upstream's does, not from this flag")
 
 OPTIONS: tuple[Option, ...] = (
     Option(("-o",), "outputs", "implemented",
            "Output table [TARGET,]FILE.table (repeatable; the images are shared); with TARGET, only the images "
            "that device config can run.  With virtual functions in the module, a TARGET with a device config "
            "gets the design's AOT flow: images of its own, named after its first table, with no outlining, the "
-           "sets it cannot run emptied and no [SYCL/virtual functions].", {"multiple": True, "required": True, "metavar": "[TARGET,]FILE.table"}),
+           f"sets it cannot run emptied and no [{VIRTUAL_FUNCTIONS}].", {"multiple": True, "required": True, "metavar": "[TARGET,]FILE.table"}),
     Option(("-out-dir", "--out-dir"), "out_dir", "implemented",
            "Directory for the images (default: the first table's).", {"default": None}),
     _flag("S", "text_ir", "implemented", "Write images as LLVM IR text (.ll) instead of bitcode."),
@@ -78,28 +84,28 @@ OPTIONS: tuple[Option, ...] = (
     Option(("-spec-const", "--spec-const"), "spec_const", "implemented",
            "Lower specialization-constant reads (postlink/spec_constants.py): rt/native to "
            "__spirv_SpecConstant(Composite) calls with numeric ids, default/emulation to loads from the run-time "
-           "buffer; writes [SYCL/specialization constants] and its default values.",
+           f"buffer; writes [{SPEC_CONSTANTS}] and its default values.",
            {"type": click.Choice(["rt", "native", "default", "emulation"]), "default": None}),
     _flag("generate-device-image-default-spec-consts", "default_spec_images", "implemented",
           "After each image that reads specialization constants, a copy with the default values folded in "
-          "([SYCL/misc properties] specConstsReplacedWithDefault=1)."),
+          f"([{MISC_PROPERTIES}] specConstsReplacedWithDefault=1)."),
     _flag("device-globals", "device_globals", "implemented",
-          "Write [SYCL/device globals] and check device_image_scope."),
+          f"Write [{DEVICE_GLOBALS}] and check device_image_scope."),
     _flag("emit-only-kernels-as-entry-points", "only_kernels", "implemented",
           "Only kernels (and virtual functions) are entry points."),
     _flag("emit-param-info", "param_info", "implemented",
-          "Write [SYCL/kernel param opt]: per kernel a bit array, bit i set when argument i was removed "
-          "(from !sycl_kernel_omit_args or the older !spir_kernel_omit_args; we remove none, so every bit is "
+          f"Write [{KERNEL_PARAM_OPT}]: per kernel a bit array, bit i set when argument i was removed "
+          f"(from !{SYCL_KERNEL_OMIT_ARGS} or the older !{SPIR_KERNEL_OMIT_ARGS}; we remove none, so every bit is "
           "clear otherwise)."),
     _flag("emit-program-metadata", "program_metadata", "implemented",
-          "Write [SYCL/program metadata]: <kernel>@reqd_work_group_size, @reqd_sub_group_size, "
-          "@work_group_num_dim, @max_work_group_size and <unique id>@global_id_mapping."),
-    _flag("emit-kernel-names", "kernel_names", "implemented", "Write [SYCL/kernel names]: the image's kernels."),
+          f"Write [{PROGRAM_METADATA}]: <kernel>@{REQD_WORK_GROUP_SIZE}, @{REQD_SUB_GROUP_SIZE_KEY}, "
+          f"@{WORK_GROUP_NUM_DIM}, @{MAX_WORK_GROUP_SIZE} and <unique id>@global_id_mapping."),
+    _flag("emit-kernel-names", "kernel_names", "implemented", f"Write [{KERNEL_NAMES}]: the image's kernels."),
     _flag("emit-exported-symbols", "exported", "implemented",
-          "Write [SYCL/exported symbols]: the image's spir_func entry points (virtual functions excepted) and its "
+          f"Write [{EXPORTED_SYMBOLS}]: the image's spir_func entry points (virtual functions excepted) and its "
           "external device globals without device_image_scope."),
     _flag("emit-imported-symbols", "imported", "implemented",
-          "Write [SYCL/imported symbols]: the functions the image declares and another image may define "
+          f"Write [{IMPORTED_SYMBOLS}]: the functions the image declares and another image may define "
           "(intrinsics, __-prefixed and devicelib names excepted)."),
     _flag("allow-device-image-dependencies", "allow_deps", "implemented",
           "Images may depend on each other: with -emit-imported-symbols, declared external device_global "
@@ -126,7 +132,7 @@ OPTIONS: tuple[Option, ...] = (
     _flag("Oz", "oz", "no-esimd", "Optimise for size further (see -O0)."),
     Option(("--vf-keys",), "vf_keys", "minisycl",
            "Virtual-function property keys: the design's calls-/creates-virtual-functions-set, or upstream's "
-           "uses-virtual-functions-set.",
+           f"{USES_VF_SET_KEY}.",
            {"type": click.Choice(["design", "upstream"]), "default": "design", "show_default": True}),
     Option(("-q", "--quiet"), "quiet", "minisycl", "No progress bar (it shows on a terminal after a second).",
            {"is_flag": True}),

@@ -31,11 +31,14 @@ from .propertyset import PropertySets, byte_array, string_value, u32_array, u64_
 from ..passes.support.ir_contract import (ASSERT_USED, CALLS_INDIRECTLY, CALLS_VF_SET_KEY, CREATES_VF_SET_KEY,
                                           CREATES_VIRTUAL_FUNCTIONS, DEVICELIB_REQ_MASK, DEVICE_GLOBALS,
                                           DEVICE_GLOBAL_SIZE, DEVICE_IMAGE_SCOPE, DEVICE_REQUIREMENTS,
-                                          EXPORTED_SYMBOLS, HOST_PIPES, IMPLICIT_LOCAL_ARG, IMPORTED_SYMBOLS,
+                                          EXPORTED_SYMBOLS, FIXED_TARGET_KEY, HOST_PIPES, IMPLICIT_LOCAL_ARG,
+                                          IMPORTED_SYMBOLS, JOINT_MATRIX_KEY, JOINT_MATRIX_MAD_KEY,
                                           INDIRECTLY_CALLABLE, INTEL_REQD_SUB_GROUP_SIZE, KERNEL_NAMES,
                                           KERNEL_PARAM_OPT, MAX_WORK_GROUP_SIZE, MISC_PROPERTIES, PROGRAM_METADATA,
-                                          REGISTERED_KERNELS, REQD_SUB_GROUP_SIZE_KEY, REQD_WORK_GROUP_SIZE,
-                                          SPEC_CONSTANTS, SPEC_CONSTANTS_DEFAULTS, SYCL_FIXED_TARGETS,
+                                          REFERENCED_INDIRECTLY, REGISTERED_KERNELS, REQD_SUB_GROUP_SIZE_KEY,
+                                          REQD_WG_SIZE_U64_KEY, REQD_WORK_GROUP_SIZE,
+                                          SPEC_CONSTANTS, SPEC_CONSTANTS_DEFAULTS, SYCL_FIXED_TARGETS, SYCL_JOINT_MATRIX,
+                                          SYCL_JOINT_MATRIX_MAD,
                                           SPIR_KERNEL_OMIT_ARGS, SYCL_KERNEL_OMIT_ARGS, SYCL_OPTLEVEL, UNIQUE_ID,
                                           USES_VF_SET_KEY, VF_SET_KEY, VIRTUAL_FUNCTIONS, WORK_GROUP_NUM_DIM)
 
@@ -60,19 +63,19 @@ def device_requirements(module: Module, entries: list[str], keep_wg_size: bool =
         if sg is None and INTEL_REQD_SUB_GROUP_SIZE in md:
             sg = module.metadata_ints(md[INTEL_REQD_SUB_GROUP_SIZE])
     if fixed:
-        reqs["fixed_target"] = u32_array(sorted(fixed))
+        reqs[FIXED_TARGET_KEY] = u32_array(sorted(fixed))
     reqs.update(joint_matrix_requirements(module))
     if sg:
         reqs[REQD_SUB_GROUP_SIZE_KEY] = sg[0]
     if wg and keep_wg_size:
-        reqs["reqd_work_group_size_uint64_t"] = u64_array(wg)
+        reqs[REQD_WG_SIZE_U64_KEY] = u64_array(wg)
     elif dims:
         reqs[WORK_GROUP_NUM_DIM] = dims[0]
     return dict(sorted(reqs.items()))
 
 
 #: joint-matrix metadata -> its [SYCL/device requirements] key
-JOINT_MATRIX_KEYS = (("sycl_joint_matrix", "joint_matrix"), ("sycl_joint_matrix_mad", "joint_matrix_mad"))
+JOINT_MATRIX_KEYS = ((SYCL_JOINT_MATRIX, JOINT_MATRIX_KEY), (SYCL_JOINT_MATRIX_MAD, JOINT_MATRIX_MAD_KEY))
 
 
 def joint_matrix_requirements(module: Module) -> dict[str, bytes]:
@@ -162,7 +165,7 @@ def kernels_using_assert(module: Module) -> list[str]:
         if not fn.is_declaration:
             for callee in dict.fromkeys(fn.calls()):
                 callers.setdefault(callee, []).append(name)
-    indirect = module.functions_with("referenced-indirectly")
+    indirect = module.functions_with(REFERENCED_INDIRECTLY)
     seen, queue, kernels = {ASSERT_FAIL}, [ASSERT_FAIL], []
     while queue:
         for caller in callers.get(queue.pop(0), ()):

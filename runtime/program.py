@@ -36,8 +36,8 @@ from ..passes.support.signature import SignatureError, parse as parse_signature
 from .spec_constants import REPLACED_WITH_DEFAULT, SpecTable
 from .validate import require_choice, require_names, require_path, require_paths, require_str
 from ..passes.support.ir_contract import (CALLS_VF_SET_KEY, CREATES_VF_SET_KEY, DEVICE_REQUIREMENTS, MISC_PROPERTIES,
-                                          REQD_SUB_GROUP_SIZE_KEY, SPEC_CONSTANTS, USES_VF_SET_KEY, VF_SET_KEY,
-                                          VIRTUAL_FUNCTIONS)
+                                          REQD_SUB_GROUP_SIZE_KEY, REQD_WG_SIZE_U64_KEY, SPEC_CONSTANTS, USES_VF_SET_KEY,
+                                          VF_SET_KEY, VIRTUAL_FUNCTIONS)
 
 __all__ = ["program", "kernel", "load_bundle", "build_program"]
 
@@ -341,7 +341,7 @@ class kernel:  # noqa: N801
         except KeyError:
             pass
         im = self.program.images[self.program._image_for(self.name, dev)]
-        raw = im.properties.get(DEVICE_REQUIREMENTS, "reqd_work_group_size_uint64_t")
+        raw = im.properties.get(DEVICE_REQUIREMENTS, REQD_WG_SIZE_U64_KEY)
         found = self._required[dev.name] = u64_values(raw) if raw is not None else None
         return found
 

@@ -70,7 +70,7 @@ _FE = "frontend.emitter.globals"
 
 SYCL_MODULE_ID = _name(
     "sycl-module-id", FUNCTION_ATTRIBUTE, [_FE, UPSTREAM_COMPILER],
-    ["passes.entry_points", "postlink.grouping", "postlink.properties"],
+    ["passes.entry_points", "postlink.grouping"],
     "a function defined in a source file (its name): an entry point of the split")
 INDIRECTLY_CALLABLE = _name(
     "indirectly-callable", FUNCTION_ATTRIBUTE, [_FE, UPSTREAM_COMPILER],
@@ -82,7 +82,7 @@ CALLS_INDIRECTLY = _name(
     ["passes.propagate_aspects", "passes.virtual_functions", "postlink.properties"],
     "a kernel that may call the virtual functions of the listed sets (comma-separated)")
 REFERENCED_INDIRECTLY = _name(
-    "referenced-indirectly", FUNCTION_ATTRIBUTE, [UPSTREAM_COMPILER], ["postlink.image_contents"],
+    "referenced-indirectly", FUNCTION_ATTRIBUTE, [UPSTREAM_COMPILER], ["postlink.image_contents", "postlink.properties"],
     "a function whose address is taken for an indirect call: kept with its callers' images")
 SYCL_DEVICE_HAS = _name(
     "sycl-device-has", FUNCTION_ATTRIBUTE, [UPSTREAM_COMPILER], ["passes.propagate_aspects"],
@@ -90,7 +90,7 @@ SYCL_DEVICE_HAS = _name(
     "writes !sycl_declared_aspects)")
 SYCL_OPTLEVEL = _name(
     "sycl-optlevel", FUNCTION_ATTRIBUTE, [UPSTREAM_COMPILER],
-    ["postlink.cli", "postlink.grouping", "postlink.ir_values", "postlink.properties"],
+    ["postlink.grouping", "postlink.ir_values", "postlink.options", "postlink.properties"],
     "the optimization level a kernel was compiled at ([SYCL/misc properties] optLevel)")
 SYCL_REGISTER_ALLOC_MODE = _name(
     "sycl-register-alloc-mode", FUNCTION_ATTRIBUTE, [UPSTREAM_COMPILER], ["postlink.grouping"],
@@ -190,7 +190,7 @@ SYCL_TYPES_THAT_USE_ASPECTS = _name(
     "types whose use implies aspects (``half``: fp16, ``double``: fp64)")
 REQD_WORK_GROUP_SIZE = _name(
     "reqd_work_group_size", METADATA, [_FE, UPSTREAM_COMPILER],
-    ["passes.work_item_loops", "postlink.cli", "postlink.grouping", "postlink.inspect", "postlink.ir_values",
+    ["passes.work_item_loops", "postlink.grouping", "postlink.inspect", "postlink.ir_values", "postlink.options",
      "postlink.properties"],
     "a kernel's required work-group size (also a [SYCL/program metadata] key suffix)")
 INTEL_REQD_SUB_GROUP_SIZE = _name(
@@ -199,25 +199,25 @@ INTEL_REQD_SUB_GROUP_SIZE = _name(
     "a kernel's required sub-group size")
 WORK_GROUP_NUM_DIM = _name(
     "work_group_num_dim", METADATA, [UPSTREAM_COMPILER, "postlink.properties"],
-    ["postlink.cli", "postlink.grouping", "postlink.ir_values", "postlink.properties", UPSTREAM_RUNTIME],
+    ["postlink.grouping", "postlink.ir_values", "postlink.options", "postlink.properties", UPSTREAM_RUNTIME],
     "a kernel's number of work-group dimensions (also the [SYCL/device requirements] key of that name)")
 MAX_WORK_GROUP_SIZE = _name(
-    "max_work_group_size", METADATA, [UPSTREAM_COMPILER], ["postlink.cli", "postlink.ir_values", "postlink.properties"],
+    "max_work_group_size", METADATA, [UPSTREAM_COMPILER], ["postlink.ir_values", "postlink.options", "postlink.properties"],
     "a kernel's maximum work-group size ([SYCL/program metadata])")
 SYCL_KERNEL_OMIT_ARGS = _name(
-    "sycl_kernel_omit_args", METADATA, [UPSTREAM_COMPILER], ["postlink.cli", "postlink.properties"],
+    "sycl_kernel_omit_args", METADATA, [UPSTREAM_COMPILER], ["postlink.options", "postlink.properties"],
     "the kernel arguments upstream's dead-argument elimination removed ([SYCL/kernel param opt])")
 SPIR_KERNEL_OMIT_ARGS = _name(
-    "spir_kernel_omit_args", METADATA, [UPSTREAM_COMPILER], ["postlink.properties"],
+    "spir_kernel_omit_args", METADATA, [UPSTREAM_COMPILER], ["postlink.options", "postlink.properties"],
     "the older spelling of sycl_kernel_omit_args, still read")
 SYCL_EXPLICIT_SIMD = _name(
     "sycl_explicit_simd", METADATA, [UPSTREAM_COMPILER], ["postlink.cli"],
     "an ESIMD function (refused: minisycl has no ESIMD)")
 SYCL_JOINT_MATRIX = _name(
-    "sycl_joint_matrix", METADATA, [UPSTREAM_COMPILER], ["postlink.grouping"],
+    "sycl_joint_matrix", METADATA, [UPSTREAM_COMPILER], ["postlink.grouping", "postlink.properties"],
     "the joint_matrix types a kernel uses: kernels of different ones go to different images")
 SYCL_JOINT_MATRIX_MAD = _name(
-    "sycl_joint_matrix_mad", METADATA, [UPSTREAM_COMPILER], ["postlink.grouping"],
+    "sycl_joint_matrix_mad", METADATA, [UPSTREAM_COMPILER], ["postlink.grouping", "postlink.properties"],
     "the joint_matrix_mad shapes a kernel uses: kernels of different ones go to different images")
 SRCLOC = _name(
     "minisycl.loc", METADATA, [_FE, "frontend.emitter.groups"], ["passes.srcloc"],
@@ -228,6 +228,9 @@ SOURCE_NAME = _name(
 VIRTUAL_TARGET = _name(
     "minisycl.vcall", METADATA, ["frontend.emitter.calls"], ["passes.srcloc"],
     "on a virtual call: ``!{!\"Shape::area\", !\"set\"}`` (the method and its set)")
+NVVM_ANNOTATIONS = _name(
+    "nvvm.annotations", NAMED_METADATA, [UPSTREAM_COMPILER, "postlink.nvvm"], ["postlink.nvvm"],
+    "NVPTX kernel markers ``!{ptr @k, !\"kernel\", i32 1}``: post-link restores its images' entries")
 ASPECT_USES = _name(
     "minisycl.aspect_uses", METADATA, [_FE], ["passes.srcloc"],
     "where a function uses aspects: ``!{i32 aspect, !\"file\", i32 line, i32 col, !\"what\", ...}``")
@@ -244,30 +247,30 @@ DEVICE_REQUIREMENTS = _name(
     "what a device must have to run an image: aspects, sizes, fixed targets")
 SPEC_CONSTANTS = _name(
     "SYCL/specialization constants", PROPERTY_SET, ["postlink.spec_constants"],
-    ["postlink.cli", _PL, "runtime.program", "runtime.spec_constants", UPSTREAM_RUNTIME],
+    ["postlink.options", _PL, "runtime.program", "runtime.spec_constants", UPSTREAM_RUNTIME],
     "an image's specialization constants: id -> where its value lies in the buffer")
 SPEC_CONSTANTS_DEFAULTS = _name(
     "SYCL/specialization constants default values", PROPERTY_SET, ["postlink.spec_constants"],
     [_PL, "runtime.spec_constants", UPSTREAM_RUNTIME],
     "the default values of an image's specialization constants")
 KERNEL_PARAM_OPT = _name(
-    "SYCL/kernel param opt", PROPERTY_SET, [_PL], ["postlink.cli", _PL, UPSTREAM_RUNTIME],
+    "SYCL/kernel param opt", PROPERTY_SET, [_PL], ["postlink.options", _PL, UPSTREAM_RUNTIME],
     "per kernel, the arguments removed (-emit-param-info)")
 EXPORTED_SYMBOLS = _name(
-    "SYCL/exported symbols", PROPERTY_SET, [_PL], ["postlink.cli", _PL, UPSTREAM_RUNTIME],
+    "SYCL/exported symbols", PROPERTY_SET, [_PL], ["postlink.options", _PL, UPSTREAM_RUNTIME],
     "an image's SYCL_EXTERNAL definitions (-emit-exported-symbols)")
 KERNEL_NAMES = _name(
-    "SYCL/kernel names", PROPERTY_SET, [_PL], ["postlink.cli", _PL, UPSTREAM_RUNTIME],
+    "SYCL/kernel names", PROPERTY_SET, [_PL], ["postlink.options", _PL, UPSTREAM_RUNTIME],
     "an image's kernels (-emit-kernel-names)")
 IMPORTED_SYMBOLS = _name(
-    "SYCL/imported symbols", PROPERTY_SET, [_PL], ["postlink.cli", _PL, UPSTREAM_RUNTIME],
+    "SYCL/imported symbols", PROPERTY_SET, [_PL], ["postlink.options", _PL, UPSTREAM_RUNTIME],
     "the SYCL_EXTERNAL functions an image declares (-emit-imported-symbols)")
 PROGRAM_METADATA = _name(
-    "SYCL/program metadata", PROPERTY_SET, [_PL], ["postlink.cli", _PL, UPSTREAM_RUNTIME],
+    "SYCL/program metadata", PROPERTY_SET, [_PL], ["postlink.options", _PL, UPSTREAM_RUNTIME],
     "per kernel, its work-group and sub-group requirements (-emit-program-metadata)")
 MISC_PROPERTIES = _name(
     "SYCL/misc properties", PROPERTY_SET, [_PL, "postlink.spec_constants"],
-    ["postlink.cli", _PL, "runtime.program", UPSTREAM_RUNTIME],
+    ["postlink.options", _PL, "runtime.program", UPSTREAM_RUNTIME],
     "optLevel, specConstsReplacedWithDefault")
 ASSERT_USED = _name(
     "SYCL/assert used", PROPERTY_SET, [UPSTREAM_COMPILER], [_PL, UPSTREAM_RUNTIME],
@@ -276,14 +279,14 @@ IMPLICIT_LOCAL_ARG = _name(
     "SYCL/implicit local arg", PROPERTY_SET, [UPSTREAM_COMPILER], [_PL, UPSTREAM_RUNTIME],
     "upstream's: kernels with an implicit local-memory argument (minisycl only orders it)")
 DEVICE_GLOBALS = _name(
-    "SYCL/device globals", PROPERTY_SET, [_PL], ["postlink.cli", "postlink.inspect", _PL, UPSTREAM_RUNTIME],
+    "SYCL/device globals", PROPERTY_SET, [_PL], ["postlink.inspect", "postlink.options", _PL, UPSTREAM_RUNTIME],
     "an image's device globals: unique id -> {size, device_image_scope}")
 HOST_PIPES = _name(
     "SYCL/host pipes", PROPERTY_SET, [UPSTREAM_COMPILER], [_PL, UPSTREAM_RUNTIME],
     "upstream's: host pipes (minisycl only orders it)")
 VIRTUAL_FUNCTIONS = _name(
     "SYCL/virtual functions", PROPERTY_SET, [_PL, "postlink.dummies"],
-    ["postlink.bundle", _PL, "runtime.program", UPSTREAM_RUNTIME],
+    ["postlink.bundle", "postlink.options", _PL, "runtime.program", UPSTREAM_RUNTIME],
     "the virtual-function sets an image holds, calls or creates objects of")
 REGISTERED_KERNELS = _name(
     "SYCL/registered kernels", PROPERTY_SET, [UPSTREAM_COMPILER], [_PL, UPSTREAM_RUNTIME],
@@ -293,20 +296,33 @@ REGISTERED_KERNELS = _name(
 
 REQD_SUB_GROUP_SIZE_KEY = _name(
     "reqd_sub_group_size", PROPERTY, [_PL],
-    ["postlink.aot_filter", "postlink.cli", "runtime.program", UPSTREAM_RUNTIME],
+    ["postlink.aot_filter", "postlink.options", "runtime.program", UPSTREAM_RUNTIME],
     "[SYCL/device requirements]: the image's required sub-group size")
+REQD_WG_SIZE_U64_KEY = _name(
+    "reqd_work_group_size_uint64_t", PROPERTY, [_PL], ["postlink.inspect", "runtime.program", UPSTREAM_RUNTIME],
+    "[SYCL/device requirements]: the image's required work-group size (uint64 array)")
+FIXED_TARGET_KEY = _name(
+    "fixed_target", PROPERTY, [_PL], ["postlink.inspect", UPSTREAM_RUNTIME],
+    "[SYCL/device requirements]: the aspects of the targets the image's kernels were fixed to (from "
+    "!sycl_fixed_targets)")
+JOINT_MATRIX_KEY = _name(
+    "joint_matrix", PROPERTY, [_PL], [UPSTREAM_RUNTIME],
+    "[SYCL/device requirements]: the joint_matrix types the image's kernels use (from !sycl_joint_matrix)")
+JOINT_MATRIX_MAD_KEY = _name(
+    "joint_matrix_mad", PROPERTY, [_PL], [UPSTREAM_RUNTIME],
+    "[SYCL/device requirements]: the joint_matrix_mad shapes the image's kernels use (from !sycl_joint_matrix_mad)")
 VF_SET_KEY = _name(
     "virtual-functions-set", PROPERTY, ["postlink.properties"], ["postlink.bundle", "runtime.program", UPSTREAM_RUNTIME],
     "[SYCL/virtual functions]: the set an outlined image holds")
 CALLS_VF_SET_KEY = _name(
-    "calls-virtual-functions-set", PROPERTY, ["postlink.properties"], ["postlink.bundle", "postlink.cli", "runtime.program"],
+    "calls-virtual-functions-set", PROPERTY, ["postlink.properties"], ["postlink.bundle", "runtime.program"],
     "[SYCL/virtual functions]: the sets an image's kernels call (the design's key)")
 CREATES_VF_SET_KEY = _name(
-    "creates-virtual-functions-set", PROPERTY, ["postlink.properties"], ["postlink.bundle", "postlink.cli", "runtime.program"],
+    "creates-virtual-functions-set", PROPERTY, ["postlink.properties"], ["postlink.bundle", "runtime.program"],
     "[SYCL/virtual functions]: the sets an image's kernels create objects of (the design's key)")
 USES_VF_SET_KEY = _name(
     "uses-virtual-functions-set", PROPERTY, ["postlink.properties"],
-    ["postlink.bundle", "postlink.cli", "runtime.program", UPSTREAM_RUNTIME],
+    ["postlink.bundle", "postlink.options", "runtime.program", UPSTREAM_RUNTIME],
     "[SYCL/virtual functions]: upstream's key for the sets called (``--vf-keys=upstream``)")
 DUMMY_IMAGE_KEY = _name(
     "dummy-image", PROPERTY, ["postlink.dummies"], [UPSTREAM_RUNTIME],
