@@ -18,6 +18,8 @@ from .device import context, default_context, default_device, device as Device
 from .errors import errc, exception
 from .events import event
 from .handler import UNPROFILED_GRAPH, check_graph_submission, handler
+from .interop import foreign
+from .memory import usm_allocation
 from .native import run_range
 from .program import kernel as Kernel
 from .reductions import prepare as prepare_reductions
@@ -198,8 +200,8 @@ class queue:  # noqa: N801
         if self._handler_class is not handler or self._recording_ref is not None:
             return False
         for a in args:
-            if isinstance(a, DynamicValue):
-                return False
+            if type(a) is not usm_allocation and (isinstance(a, DynamicValue) or foreign(a)):
+                return False        # (another library's memory: the handler adopts it)
         return True
 
     def _launch_now(self, k: Kernel, r, args) -> event:
@@ -228,6 +230,10 @@ class queue:  # noqa: N801
 
     def copy(self, src, dst, count: int | None = None, start_index: int = 0, depends_on=None) -> event:
         return self.submit(lambda h: h.copy(src, dst, count, start_index), depends_on)
+
+    def ext_codeplay_enqueue_native_command(self, fn, depends_on=None) -> event:
+        """``fn(interop_handle)`` as a command (``handler.ext_codeplay_enqueue_native_command``)."""
+        return self.submit(lambda h: h.ext_codeplay_enqueue_native_command(fn), depends_on)
 
     def wait(self) -> None:
         if self._recording is not None:

@@ -47,6 +47,7 @@ from ..device_global import device_global, storage_address
 from ..errors import errc, exception
 from ..events import event
 from ..handler import handler
+from ..interop import foreign
 from ..memory import _live, usm_allocation
 from ..program import kernel as Kernel
 from ..queue import queue
@@ -334,6 +335,7 @@ class cuda_queue(queue):  # noqa: N801
         self._done = 0                 # ... of which these are known to have finished
         self._async_errors: list = []  # exceptions of host tasks run by CUDA graphs (cuda/graph.py)
         self._asserts: dict = {}       # assert flags of the kernels launched since the last wait -> a kernel
+        self._held: list = []          # other libraries' memory used by commands not known finished (interop)
         self._cu_launch = driver.function("cuLaunchKernel")
         if enable_profiling:
             self._ref = self._new_event(timing=True)
@@ -372,6 +374,11 @@ class cuda_queue(queue):  # noqa: N801
         driver.call("cuEventRecord", ev, self._stream)
         return ev
 
+    def hold_until_done(self, obj) -> None:
+        """Keep ``obj`` (another library's memory a command uses: ``interop.adopt``) until
+        a synchronisation covers the commands submitted from now on."""
+        self._held.append((self._seq + 1, obj))
+
     def _gpu_ns(self, ev) -> int:
         ms = ctypes.c_float()
         driver.call("cuEventElapsedTime", ctypes.byref(ms), self._ref, ev)
@@ -409,6 +416,7 @@ class cuda_queue(queue):  # noqa: N801
         if ev is None:
             self._pending = []
             self._done = max(self._done, seq)
+            self._held = [h for h in self._held if h[0] > seq]
         if self._asserts:
             self._check_asserts(finished=ev is None)
         if self._async_errors:          # a host task of a CUDA graph raised (it ran on the driver's thread)
@@ -615,7 +623,8 @@ class cuda_queue(queue):  # noqa: N801
         return cuda_event(self, seq, k.name) if seq is not None else self._checked_fast(k, r, args)
 
     def _checked_fast(self, k, r, args) -> event:
-        if not isinstance(k, Kernel) or any(isinstance(a, DynamicValue) for a in args) or has_reductions(args) \
+        if not isinstance(k, Kernel) or any(isinstance(a, DynamicValue) or foreign(a) for a in args) \
+                or has_reductions(args) \
                 or k.item is not None and k.item.startswith("nd_item") or any(t.startswith("local ") for t in k.params) \
                 or k.handler:           # (its specialization constants' slot: kernel.pack)
             return self.submit(lambda h: h.parallel_for(k, r, *args))
