@@ -6,7 +6,10 @@ ordered with kernels by events, as command-graph nodes, and the mismatches that
 must raise ``errc::runtime`` on every rank; prints ``OK rank r`` at the end.
 ``timeout``: rank 1 never comes; rank 0 must raise ``errc::runtime`` within the
 communicator's timeout (1 s here) and prints ``TIMEOUT ...``.
-``die``: rank 1 exits in the middle; the job must end (never hang)."""
+``die``: rank 1 exits in the middle; the job must end (never hang).
+``ci``: ``all``, then the two examples (``examples/distributed_sum.py``,
+``examples/heat.py``) with small sizes in the same processes (one start of
+Python and MPI per rank for the three: CI's time)."""
 import os
 import sys
 import time
@@ -184,5 +187,16 @@ def main_die():
         print(f"DIED {err.code()}: {err}", flush=True)
 
 
+def main_ci():
+    import runpy
+    main_all()
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for name, argv in (("distributed_sum.py", ["100000"]), ("heat.py", ["48", "16", "30"])):
+        path = os.path.join(root, "examples", name)
+        sys.argv = [path, *argv]
+        runpy.run_path(path, run_name="__main__")
+
+
 if __name__ == "__main__":
-    {"all": main_all, "timeout": main_timeout, "die": main_die}[sys.argv[1] if len(sys.argv) > 1 else "all"]()
+    {"all": main_all, "timeout": main_timeout, "die": main_die,
+     "ci": main_ci}[sys.argv[1] if len(sys.argv) > 1 else "all"]()
