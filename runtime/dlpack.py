@@ -16,6 +16,11 @@ contiguity), renamed as used, and a ``Imported`` handle calls the producer's
 deleter once when it is released, so the producer's memory outlives ours.
 Every refusal is ``errc::invalid`` naming what is wrong.
 
+Both directions are on the path of every exchange, so they avoid ctypes objects:
+exported structures are written with ``struct`` into slots of a pool, capsules
+are read with ``ctypes.string_at`` and ``struct`` (``bench/bench_distributed.py``
+times both; the goal is under 5 microseconds).
+
 No compiled code: the structures are ``ctypes.Structure`` laid out as
 ``dlpack.h`` lays them out on 64-bit hosts, the capsule calls go through
 ``ctypes.pythonapi``.
@@ -23,7 +28,8 @@ No compiled code: the structures are ``ctypes.Structure`` laid out as
 from __future__ import annotations
 
 import ctypes
-import threading
+import math
+import struct
 
 import numpy as np
 
@@ -89,14 +95,18 @@ def dtype_code(dtype: np.dtype) -> tuple[int, int]:
 
 def dtype_of(code: int, bits: int, lanes: int) -> np.dtype:
     """The NumPy type of a DLPack ``DLDataType``, or ``errc::invalid`` naming it."""
+    found = _DTYPES.get((code, bits, lanes))
+    if found is not None:
+        return found
     kind = _KINDS.get(code)
     if kind is None or lanes != 1 or bits % 8 or (kind == "b" and bits != 8):
         raise exception(errc.invalid, f"unsupported DLPack element type ({_CODE_NAMES.get(code, f'code {code}')}, "
                                       f"{bits} bits, {lanes} lanes): NumPy has no such type")
     try:
-        return np.dtype(f"{kind}{bits // 8}" if kind != "b" else "?")
+        found = _DTYPES[code, bits, lanes] = np.dtype(f"{kind}{bits // 8}" if kind != "b" else "?")
     except TypeError:
         raise exception(errc.invalid, f"unsupported DLPack element type ({_CODE_NAMES[code]}, {bits} bits)") from None
+    return found
 
 
 def device_text(device_type: int, device_id: int) -> str:
@@ -107,35 +117,56 @@ def device_text(device_type: int, device_id: int) -> str:
 # -- the capsule calls -------------------------------------------------------------
 
 _api = ctypes.pythonapi
-_api.PyCapsule_New.restype = ctypes.py_object
-_api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-_api.PyCapsule_IsValid.restype = ctypes.c_int
-_api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_api.PyCapsule_GetPointer.restype = ctypes.c_void_p
-_api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_api.PyCapsule_SetName.restype = ctypes.c_int
-_api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_api.PyCapsule_GetName.restype = ctypes.c_char_p
-_api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+_P = ctypes.c_void_p
+_new_capsule = ctypes.PYFUNCTYPE(ctypes.py_object, _P, _P, _P)(("PyCapsule_New", _api))
+_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, _P)(("PyCapsule_IsValid", _api))
+_get_pointer = ctypes.PYFUNCTYPE(_P, ctypes.py_object, _P)(("PyCapsule_GetPointer", _api))
+_set_name = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, _P)(("PyCapsule_SetName", _api))
+_get_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", _api))
 # the destructor's argument is the capsule as a bare pointer: it is called while the
 # capsule is being destroyed, so no reference may be taken
-_raw_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(("PyCapsule_IsValid", _api))
-_raw_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(("PyCapsule_GetPointer", _api))
+_raw_valid = ctypes.PYFUNCTYPE(ctypes.c_int, _P, _P)(("PyCapsule_IsValid", _api))
+_raw_pointer = ctypes.PYFUNCTYPE(_P, _P, _P)(("PyCapsule_GetPointer", _api))
 
-#: names live as long as the process: a capsule keeps a pointer to its name
-_NAMES = {name: ctypes.create_string_buffer(name) for name in
-          (b"dltensor", b"dltensor_versioned", b"used_dltensor", b"used_dltensor_versioned")}
+#: names live as long as the process (a capsule keeps a pointer to its name): their addresses
+_NAME_BUFFERS = {name: ctypes.create_string_buffer(name) for name in
+                 (b"dltensor", b"dltensor_versioned", b"used_dltensor", b"used_dltensor_versioned")}
+_NAMES = {name: ctypes.addressof(buf) for name, buf in _NAME_BUFFERS.items()}
+_LEGACY, _VERSIONED = _NAMES[b"dltensor"], _NAMES[b"dltensor_versioned"]
+_USED = {_LEGACY: _NAMES[b"used_dltensor"], _VERSIONED: _NAMES[b"used_dltensor_versioned"]}
 
-#: address of an exported structure -> (the structure, its shape array, keepalive, on_release)
+# -- exported tensors: the structures, written with ``struct`` into slots of a pool --
+#
+# ``DLManagedTensor`` (64 bytes: the ``DLTensor``, manager_ctx, deleter) and
+# ``DLManagedTensorVersioned`` (80 bytes: version, manager_ctx, deleter, flags, the
+# ``DLTensor``) as ``tests/runtime/test_interop.py`` checks against the
+# ``ctypes.Structure`` definitions above; the one-dimensional shape at byte 88.
+_TENSOR = "QiiiBBHQQQ"
+_LEGACY_LAYOUT = struct.Struct("<" + _TENSOR + "QQ")
+_VERSIONED_LAYOUT = struct.Struct("<IIQQQ" + _TENSOR)
+_SHAPE_AT, _SLOT, _BLOCK = 88, 96, 256
+_SLOTS: list[tuple] = []            # free (address, buffer, offset)
+_BLOCKS: list = []                  # every pool block (never freed: exported addresses stay valid)
+
+#: address of an exported structure -> (keepalive, on_release, its slot)
 _EXPORTS: dict[int, tuple] = {}
-_lock = threading.Lock()
+
+
+def _slot() -> tuple:
+    if not _SLOTS:
+        block = ctypes.create_string_buffer(_SLOT * _BLOCK)
+        _BLOCKS.append(block)
+        base = ctypes.addressof(block)
+        _SLOTS.extend((base + i * _SLOT, block, i * _SLOT) for i in reversed(range(_BLOCK)))
+    return _SLOTS.pop()
 
 
 def _release(address: int) -> None:
-    with _lock:
-        entry = _EXPORTS.pop(address, None)
-    if entry is not None and entry[3] is not None:
-        entry[3]()
+    entry = _EXPORTS.pop(address, None)
+    if entry is not None:
+        _SLOTS.append(entry[2])
+        if entry[1] is not None:
+            entry[1]()
 
 
 @_DELETER
@@ -144,13 +175,19 @@ def _deleter(address):
     _release(address)
 
 
-@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+@ctypes.CFUNCTYPE(None, _P)
 def _capsule_destructor(capsule):
     """A capsule no consumer took still owns its tensor: delete it."""
-    for name in (b"dltensor", b"dltensor_versioned"):
+    for name in (_LEGACY, _VERSIONED):
         if _raw_valid(capsule, name):
             _release(_raw_pointer(capsule, name))
             return
+
+
+_DELETER_ADDRESS = ctypes.cast(_deleter, _P).value
+_DESTRUCTOR_ADDRESS = ctypes.cast(_capsule_destructor, _P).value
+#: NumPy type -> (DLPack code, bits), for ``export``
+_DTYPE_CODES: dict = {}
 
 
 def export(address: int, count: int, dtype: np.dtype, device: tuple[int, int], keepalive, *,
@@ -158,23 +195,25 @@ def export(address: int, count: int, dtype: np.dtype, device: tuple[int, int], k
     """A DLPack capsule for ``count`` elements of ``dtype`` at ``address`` on ``device``
     (a DLPack ``(device_type, device_id)``); ``keepalive`` is held until the consumer's
     deleter call, then ``on_release()`` runs (when given)."""
-    code, bits = dtype_code(dtype)
-    shape = (ctypes.c_int64 * 1)(count)
-    managed = DLManagedTensorVersioned() if versioned else DLManagedTensor()
-    t = managed.dl_tensor
-    t.data, t.ndim, t.shape, t.strides, t.byte_offset = address, 1, shape, None, 0
-    t.device.device_type, t.device.device_id = device
-    t.dtype.code, t.dtype.bits, t.dtype.lanes = code, bits, 1
-    where = ctypes.addressof(managed)
-    managed.manager_ctx = where
-    managed.deleter = ctypes.cast(_deleter, ctypes.c_void_p).value
+    code = _DTYPE_CODES.get(dtype)
+    if code is None:
+        code = _DTYPE_CODES[dtype] = dtype_code(dtype)
+    slot = _slot()
+    where, block, at = slot
+    shape = where + _SHAPE_AT
     if versioned:
-        managed.version.major, managed.version.minor = _VERSION
-        managed.flags = _READ_ONLY if read_only else 0
-    with _lock:
-        _EXPORTS[where] = (managed, shape, keepalive, on_release)
-    name = b"dltensor_versioned" if versioned else b"dltensor"
-    return _api.PyCapsule_New(where, _NAMES[name], ctypes.cast(_capsule_destructor, ctypes.c_void_p).value)
+        _VERSIONED_LAYOUT.pack_into(block, at, _VERSION[0], _VERSION[1], where, _DELETER_ADDRESS,
+                                    _READ_ONLY if read_only else 0, address, device[0], device[1], 1, code[0],
+                                    code[1], 1, shape, 0, 0)
+    else:
+        _LEGACY_LAYOUT.pack_into(block, at, address, device[0], device[1], 1, code[0], code[1], 1, shape, 0, 0,
+                                 where, _DELETER_ADDRESS)
+    _SHAPE.pack_into(block, at + _SHAPE_AT, count)
+    _EXPORTS[where] = (keepalive, on_release, slot)
+    return _new_capsule(where, _VERSIONED if versioned else _LEGACY, _DESTRUCTOR_ADDRESS)
+
+
+_SHAPE = struct.Struct("<q")
 
 
 def exports_alive() -> int:
@@ -182,65 +221,81 @@ def exports_alive() -> int:
     return len(_EXPORTS)
 
 
+#: a deleter's address -> a callable for it (made once: a ctypes function object costs microseconds)
+_CALLERS: dict[int, object] = {}
+
+
 class Imported:
     """A tensor taken from a producer's capsule: where its memory is, what it holds,
     and ``release()``, which calls the producer's deleter once."""
 
+    __slots__ = ("_address", "_deleter", "device", "read_only", "dtype", "shape", "count", "address")
+
     def __init__(self, capsule):
-        versioned = bool(_api.PyCapsule_IsValid(capsule, _NAMES[b"dltensor_versioned"]))
-        if not versioned and not _api.PyCapsule_IsValid(capsule, _NAMES[b"dltensor"]):
-            raw = _api.PyCapsule_GetName(capsule) if type(capsule).__name__ == "PyCapsule" else None
+        self._deleter = None
+        raw = _get_name(capsule) if type(capsule) is _CAPSULE else None
+        name = _BY_NAME.get(raw, 0)
+        if not name:
             state = "was already consumed" if raw and raw.startswith(b"used_") else "is not a DLPack capsule"
             raise exception(errc.invalid, f"the object's __dlpack__ result {state}")
-        name = b"dltensor_versioned" if versioned else b"dltensor"
-        address = _api.PyCapsule_GetPointer(capsule, _NAMES[name])
-        kind = DLManagedTensorVersioned if versioned else DLManagedTensor
-        self._managed = kind.from_address(address)
-        self._address, self._released = address, False
-        if versioned and self._managed.version.major != _VERSION[0]:
-            major = self._managed.version.major
+        address = self._address = _get_pointer(capsule, name)
+        versioned = name == _VERSIONED
+        if versioned:
+            major, _, ctx, deleter, flags, *tensor = _VERSIONED_LAYOUT.unpack(ctypes.string_at(address, 80))
+        else:
+            *tensor, ctx, deleter = _LEGACY_LAYOUT.unpack(ctypes.string_at(address, 64))
+            major, flags = _VERSION[0], 0
+        if major != _VERSION[0]:
             raise exception(errc.invalid, f"DLPack major version {major} is not supported (this runtime reads 1)")
-        # ours now: the capsule no longer deletes it, we do (release)
-        _api.PyCapsule_SetName(capsule, _NAMES[b"used_" + name])
+        _set_name(capsule, _USED[name])         # ours now: the capsule no longer deletes it, we do (release)
+        self._deleter = deleter
         try:
-            self._read(versioned)
+            self._read(tensor, flags)
         except exception:
             self.release()
             raise
 
-    def _read(self, versioned: bool) -> None:
-        t = self._managed.dl_tensor
-        self.device = (t.device.device_type, t.device.device_id)
-        self.read_only = bool(versioned and self._managed.flags & _READ_ONLY)
-        self.dtype = dtype_of(t.dtype.code, t.dtype.bits, t.dtype.lanes)
-        if t.ndim < 0:
-            raise exception(errc.invalid, f"a DLPack tensor of {t.ndim} dimensions")
-        shape = [t.shape[i] for i in range(t.ndim)]
-        if any(s < 0 for s in shape):
-            raise exception(errc.invalid, f"a DLPack tensor of shape {tuple(shape)}")
-        self.shape = tuple(shape)
-        self.count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-        if t.strides and self.count > 1:
-            expect, strides = 1, [t.strides[i] for i in range(t.ndim)]
+    def _read(self, tensor, flags: int) -> None:
+        data, kind, ident, ndim, code, bits, lanes, shape_at, strides_at, offset = tensor
+        self.device = (kind, ident)
+        self.read_only = bool(flags & _READ_ONLY)
+        self.dtype = _DTYPES.get((code, bits, lanes)) or dtype_of(code, bits, lanes)
+        if not 0 <= ndim <= 64:
+            raise exception(errc.invalid, f"a DLPack tensor of {ndim} dimensions")
+        shape = struct.unpack(f"<{ndim}q", ctypes.string_at(shape_at, 8 * ndim)) if ndim else ()
+        if ndim and min(shape) < 0:
+            raise exception(errc.invalid, f"a DLPack tensor of shape {shape}")
+        self.shape = shape
+        self.count = count = math.prod(shape)
+        if strides_at and count > 1:
+            strides = struct.unpack(f"<{ndim}q", ctypes.string_at(strides_at, 8 * ndim))
+            expect = 1
             for s, n in zip(reversed(strides), reversed(shape)):
                 if n != 1 and s != expect:
-                    raise exception(errc.invalid, f"a DLPack tensor with strides {tuple(strides)} (shape "
-                                                  f"{tuple(shape)}) is not contiguous: make it contiguous first")
+                    raise exception(errc.invalid, f"a DLPack tensor with strides {strides} (shape {shape}) is not "
+                                                  f"contiguous: make it contiguous first")
                 expect *= n
-        self.address = (t.data or 0) + t.byte_offset
+        self.address = (data or 0) + offset
 
     def release(self) -> None:
-        if not self._released:
-            self._released = True
-            deleter = self._managed.deleter
-            if deleter:
-                _DELETER(deleter)(self._address)
+        deleter, self._deleter = self._deleter, None
+        if deleter:
+            call = _CALLERS.get(deleter)
+            if call is None:
+                call = _CALLERS[deleter] = _DELETER(deleter)
+            call(self._address)
 
     def __del__(self):
         try:
             self.release()
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
+
+
+_CAPSULE = type(_new_capsule(_LEGACY, _LEGACY, None))     # (a capsule of no tensor, never consumed)
+_BY_NAME = {b"dltensor": _LEGACY, b"dltensor_versioned": _VERSIONED}
+#: (code, bits, lanes) -> NumPy type, for the types met so far
+_DTYPES: dict = {}
 
 
 def read_capsule(capsule) -> Imported:

@@ -61,12 +61,21 @@ class foreign_allocation(usm_allocation):  # noqa: N801 - SYCL-style name
     registered by address (``memory.allocation_at``): it lives as long as this object,
     which holds the exporter; ``free`` releases it early."""
 
-    def __init__(self, address: int, count: int, dtype: np.dtype, kind: str, device, source: str, holds,
-                 imported: "dlpack.Imported | None" = None, read_only: bool = False, where=(dlpack.CPU, 0)):
+    def __init__(self, address: int, count: int, dtype: np.dtype, kind: str, device, exporter,
+                 imported: "dlpack.Imported | None" = None, read_only: bool = False, where=(dlpack.CPU, 0),
+                 holds=None):
         self.count, self.dtype, self.kind, self.device = count, dtype, kind, device
         self.ptr, self.freed, self._raw, self._bytes = address, False, None, None
-        self.source, self.read_only, self.dl_device = source, read_only, where
-        self._holds, self._imported = holds, imported
+        self.read_only, self.dl_device = read_only, where
+        self._exporter, self._imported, self._holds = exporter, imported, holds
+
+    @property
+    def source(self) -> str:
+        """What the memory came from, for messages."""
+        return f"{type(self._exporter).__name__} ({self._how})"
+
+    #: how the memory came: "DLPack", "CUDA array interface" or "host" (the buffer protocol)
+    _how = "DLPack"
 
     @property
     def array(self) -> np.ndarray:
@@ -86,7 +95,7 @@ class foreign_allocation(usm_allocation):  # noqa: N801 - SYCL-style name
         return self
 
     def _release(self) -> None:
-        imported, self._imported, self._holds = self._imported, None, None
+        imported, self._imported, self._holds, self._exporter = self._imported, None, None, None
         if imported is not None:
             imported.release()
 
@@ -124,10 +133,6 @@ def native_stream(q) -> int | None:
     return stream.value if stream is not None else None
 
 
-def _kind(where: tuple[int, int]) -> str:
-    return {dlpack.CUDA: "device", dlpack.CUDA_MANAGED: "shared"}.get(where[0], "host")
-
-
 def _refuse(obj, where: tuple[int, int], device, what: str):
     return exception(errc.invalid, f"{what}: {type(obj).__name__} memory is on {dlpack.device_text(*where)}, "
                                    f"which {_device_name(device)} cannot use (copy it to memory of that device first)")
@@ -135,7 +140,7 @@ def _refuse(obj, where: tuple[int, int], device, what: str):
 
 def _from_dlpack(obj, q, device, what: str) -> foreign_allocation:
     try:
-        where = tuple(int(v) for v in obj.__dlpack_device__())
+        where = tuple(obj.__dlpack_device__())
     except exception:
         raise
     except Exception as err:  # noqa: BLE001 - the exporter's own failure, named
@@ -145,7 +150,7 @@ def _from_dlpack(obj, q, device, what: str) -> foreign_allocation:
     stream = native_stream(q) if where[0] != dlpack.CPU else None
     try:
         try:
-            capsule = obj.__dlpack__(stream=stream, max_version=(1, 0))
+            capsule = obj.__dlpack__(stream=stream, max_version=_MAX_VERSION)
         except TypeError:           # an exporter older than DLPack 1.0
             capsule = obj.__dlpack__(stream=stream)
     except exception:
@@ -153,13 +158,17 @@ def _from_dlpack(obj, q, device, what: str) -> foreign_allocation:
     except Exception as err:  # noqa: BLE001 - e.g. a freed or consumed exporter
         raise exception(errc.invalid, f"{what}: {type(obj).__name__}.__dlpack__() failed: "
                                       f"{type(err).__name__}: {err}") from None
-    t = dlpack.read_capsule(capsule)
+    t = dlpack.Imported(capsule)
     if t.device != where:
         t.release()
         raise exception(errc.invalid, f"{what}: the capsule is on {dlpack.device_text(*t.device)}, "
                                       f"__dlpack_device__ said {dlpack.device_text(*where)}")
-    return foreign_allocation(t.address, t.count, t.dtype, _kind(where), device, f"{type(obj).__name__} (DLPack)",
-                              obj, t, t.read_only, where)
+    return foreign_allocation(t.address, t.count, t.dtype, _KINDS.get(where[0], "host"), device, obj, t,
+                              t.read_only, where)
+
+
+_MAX_VERSION = (1, 0)
+_KINDS = {dlpack.CUDA: "device", dlpack.CUDA_MANAGED: "shared"}
 
 
 def _pointer_place(address: int) -> tuple[int, int] | None:
@@ -228,8 +237,10 @@ def _from_cai(obj, q, device, what: str) -> foreign_allocation:
             driver.call("cuStreamWaitEvent", mine, ev, 0)
         finally:
             driver.query("cuEventDestroy_v2", ev)
-    return foreign_allocation(int(address or 0), count, dtype, _kind(where), device,
-                              f"{type(obj).__name__} (CUDA array interface)", obj, None, bool(read_only), where)
+    out = foreign_allocation(int(address or 0), count, dtype, _KINDS.get(where[0], "host"), device, obj, None,
+                             bool(read_only), where)
+    out._how = "CUDA array interface"
+    return out
 
 
 def _from_host(obj, device, what: str) -> foreign_allocation:
@@ -244,8 +255,10 @@ def _from_host(obj, device, what: str) -> foreign_allocation:
     where = (_pointer_place(address) if getattr(device, "backend", "") == "cuda" else None) or (dlpack.CPU, 0)
     if not usable(where, device):
         raise _refuse(obj, where, device, what)
-    return foreign_allocation(address, a.size, a.dtype, _kind(where), device, f"{type(obj).__name__} (host)",
-                              (obj, a), None, not a.flags["WRITEABLE"], where)
+    out = foreign_allocation(address, a.size, a.dtype, _KINDS.get(where[0], "host"), device, obj, None,
+                             not a.flags["WRITEABLE"], where, holds=a)
+    out._how = "host"
+    return out
 
 
 def adopt(obj, q, what: str = "from_dlpack") -> usm_allocation:

@@ -284,16 +284,17 @@ class usm_allocation:  # noqa: N801 - SYCL-style name
         The consumer's deleter call releases what keeps the memory mapped, so a
         consumer's view stays valid after ``free``; ``stream`` must be ``None`` or
         -1 for host memory; ``copy=True`` is refused (zero-copy only)."""
-        self.check("__dlpack__")
+        if self.freed:
+            self.check("__dlpack__")
         device = self.__dlpack_device__()
         if dl_device is not None and tuple(dl_device) != device:
             raise exception(errc.invalid, f"__dlpack__ cannot export {dlpack.device_text(*device)} memory to "
                                           f"{dlpack.device_text(*tuple(dl_device))}: copy it with queue.memcpy")
-        if copy is True:
+        if copy:
             raise exception(errc.invalid, "__dlpack__(copy=True): USM memory is exported without a copy only")
         self._dlpack_sync(stream)
-        versioned = max_version is not None and tuple(max_version)[0] >= 1
-        return dlpack.export(self.ptr, self.count, self.dtype, device, self._dlpack_keep(), versioned=versioned,
+        return dlpack.export(self.ptr, self.count, self.dtype, device, self._dlpack_keep(),
+                             versioned=max_version is not None and max_version[0] >= 1,
                              on_release=self._dlpack_released)
 
     def _dlpack_sync(self, stream) -> None:
@@ -305,8 +306,8 @@ class usm_allocation:  # noqa: N801 - SYCL-style name
         """What keeps the memory valid while a consumer holds it: the mapping."""
         return self._raw
 
-    def _dlpack_released(self) -> None:
-        """A consumer released its view (a device's allocation may free its memory now)."""
+    #: a consumer released its view (a device's allocation may free its memory now: ``cuda/memory.py``)
+    _dlpack_released = None
 
 
 def _allocate(count, dtype, kind: str, queue) -> usm_allocation:
