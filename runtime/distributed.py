@@ -58,7 +58,9 @@ _KINDS = {"all_reduce": 1, "broadcast": 2, "all_gather": 3, "reduce_scatter": 4,
 _KIND_NAMES = {v: k for k, v in _KINDS.items()}
 _OPS = ("plus", "multiplies", "minimum", "maximum")
 _TAG_META, _TAG_VERDICT, _TAG_DATA = 31001, 31002, 31003
-#: a poll of a pending MPI request sleeps at most this long between tests (seconds)
+#: a wait polls its MPI requests back to back this long (seconds: MPI moves data only inside
+#: the polls, as MPI_Wait does), then sleeps between polls, at most ``_NAP_MAX``
+_SPIN_S = 1.0
 _NAP_MAX = 1e-3
 
 
@@ -147,14 +149,17 @@ class communicator:  # noqa: N801 - SYCL-style name
         MPI = self._MPI
         if MPI.Request.Testall(requests):
             return
-        deadline = time.monotonic() + self.timeout
+        now = time.monotonic()
+        deadline, spin = now + self.timeout, now + _SPIN_S
         nap = 20e-6
-        while not MPI.Request.Testall(requests):
-            if time.monotonic() > deadline:
+        while not MPI.Request.Testall(requests):        # (MPI progresses inside the test: poll it)
+            now = time.monotonic()
+            if now > deadline:
                 self._break(f"{what}: rank {self.rank} waited {self.timeout:g} s for the other ranks "
                             f"(MINISYCL_COLLECTIVE_TIMEOUT): a rank died, or the ranks called different operations")
-            time.sleep(nap)
-            nap = min(nap * 2, _NAP_MAX)
+            if now > spin:                              # a long wait: stop burning the core
+                time.sleep(nap)
+                nap = min(nap * 2, _NAP_MAX)
 
     def _break(self, message: str):
         if self.broken is None:
