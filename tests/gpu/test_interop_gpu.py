@@ -10,25 +10,21 @@ import pytest
 from minisycl import runtime as sycl
 from minisycl.runtime import dlpack
 
-KSL = """
-kernel scale(id<1> i, float* x, float a) { x[i] = x[i] * a; }
-kernel add_into(id<1> i, float* dst, float* src) { dst[i] = dst[i] + src[i]; }
-"""
-
-
 @pytest.fixture(scope="module")
 def prog(tmp_path_factory):
-    d = tmp_path_factory.mktemp("interop_gpu")
-    (d / "k.ksl").write_text(KSL)
-    return sycl.build_program([str(d / "k.ksl")])
+    """``scale`` (x *= a) and ``add_into`` (dst += src)."""
+    path = tmp_path_factory.mktemp("interop_gpu") / "k.ksl"
+    path.write_text("kernel scale(id<1> i, float* x, float a) { x[i] = x[i] * a; }\n"
+                    "kernel add_into(id<1> i, float* dst, float* src) { dst[i] = dst[i] + src[i]; }\n")
+    return sycl.build_program([str(path)])
 
 
 def raises(code, fn, *words):
+    """``fn()`` raises ``sycl.exception`` of ``errc::code`` whose message holds ``words``."""
     with pytest.raises(sycl.exception) as err:
         fn()
-    assert err.value.code() == getattr(sycl.errc, code), str(err.value)
-    for w in words:
-        assert w in str(err.value), str(err.value)
+    text = str(err.value)
+    assert err.value.code() == getattr(sycl.errc, code) and all(w in text for w in words), text
 
 
 def test_torch_tensors_are_kernel_arguments_without_a_copy(gpu, prog):
