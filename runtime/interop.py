@@ -40,17 +40,17 @@ from .errors import errc, exception
 from .memory import usm_allocation
 from .validate import require_queue
 
-__all__ = ["foreign_allocation", "from_dlpack", "adopt", "adopt_arguments", "foreign", "usable", "interop_handle",
+__all__ = ["PLAIN", "foreign_allocation", "from_dlpack", "adopt", "adopt_arguments", "foreign", "usable", "interop_handle",
            "NativeCommand", "native_stream", "host_task_command"]
 
 #: argument types that are never another library's memory (the launch fast paths test this first)
-_PLAIN = frozenset({int, float, bool, type(None), np.float16, np.float32, np.float64, np.int8, np.int16, np.int32,
-                    np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.bool_})
+PLAIN = frozenset({int, float, bool, type(None), np.float16, np.float32, np.float64, np.int8, np.int16, np.int32,
+                    np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.bool_, usm_allocation})
 
 
 def foreign(value) -> bool:
     """Whether ``value`` is memory of another library that ``adopt`` would take."""
-    if type(value) in _PLAIN or isinstance(value, (usm_allocation, DynamicValue)):
+    if type(value) in PLAIN or isinstance(value, (usm_allocation, DynamicValue)):
         return False
     return (hasattr(value, "__dlpack__") or hasattr(value, "__cuda_array_interface__")
             or hasattr(value, "__array_interface__") or isinstance(value, (memoryview, bytearray)))
@@ -309,7 +309,7 @@ def adopt_arguments(k, args: list, q) -> list:
     memory adopted (``adopt``): the allocations hold the exporters while the command lives."""
     params = k.params
     for i, a in enumerate(args):
-        if i < len(params) and foreign(a):
+        if type(a) not in PLAIN and i < len(params) and foreign(a):
             ty = params[i]
             if ty.endswith("*") and not ty.startswith("local "):
                 m = adopt(a, q, f"argument {i + 1} of kernel '{k.name}'")

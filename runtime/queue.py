@@ -18,8 +18,7 @@ from .device import context, default_context, default_device, device as Device
 from .errors import errc, exception
 from .events import event
 from .handler import UNPROFILED_GRAPH, check_graph_submission, handler
-from .interop import foreign
-from .memory import usm_allocation
+from .interop import PLAIN, foreign
 from .native import run_range
 from .program import kernel as Kernel
 from .reductions import prepare as prepare_reductions
@@ -200,7 +199,7 @@ class queue:  # noqa: N801
         if self._handler_class is not handler or self._recording_ref is not None:
             return False
         for a in args:
-            if type(a) is not usm_allocation and (isinstance(a, DynamicValue) or foreign(a)):
+            if type(a) not in PLAIN and (isinstance(a, DynamicValue) or foreign(a)):
                 return False        # (another library's memory: the handler adopts it)
         return True
 
