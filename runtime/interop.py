@@ -40,8 +40,8 @@ from .errors import errc, exception
 from .memory import usm_allocation
 from .validate import require_queue
 
-__all__ = ["PLAIN", "foreign_allocation", "from_dlpack", "adopt", "adopt_arguments", "foreign", "usable", "interop_handle",
-           "NativeCommand", "native_stream", "host_task_command"]
+__all__ = ["PLAIN", "foreign_allocation", "from_dlpack", "adopt", "adopt_arguments", "foreign", "usable",
+           "interop_handle", "NativeCommand", "native_stream", "host_task_command"]
 
 #: argument types that are never another library's memory (the launch fast paths test this first)
 PLAIN = frozenset({int, float, bool, type(None), np.float16, np.float32, np.float64, np.int8, np.int16, np.int32,
