@@ -226,7 +226,7 @@ def main() -> None:
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--nx", type=int, default=None, help="stencil columns (default 8192 on GPUs, 512 else)")
-    p.add_argument("--rows", type=int, default=None, help="stencil rows per rank (default 8192 on GPUs, 256 else)")
+    p.add_argument("--rows", type=int, default=None, help="stencil rows per rank (default 16384 on GPUs, 256 else)")
     p.add_argument("--steps", type=int, default=None, help="stencil steps (default 200 on GPUs, 20 else)")
     p.add_argument("--peer-bytes", type=int, default=256 << 20)
     p.add_argument("--dlpack-iters", type=int, default=20000)
@@ -237,7 +237,7 @@ def main() -> None:
     gpu = comm.gpu
     args.max_bytes = args.max_bytes or ((1 << 30) if gpu else (64 << 20))
     args.nx = args.nx or (8192 if gpu else 512)
-    args.rows = args.rows or (8192 if gpu else 256)
+    args.rows = args.rows or (16384 if gpu else 256)
     args.steps = args.steps or (200 if gpu else 20)
     say(comm, f"bench_distributed: {comm.size} ranks, rank 0 on {q.device.name}")
     group = torch_group(comm, q) if gpu and "a" in args.only else None

@@ -288,8 +288,11 @@ class usm_allocation:  # noqa: N801 - SYCL-style name
             self.check("__dlpack__")
         device = self.__dlpack_device__()
         if dl_device is not None and tuple(dl_device) != device:
-            raise exception(errc.invalid, f"__dlpack__ cannot export {dlpack.device_text(*device)} memory to "
-                                          f"{dlpack.device_text(*tuple(dl_device))}: copy it with queue.memcpy")
+            if tuple(dl_device) == (dlpack.CPU, 0) and device[0] in (dlpack.CUDA_HOST, dlpack.CUDA_MANAGED):
+                device = (dlpack.CPU, 0)        # pinned and managed memory are host memory too
+            else:
+                raise exception(errc.invalid, f"__dlpack__ cannot export {dlpack.device_text(*device)} memory to "
+                                              f"{dlpack.device_text(*tuple(dl_device))}: copy it with queue.memcpy")
         if copy:
             raise exception(errc.invalid, "__dlpack__(copy=True): USM memory is exported without a copy only")
         self._dlpack_sync(stream)

@@ -93,3 +93,18 @@ def test_a_native_command_is_captured_into_a_cuda_graph(gpu):
     q.ext_codeplay_enqueue_native_command(lambda ih: seen.append((ih.get_native_queue(),
                                                                   ih.ext_codeplay_has_graph()))).wait()
     assert seen[-1] == (q._stream.value, False)
+
+
+def test_pinned_and_managed_memory_export_as_host_memory_when_asked(gpu):
+    fake, dev, _ = gpu
+    q = sycl.queue(dev)
+    for kind in ("host", "shared"):
+        x = getattr(sycl, f"malloc_{kind}")(8, np.int32, q)
+        np.asarray(x)[:] = np.arange(8)
+        a = np.from_dlpack(x, device="cpu")
+        assert a.ctypes.data == x.ptr and a.tolist() == list(range(8))
+    d = sycl.malloc_device(8, np.int32, q)
+    with pytest.raises(sycl.exception, match="kDLCUDA device 0 memory to kDLCPU device 0"):
+        d.__dlpack__(dl_device=(dlpack.CPU, 0))
+    y = sycl.malloc_shared(4, np.float32, q)
+    assert np.from_dlpack(y).ctypes.data == y.ptr       # NumPy takes managed memory (kDLCUDAManaged)
