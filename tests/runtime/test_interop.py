@@ -242,3 +242,19 @@ def test_native_command_is_a_graph_node(prog):
     q.ext_oneapi_graph(ex).wait()
     q.ext_oneapi_graph(ex).wait()
     assert len(runs) >= 1
+
+
+def test_struct_layouts_match_the_ctypes_structures():
+    """``dlpack.py`` writes and reads the structures with ``struct``: the same bytes as
+    ``dlpack.h``'s layout (the ``ctypes.Structure`` definitions)."""
+    import ctypes
+    assert dlpack._LEGACY_LAYOUT.size == ctypes.sizeof(dlpack.DLManagedTensor) == 64
+    assert dlpack._VERSIONED_LAYOUT.size == ctypes.sizeof(dlpack.DLManagedTensorVersioned) == 80
+    x = sycl.malloc_shared(6, np.int16)
+    for versioned in (None, (1, 0)):
+        t = dlpack.Imported(x.__dlpack__(max_version=versioned))
+        assert (t.address, t.count, t.dtype, t.shape, t.device) == (x.ptr, 6, np.dtype(np.int16), (6,), (1, 0))
+        managed = (dlpack.DLManagedTensorVersioned if versioned else dlpack.DLManagedTensor).from_address(t._address)
+        assert managed.dl_tensor.data == x.ptr and managed.dl_tensor.ndim == 1 and managed.dl_tensor.shape[0] == 6
+        assert (managed.dl_tensor.dtype.code, managed.dl_tensor.dtype.bits, managed.dl_tensor.dtype.lanes) == (0, 16, 1)
+        t.release()
