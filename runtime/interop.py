@@ -140,11 +140,18 @@ def _refuse(obj, where: tuple[int, int], device, what: str):
 
 def _from_dlpack(obj, q, device, what: str) -> foreign_allocation:
     try:
-        where = tuple(obj.__dlpack_device__())
+        where = obj.__dlpack_device__()
+        if type(where) is not tuple or len(where) != 2 or type(where[0]) is not int or type(where[1]) is not int:
+            where = tuple(where)
+            where = (int(where[0]), int(where[1])) if len(where) == 2 else None
     except exception:
         raise
     except Exception as err:  # noqa: BLE001 - the exporter's own failure, named
-        raise exception(errc.invalid, f"{what}: {type(obj).__name__}.__dlpack_device__() failed: {err}") from None
+        raise exception(errc.invalid, f"{what}: {type(obj).__name__}.__dlpack_device__() failed: "
+                                      f"{type(err).__name__}: {err}") from None
+    if where is None:
+        raise exception(errc.invalid, f"{what}: {type(obj).__name__}.__dlpack_device__() is not a (device type, "
+                                      f"device id) pair")
     if not usable(where, device):
         raise _refuse(obj, where, device, what)
     stream = native_stream(q) if where[0] != dlpack.CPU else None
@@ -194,7 +201,7 @@ def _pointer_place(address: int) -> tuple[int, int] | None:
 def _typestr(text, what: str) -> np.dtype:
     try:
         dtype = np.dtype(text)
-    except TypeError:
+    except (TypeError, ValueError):
         raise exception(errc.invalid, f"{what}: unsupported element type {text!r:.40}") from None
     dlpack.dtype_code(dtype)            # only the types DLPack can say
     return dtype
@@ -215,14 +222,19 @@ def _from_cai(obj, q, device, what: str) -> foreign_allocation:
     try:
         cai = obj.__cuda_array_interface__
         address, read_only = cai["data"]
-        shape, text = tuple(cai["shape"]), cai["typestr"]
+        address = int(address or 0)
+        shape, text = tuple(int(n) for n in cai["shape"]), cai["typestr"]
+        strides = cai.get("strides")
+        strides = None if strides is None else tuple(int(n) for n in strides)
+        if min(shape, default=0) < 0 or (strides is not None and len(strides) != len(shape)):
+            raise ValueError(f"shape {shape}, strides {strides}")
     except exception:
         raise
     except Exception as err:  # noqa: BLE001
         raise exception(errc.invalid, f"{what}: {type(obj).__name__}.__cuda_array_interface__ is unreadable: "
                                       f"{type(err).__name__}: {err}") from None
     dtype = _typestr(text, what)
-    count = _contiguous(shape, cai.get("strides"), dtype.itemsize, what)
+    count = _contiguous(shape, strides, dtype.itemsize, what)
     where = _pointer_place(address) or (dlpack.CUDA, -1)
     if not usable(where, device):
         raise _refuse(obj, where, device, what)
@@ -237,7 +249,7 @@ def _from_cai(obj, q, device, what: str) -> foreign_allocation:
             driver.call("cuStreamWaitEvent", mine, ev, 0)
         finally:
             driver.query("cuEventDestroy_v2", ev)
-    out = foreign_allocation(int(address or 0), count, dtype, _KINDS.get(where[0], "host"), device, obj, None,
+    out = foreign_allocation(address, count, dtype, _KINDS.get(where[0], "host"), device, obj, None,
                              bool(read_only), where)
     out._how = "CUDA array interface"
     return out

@@ -258,3 +258,28 @@ def test_struct_layouts_match_the_ctypes_structures():
         assert managed.dl_tensor.data == x.ptr and managed.dl_tensor.ndim == 1 and managed.dl_tensor.shape[0] == 6
         assert (managed.dl_tensor.dtype.code, managed.dl_tensor.dtype.bits, managed.dl_tensor.dtype.lanes) == (0, 16, 1)
         t.release()
+
+
+class _Odd:
+    """An exporter whose interface is malformed in the way a test chooses."""
+
+    def __init__(self, **attrs):
+        for k, v in attrs.items():
+            setattr(self, k, v)
+
+
+@pytest.mark.parametrize("bad", [
+    {"__dlpack_device__": lambda: "x", "__dlpack__": lambda **kw: None},
+    {"__dlpack_device__": lambda: (1,), "__dlpack__": lambda **kw: None},
+    {"__dlpack_device__": lambda: (1, 0), "__dlpack__": lambda **kw: 42},
+    {"__cuda_array_interface__": {"shape": ("a",), "typestr": "<f4", "data": (0, False), "version": 3}},
+    {"__cuda_array_interface__": {"shape": (4,), "typestr": "<q9", "data": (0, False), "version": 3}},
+    {"__cuda_array_interface__": {"shape": (-4,), "typestr": "<f4", "data": (0, False), "version": 3}},
+    {"__cuda_array_interface__": {"shape": (4,), "typestr": "<f4", "version": 3}},
+    {"__cuda_array_interface__": 7},
+])
+def test_malformed_exporters_are_invalid(bad):
+    q = sycl.queue()
+    with pytest.raises(sycl.exception) as err:
+        sycl.from_dlpack(_Odd(**bad), q)
+    assert err.value.code() == sycl.errc.invalid, str(err.value)
