@@ -233,12 +233,19 @@ class Imported:
 
     def __init__(self, capsule):
         self._deleter = None
-        raw = _get_name(capsule) if type(capsule) is _CAPSULE else None
-        name = _BY_NAME.get(raw, 0)
-        if not name:
-            state = "was already consumed" if raw and raw.startswith(b"used_") else "is not a DLPack capsule"
-            raise exception(errc.invalid, f"the object's __dlpack__ result {state}")
-        address = self._address = _get_pointer(capsule, name)
+        if type(capsule) is not _CAPSULE:
+            raise exception(errc.invalid, f"the object's __dlpack__ result is not a DLPack capsule "
+                                          f"({type(capsule).__name__})")
+        try:                            # (one call for the usual versioned capsule)
+            address, name = _get_pointer(capsule, _VERSIONED), _VERSIONED
+        except ValueError:
+            raw = _get_name(capsule)
+            name = _BY_NAME.get(raw, 0)
+            if not name:
+                state = "was already consumed" if raw and raw.startswith(b"used_") else "is not a DLPack capsule"
+                raise exception(errc.invalid, f"the object's __dlpack__ result {state}") from None
+            address = _get_pointer(capsule, name)
+        self._address = address
         versioned = name == _VERSIONED
         if versioned:
             major, _, ctx, deleter, flags, *tensor = _VERSIONED_LAYOUT.unpack(ctypes.string_at(address, 80))
@@ -259,16 +266,25 @@ class Imported:
         data, kind, ident, ndim, code, bits, lanes, shape_at, strides_at, offset = tensor
         self.device = (kind, ident)
         self.read_only = bool(flags & _READ_ONLY)
-        self.dtype = _DTYPES.get((code, bits, lanes)) or dtype_of(code, bits, lanes)
+        dtype = _DTYPES.get((code, bits, lanes))
+        self.dtype = dtype if dtype is not None else dtype_of(code, bits, lanes)
         if not 0 <= ndim <= 64:
             raise exception(errc.invalid, f"a DLPack tensor of {ndim} dimensions")
-        shape = struct.unpack(f"<{ndim}q", ctypes.string_at(shape_at, 8 * ndim)) if ndim else ()
+        strides = None
+        if not ndim:
+            shape = ()
+        elif strides_at == shape_at + 8 * ndim:     # side by side (NumPy, torch): one read
+            both = _INT64S[2 * ndim].unpack(ctypes.string_at(shape_at, 16 * ndim))
+            shape, strides = both[:ndim], both[ndim:]
+        else:
+            shape = _INT64S[ndim].unpack(ctypes.string_at(shape_at, 8 * ndim))
         if ndim and min(shape) < 0:
             raise exception(errc.invalid, f"a DLPack tensor of shape {shape}")
         self.shape = shape
         self.count = count = math.prod(shape)
         if strides_at and count > 1:
-            strides = struct.unpack(f"<{ndim}q", ctypes.string_at(strides_at, 8 * ndim))
+            if strides is None:
+                strides = _INT64S[ndim].unpack(ctypes.string_at(strides_at, 8 * ndim))
             expect = 1
             for s, n in zip(reversed(strides), reversed(shape)):
                 if n != 1 and s != expect:
@@ -294,6 +310,8 @@ class Imported:
 
 _CAPSULE = type(_new_capsule(_LEGACY, _LEGACY, None))     # (a capsule of no tensor, never consumed)
 _BY_NAME = {b"dltensor": _LEGACY, b"dltensor_versioned": _VERSIONED}
+#: n -> the layout of n int64 values (shapes and strides; a format made per call costs microseconds)
+_INT64S = [struct.Struct(f"<{n}q") for n in range(129)]
 #: (code, bits, lanes) -> NumPy type, for the types met so far
 _DTYPES: dict = {}
 
