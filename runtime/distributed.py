@@ -80,11 +80,12 @@ def world() -> tuple[int, int]:
 
 
 def local_device():
-    """The device this rank should use: its node-local rank's GPU (round robin over the
-    NVIDIA GPUs) when there are GPUs, else the default device."""
+    """The device this rank should use: the default device when ``MINISYCL_DEVICE``
+    names one, else its node-local rank's GPU (round robin over the NVIDIA GPUs) when
+    there are GPUs, else the default device."""
     from .device import default_device, get_devices
     gpus = [d for d in get_devices() if d.backend == "cuda"]
-    if not gpus:
+    if not gpus or knobs.default_device():
         return default_device()
     MPI = _mpi()
     local = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED)
