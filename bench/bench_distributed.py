@@ -201,7 +201,8 @@ def bench_dlpack(comm, q, args) -> None:
             export = per_call_us(lambda: np.from_dlpack(x), n)
             native = per_call_us(lambda: np.from_dlpack(a), n)
             imp = per_call_us(lambda: sycl.from_dlpack(a, q), n)
-        print(f"  export np.from_dlpack(usm)   {export:6.2f} us  | np.from_dlpack(ndarray) {native:6.2f} us", flush=True)
+        print(f"  export np.from_dlpack(usm)   {export:6.2f} us  | np.from_dlpack(ndarray) {native:6.2f} us",
+              flush=True)
         print(f"  import sycl.from_dlpack(np)  {imp:6.2f} us", flush=True)
         return
     try:
@@ -222,7 +223,8 @@ def bench_dlpack(comm, q, args) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--max-bytes", type=int, default=None, help="largest all-reduce (default 1 GiB on GPUs, 64 MiB else)")
+    p.add_argument("--max-bytes", type=int, default=None,
+                   help="largest all-reduce (default 1 GiB on GPUs, 64 MiB else)")
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--nx", type=int, default=None, help="stencil columns (default 8192 on GPUs, 512 else)")

@@ -170,7 +170,8 @@ class communicator:  # noqa: N801 - SYCL-style name
 
     def _check_usable(self, what: str) -> None:
         if self.broken is not None:
-            raise exception(errc.runtime, f"{what}: the communicator is broken since an earlier failure ({self.broken})")
+            raise exception(errc.runtime, f"{what}: the communicator is broken since an earlier failure "
+                                          f"({self.broken})")
 
     # -- agreement: what each rank is about to do ----------------------------------------
 

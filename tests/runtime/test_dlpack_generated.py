@@ -95,7 +95,8 @@ def test_generated_capsules_import_or_are_invalid(spec):
         x = sycl.from_dlpack(e, q)
     except sycl.exception as err:
         assert err.code() == sycl.errc.invalid, str(err)
-        taken = spec["name"] == "right" and spec["claimed_device"][0] in (1, 3, 13) and (spec["kind"] == "legacy" or spec["version"] == 1)
+        taken = spec["name"] == "right" and spec["claimed_device"][0] in (1, 3, 13) and \
+            (spec["kind"] == "legacy" or spec["version"] == 1)
         assert _deleted == ([e.address] if taken else []), (spec, str(err))
         return
     # it worked: exactly the producer's bytes, as NumPy would read them
