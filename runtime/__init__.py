@@ -23,6 +23,8 @@ from .memory import free, malloc_device, malloc_host, malloc_shared, usm_allocat
 from .program import build_program, kernel, load_bundle, program
 from .events import event
 from .handler import handler
+from . import distributed
+from .interop import foreign_allocation, from_dlpack, interop_handle
 from .queue import queue, queue_state
 from .ranges import nd_range, range
 from .work_groups import local_memory
@@ -36,4 +38,5 @@ __all__ = ["aspect", "info", "peer_access", "device", "context", "default_contex
            "memory_pool", "graph_state", "queue_state", "SYCL_EXT_ONEAPI_GRAPH", "SYCL_EXT_ONEAPI_DEVICE_GLOBAL",
            "event", "handler", "nd_range", "queue", "range", "local_memory", "reduction", "plus", "multiplies",
            "minimum", "maximum", "bit_and", "bit_or", "bit_xor", "logical_and", "logical_or",
+           "distributed", "from_dlpack", "foreign_allocation", "interop_handle",
            "bundle_state", "kernel_bundle", "kernel_id", "get_kernel_bundle", "get_kernel_ids", "compile", "link", "build"]

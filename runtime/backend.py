@@ -48,6 +48,7 @@ QUEUE_HOOKS = {
     "prepare_reductions": "write each reduction's identity before the kernel (initialize_to_identity)",
     "run_graph_steps": "run an executable graph's commands one by one (a graph graph_executor did not take)",
     "native_stream": "the native stream or queue handle (interop: CUDA's CUstream as an integer)",
+    "hold_until_done": "keep another library's memory alive while the queue's commands may use it (interop)",
 }
 
 
@@ -157,6 +158,8 @@ from .device_global import apply_relocations, check_one_definition, device_globa
 from .disk_cache import read_entry, write_entry  # noqa: E402
 from .events import event  # noqa: E402
 from .handler import copy_details, device_global_copy, fill_details, handler  # noqa: E402
+from . import dlpack  # noqa: E402
+from .interop import NativeCommand, foreign  # noqa: E402
 from .image_link import check_signatures, expose_device_globals, link_images, read_bundle_bitcode  # noqa: E402
 from .memory import allocation_at, allocation_starting_at, checked_shape, register, usm_allocation  # noqa: E402
 from .program import kernel  # noqa: E402
@@ -171,4 +174,4 @@ __all__ += ["checked_address", "checked_count", "checked_memory", "pack_slots", 
             "exception", "event", "handler", "check_signatures", "read_bundle_bitcode", "allocation_at",
             "allocation_starting_at", "checked_shape", "register", "usm_allocation", "kernel", "queue",
             "has_reductions", "reduction", "expose_device_globals", "link_images", "fold_handler_parameters", "check_local_size", "check_local_memory",
-            "check_command_group", "copy_details", "device_global_copy", "fill_details"]
+            "check_command_group", "dlpack", "NativeCommand", "foreign", "copy_details", "device_global_copy", "fill_details"]

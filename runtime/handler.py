@@ -16,6 +16,7 @@ from .device_global import device_global, storage_address
 from . import host_access
 from .errors import errc, exception
 from .events import event
+from .interop import NativeCommand, adopt_arguments, host_task_command
 from .memory_pool import USM_KINDS, memory_pool
 from .program import kernel as Kernel
 from .validate import require_dtype, require_events
@@ -129,11 +130,17 @@ class handler:  # noqa: N801
 
     def single_task(self, k: Kernel, *args) -> None:
         k = self._kernel(k)
-        self._record(KernelCommand(k, None, self._with_set_args(k, args)))
+        self._record(KernelCommand(k, None, self._arguments(k, args)))
 
     def parallel_for(self, k: Kernel, r, *args) -> None:
         k = self._kernel(k)
-        self._record(KernelCommand(k, r, self._with_set_args(k, args)))
+        self._record(KernelCommand(k, r, self._arguments(k, args)))
+
+    def _arguments(self, k, args) -> list:
+        """The launch's arguments: ``set_arg`` values in, other libraries' memory adopted
+        (``interop.adopt_arguments``: the command holds the exporters)."""
+        args = self._with_set_args(k, args)
+        return adopt_arguments(k, args, self.queue) if isinstance(k, Kernel) else args
 
     def prefetch(self, ptr, nbytes: int) -> None:
         n = checked_count(nbytes, "prefetch size")
@@ -264,9 +271,21 @@ class handler:  # noqa: N801
         self._copy_bytes(d, s, n * s.dtype.itemsize, f"copy {n} elements")
 
     def host_task(self, fn) -> None:
+        """``fn()`` on the host after the group's dependencies; a ``fn`` taking one
+        argument gets an ``interop_handle`` (the queue's native stream, device, context)."""
         if not callable(fn):
             raise exception(errc.invalid, f"host_task expects a callable, got {type(fn).__name__}")
-        self._record(Command("host_task", host_access.host_task_body(fn), getattr(fn, "__name__", "host_task")))
+        self._record(host_task_command(host_access.host_task_body(fn), self.queue))
+
+    def ext_codeplay_enqueue_native_command(self, fn) -> None:
+        """``sycl_ext_codeplay_enqueue_native_command``: ``fn(interop_handle)`` enqueues
+        native work (cuBLAS, torch, NCCL ...) on ``get_native_queue()``, ordered with the
+        queue's other commands without waiting for them on the host; in a command graph
+        it is a ``native_command`` node (on a GPU, the stream is captured)."""
+        if not callable(fn):
+            raise exception(errc.invalid, f"ext_codeplay_enqueue_native_command expects a callable, "
+                                          f"got {type(fn).__name__}")
+        self._record(NativeCommand(fn))
 
     def async_malloc(self, size: int, kind: str = "device", dtype=np.uint8):
         """Graph-owned (or, outside a graph, ordinary) memory of ``size`` elements

@@ -26,12 +26,14 @@ an empty list.
 """
 from __future__ import annotations
 
+import functools
 import threading
 
 from ..passes.support import knobs
 from .errors import errc, exception
 
-__all__ = ["ENABLED", "submitted", "waited_queue", "waited_event", "check", "host_task_body", "forget"]
+__all__ = ["ENABLED", "submitted", "waited_queue", "waited_event", "check", "host_task_body", "native_command_body",
+           "forget"]
 
 #: whether the check runs (read once: the queue's hot path tests this constant)
 ENABLED = knobs.check_host_access()
@@ -79,6 +81,8 @@ def waited_event(e) -> None:
 
 def check(allocation) -> None:
     """Refuse a host view of ``allocation`` where SYCL does not give one (module docstring)."""
+    if getattr(_local, "in_native_command", False):
+        return                      # the device's own work (a native command: here the host is the device)
     if allocation.kind == "device":
         raise exception(errc.invalid, f"a malloc_device allocation cannot be read or written by the host (a GPU "
                                       f"cannot): copy it with queue.memcpy / queue.copy "
@@ -94,12 +98,30 @@ def check(allocation) -> None:
                                               f"[{knobs.CHECK_HOST_ACCESS}]")
 
 
+def native_command_body(fn):
+    """``fn`` run as a native command of a CPU device's queue: the device's own work
+    (an MPI collective on USM, a library call), so neither check applies to it."""
+    if not ENABLED:
+        return fn
+
+    @functools.wraps(fn)
+    def body(*args):
+        before = getattr(_local, "in_native_command", False)
+        _local.in_native_command = True
+        try:
+            return fn(*args)
+        finally:
+            _local.in_native_command = before
+    return body
+
+
 def host_task_body(fn):
     """``fn`` run as a host task's body: its host accesses are allowed (it runs
     after its dependencies)."""
     if not ENABLED:
         return fn
 
+    @functools.wraps(fn)        # (its signature too: a host task taking an interop_handle)
     def body(*args):
         before = getattr(_local, "in_host_task", False)
         _local.in_host_task = True
@@ -107,5 +129,4 @@ def host_task_body(fn):
             return fn(*args)
         finally:
             _local.in_host_task = before
-    body.__name__ = getattr(fn, "__name__", "host_task")
     return body

@@ -29,7 +29,7 @@ import threading
 
 import numpy as np
 
-from . import host_access
+from . import dlpack, host_access
 from .errors import errc, exception
 from .validate import require_dtype, require_queue
 
@@ -285,6 +285,45 @@ class usm_allocation:  # noqa: N801 - SYCL-style name
     def __repr__(self):
         state = "freed" if self.freed else f"{self.ptr:#x}"
         return f"<usm {self.kind} {self.count} x {self.dtype} at {state}>"
+
+    # -- DLPack (``dlpack.py``): other libraries take the memory without a copy
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """``(kDLCPU, 0)``: the devices of this class run on this CPU, in host memory."""
+        return (dlpack.CPU, 0)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of this memory (one dimension of ``count`` elements).
+        The consumer's deleter call releases what keeps the memory mapped, so a
+        consumer's view stays valid after ``free``; ``stream`` must be ``None`` or
+        -1 for host memory; ``copy=True`` is refused (zero-copy only)."""
+        if self.freed:
+            self.check("__dlpack__")
+        device = self.__dlpack_device__()
+        if dl_device is not None and tuple(dl_device) != device:
+            if tuple(dl_device) == (dlpack.CPU, 0) and device[0] in (dlpack.CUDA_HOST, dlpack.CUDA_MANAGED):
+                device = (dlpack.CPU, 0)        # pinned and managed memory are host memory too
+            else:
+                raise exception(errc.invalid, f"__dlpack__ cannot export {dlpack.device_text(*device)} memory to "
+                                              f"{dlpack.device_text(*tuple(dl_device))}: copy it with queue.memcpy")
+        if copy:
+            raise exception(errc.invalid, "__dlpack__(copy=True): USM memory is exported without a copy only")
+        self._dlpack_sync(stream)
+        return dlpack.export(self.ptr, self.count, self.dtype, device, self._dlpack_keep(),
+                             versioned=max_version is not None and max_version[0] >= 1,
+                             on_release=self._dlpack_released)
+
+    def _dlpack_sync(self, stream) -> None:
+        """Order the consumer's ``stream`` after this memory's writes (host memory: nothing to order)."""
+        if stream not in (None, -1):
+            raise exception(errc.invalid, f"__dlpack__(stream={stream!r}): host memory takes no stream (None)")
+
+    def _dlpack_keep(self):
+        """What keeps the memory valid while a consumer holds it: the mapping."""
+        return self._raw
+
+    #: a consumer released its view (a device's allocation may free its memory now: ``cuda/memory.py``)
+    _dlpack_released = None
 
 
 def _allocate(count, dtype, kind: str, queue) -> usm_allocation:

@@ -18,6 +18,7 @@ from .device import context, default_context, default_device, device as Device
 from .errors import errc, exception
 from .events import event
 from .handler import UNPROFILED_GRAPH, check_graph_submission, handler
+from .interop import PLAIN, foreign
 from .memory import usm_allocation
 from .native import run_range
 from .program import kernel as Kernel
@@ -98,6 +99,11 @@ class queue:  # noqa: N801
         for step in steps:
             if step[0] == "python":
                 step[1].run(self)
+
+    def hold_until_done(self, obj) -> None:
+        """Keep ``obj`` (another library's memory a command uses: ``interop.adopt``) while
+        commands submitted from now on may use it: here they have run at submit, so the
+        caller's reference is enough (a GPU queue keeps it until a synchronisation)."""
 
     def native_stream(self) -> int:
         """The native queue or stream handle, for interoperating libraries: a CPU
@@ -253,8 +259,8 @@ class queue:  # noqa: N801
         if self._handler_class is not handler or self._recording_ref is not None:
             return False
         for a in args:
-            if isinstance(a, DynamicValue):
-                return False
+            if type(a) not in PLAIN and (isinstance(a, DynamicValue) or foreign(a)):
+                return False        # (another library's memory: the handler adopts it)
         return True
 
     def _launch_now(self, k: Kernel, r, args) -> event:
@@ -286,6 +292,10 @@ class queue:  # noqa: N801
 
     def copy(self, src, dst, count: int | None = None, start_index: int = 0, depends_on=None) -> event:
         return self.submit(lambda h: h.copy(src, dst, count, start_index), depends_on)
+
+    def ext_codeplay_enqueue_native_command(self, fn, depends_on=None) -> event:
+        """``fn(interop_handle)`` as a command (``handler.ext_codeplay_enqueue_native_command``)."""
+        return self.submit(lambda h: h.ext_codeplay_enqueue_native_command(fn), depends_on)
 
     def wait(self) -> None:
         if self._recording is not None:

@@ -36,6 +36,12 @@ VARIABLES: dict[str, str] = {
                               "for post-link, 100 for opt)",
     "MINISYCL_DIFF_SHRINK": "tests: `1` lets the differential tests shrink a failing example",
     "FUZZ_VERBOSE": "tests: non-empty shows the fuzzed child processes' standard error",
+    "MINISYCL_COLLECTIVE_TIMEOUT": "seconds a collective or send/receive of `runtime.distributed` waits for the "
+                                   "other ranks before it raises `errc::runtime` (default 60)",
+    "NCCL_NVLS_ENABLE": "NCCL's NVLink multicast (NVLS); `runtime.distributed` sets it to `0` when unset, before "
+                        "NCCL loads (multicast must stay off on the shared GPU machines)",
+    "TORCH_SYMM_MEM_DISABLE_MULTICAST": "torch's multicast; set to `1` when unset, with `NCCL_NVLS_ENABLE`",
+    "NVSHMEM_DISABLE_NVLS": "NVSHMEM's multicast; set to `1` when unset, with `NCCL_NVLS_ENABLE`",
     "MINISYCL_FUZZ_EXAMPLES": "tests: how many cases each generator of bad and random inputs tries (the fuzz and "
                               "property tests; each has its own CI default); a long run sets it high",
 }
@@ -135,3 +141,25 @@ def fuzz_examples(default: int) -> int:
 def fuzz_verbose() -> bool:
     """FUZZ_VERBOSE (tests): show the fuzzed child processes' standard error."""
     return bool(_get("FUZZ_VERBOSE"))
+
+
+def collective_timeout() -> float:
+    """MINISYCL_COLLECTIVE_TIMEOUT: seconds a collective waits for the other ranks
+    (``runtime.distributed``); default 60, a value that is not a positive number is ignored."""
+    try:
+        value = float((_get("MINISYCL_COLLECTIVE_TIMEOUT") or "").strip())
+    except ValueError:
+        return 60.0
+    return value if value > 0 else 60.0
+
+
+#: what keeps NVLink multicast off, set where unset before NCCL loads (``keep_multicast_off``)
+MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+
+
+def keep_multicast_off() -> None:
+    """Set ``MULTICAST_OFF``'s variables where they are unset (in this process, and so in
+    every process it starts): NCCL, torch and NVSHMEM then never use NVLink multicast."""
+    for name, value in MULTICAST_OFF.items():
+        assert name in VARIABLES
+        os.environ.setdefault(name, value)

@@ -102,6 +102,8 @@ _SIGNATURES = {
     "cuGraphAddMemsetNode": [_pp, _p, _p, _sz, _p, _p],
     "cuGraphAddHostNode": [_pp, _p, _p, _sz, _p],
     "cuGraphAddEmptyNode": [_pp, _p, _p, _sz],
+    "cuGraphAddChildGraphNode": [_pp, _p, _p, _sz, _p],
+    "cuPointerGetAttribute": [_p, _i, CUdeviceptr],
     "cuGraphAddMemAllocNode": [_pp, _p, _p, _sz, _p],
     "cuGraphAddMemFreeNode": [_pp, _p, _p, _sz, CUdeviceptr],
     "cuGraphExecKernelNodeSetParams_v2": [_p, _p, _p],

@@ -17,6 +17,9 @@ driver's node calls, each node added with its dependencies:
 * host_task — ``cuGraphAddHostNode``: a ``CFUNCTYPE`` callback kept alive with
   the graph; an exception it raises is kept and raised by the next wait on the
   queue that launched the graph (it runs on the driver's thread);
+* native_command (``ext_codeplay_enqueue_native_command``, the collectives of
+  ``distributed.py``) — the native work its function enqueues on a stream in
+  capture mode (``cuStreamBeginCapture_v2``), added as a child-graph node;
 * empty, barrier, prefetch, mem_advise — ``cuGraphAddEmptyNode``;
 * async_malloc / async_free — ``cuGraphAddMemAllocNode`` / ``cuGraphAddMemFreeNode``
   for an allocation the graph also frees: the driver picks the address when the
@@ -42,7 +45,7 @@ from __future__ import annotations
 
 import ctypes
 
-from ..backend import KernelCommand, allocation_at, errc, exception, has_reductions
+from ..backend import KernelCommand, NativeCommand, allocation_at, errc, exception, has_reductions
 from . import driver
 from .commands import CopyCommand, FillCommand
 from .memory import cuda_allocation
@@ -52,6 +55,7 @@ __all__ = ["cuda_graph", "CudaGraph"]
 _UNIFIED = 4                    # CU_MEMORYTYPE_UNIFIED
 _PINNED = 1                     # CU_MEM_ALLOCATION_TYPE_PINNED
 _ON_DEVICE = 1                  # CU_MEM_LOCATION_TYPE_DEVICE
+_CAPTURE_THREAD_LOCAL = 1       # CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
 _EMPTY_KINDS = ("empty", "ext_oneapi_barrier", "prefetch", "memadvise")
 
 
@@ -202,6 +206,8 @@ class _Builder:
         if kind == "host_task":
             node = self._host(cmd._run, deps)
             return _Built(node, node, "host")
+        if kind == "native_command" and isinstance(cmd, NativeCommand):
+            return _Built(self._captured(cmd, deps), None, "native")
         if kind == "memcpy" and isinstance(cmd, CopyCommand):
             return _Built(self._copy(*cmd.copy, deps, live), None, "memcpy")
         if kind in ("memset", "memfill") and isinstance(cmd, FillCommand):
@@ -215,6 +221,28 @@ class _Builder:
         node = self._node("cuGraphAddKernelNode_v2", deps, ctypes.byref(params[0]),
                           what=f"a graph node for kernel '{cmd.kernel.name}'")
         return _Built(node, node, "kernel")
+
+    def _captured(self, cmd, deps):
+        """A child-graph node of what ``cmd.capture`` enqueues on a capturing stream."""
+        stream, child = ctypes.c_void_p(), ctypes.c_void_p()
+        driver.call("cuStreamCreate", ctypes.byref(stream), 1, what="a stream to capture a native command")
+        try:
+            driver.call("cuStreamBeginCapture_v2", stream, _CAPTURE_THREAD_LOCAL, what="capturing a native command")
+            try:
+                cmd.capture(self.owner.queue, stream.value)
+            finally:
+                driver.call("cuStreamEndCapture", stream, ctypes.byref(child), what="capturing a native command")
+            try:
+                count = ctypes.c_size_t(0)
+                driver.call("cuGraphGetNodes", child, None, ctypes.byref(count), what="a captured native command")
+                if not count.value:             # nothing was enqueued
+                    return self._node("cuGraphAddEmptyNode", deps, what="an empty graph node")
+                node = self._node("cuGraphAddChildGraphNode", deps, child, what="a graph node of a native command")
+            finally:
+                driver.query("cuGraphDestroy", child)
+        finally:
+            driver.query("cuStreamDestroy_v2", stream)
+        return node
 
     def _host(self, fn, deps):
         params = self.owner.host_params(fn)

@@ -41,10 +41,10 @@ from operator import attrgetter, is_not
 import numpy as np
 
 from ...passes.ir import ASSERT_MESSAGE
-from ..backend import (DynamicValue, KernelCommand, allocation_starting_at, checked_memory,
-                       check_command_group, copy_details, device_global_copy, fill_details, check_local_memory, check_local_size, errc, event, exception, failure,
-                       handler, has_reductions, kernel as Kernel, launch_geometry, pack_slots, queue, reduction,
-                       storage_address, usm_allocation)
+from ..backend import (DynamicValue, KernelCommand, allocation_starting_at, check_command_group, check_local_memory,
+                       check_local_size, checked_memory, copy_details, device_global_copy, errc, event, exception,
+                       failure, fill_details, foreign, handler, has_reductions, kernel as Kernel, launch_geometry,
+                       pack_slots, queue, reduction, storage_address, usm_allocation)
 from . import driver
 from .commands import CopyCommand, FillCommand, peer_devices
 from .memory import cuda_allocation
@@ -273,6 +273,7 @@ class cuda_queue(queue):  # noqa: N801
         self._done = 0                 # ... of which these are known to have finished
         self._async_errors: list = []  # exceptions of host tasks run by CUDA graphs (cuda/graph.py)
         self._asserts: dict = {}       # assert flags of the kernels launched since the last wait -> a kernel
+        self._held: list = []          # other libraries' memory used by commands not known finished (interop)
         self._cu_launch = driver.function("cuLaunchKernel")
         if enable_profiling:
             self._ref = self._new_event(timing=True)
@@ -312,6 +313,11 @@ class cuda_queue(queue):  # noqa: N801
         ev = self._new_event(timing=False)
         driver.call("cuEventRecord", ev, self._stream)
         return ev
+
+    def hold_until_done(self, obj) -> None:
+        """Keep ``obj`` (another library's memory a command uses: ``interop.adopt``) until
+        a synchronisation covers the commands submitted from now on."""
+        self._held.append((self._seq + 1, obj))
 
     def _gpu_ns(self, ev) -> int:
         ms = ctypes.c_float()
@@ -359,6 +365,7 @@ class cuda_queue(queue):  # noqa: N801
         if ev is None:
             self._pending = []
             self._done = max(self._done, seq)
+            self._held = [h for h in self._held if h[0] > seq]
         if self._asserts:
             self._check_asserts(finished=ev is None)
         if self._async_errors:          # a host task of a CUDA graph raised (it ran on the driver's thread)
@@ -572,7 +579,8 @@ class cuda_queue(queue):  # noqa: N801
         return cuda_event(self, seq, k.name) if seq is not None else self._checked_fast(k, r, args)
 
     def _checked_fast(self, k, r, args) -> event:
-        if not isinstance(k, Kernel) or any(isinstance(a, DynamicValue) for a in args) or has_reductions(args) \
+        if not isinstance(k, Kernel) or any(isinstance(a, DynamicValue) or foreign(a) for a in args) \
+                or has_reductions(args) \
                 or k.item is not None and k.item.startswith("nd_item") or any(t.startswith("local ") for t in k.params) \
                 or k.handler:           # (its specialization constants' slot: kernel.pack)
             return self.submit(lambda h: h.parallel_for(k, r, *args))

@@ -353,22 +353,32 @@ class FakeDriver:
         if ex["live"]:
             return 1                    # relaunched with an allocation not freed
         for n in ex["nodes"]:
-            kind, data = n["kind"], n["data"]
-            if kind == 0:
-                self._run_kernel(data["fn"], data["grid"], data["block"], data["values"])
-            elif kind == 1:
-                ctypes.memmove(*data)
-            elif kind == 2:
-                self._memset(data[0], data[1], data[2], data[3])
-            elif kind == 3:
-                data[0](data[1])
-            elif kind == 10:
-                ex["live"].add(data[0])
-                ctypes.memset(data[0], 0xAB, data[1])       # fresh memory holds garbage
-            elif kind == 11:
-                if data not in ex["live"]:
-                    return 1
-                ex["live"].discard(data)
+            rc = self._run_node(ex, n)
+            if rc:
+                return rc
+
+    def _run_node(self, ex, n):
+        kind, data = n["kind"], n["data"]
+        if kind == 6:                   # a child graph: its nodes, in the order added
+            for child in data:
+                rc = self._run_node(ex, child)
+                if rc:
+                    return rc
+        elif kind == 0:
+            self._run_kernel(data["fn"], data["grid"], data["block"], data["values"])
+        elif kind == 1:
+            ctypes.memmove(*data)
+        elif kind == 2:
+            self._memset(data[0], data[1], data[2], data[3])
+        elif kind == 3:
+            data[0](data[1])
+        elif kind == 10:
+            ex["live"].add(data[0])
+            ctypes.memset(data[0], 0xAB, data[1])       # fresh memory holds garbage
+        elif kind == 11:
+            if data not in ex["live"]:
+                return 1
+            ex["live"].discard(data)
 
     def _node(self, exec_, node):
         return next(n for n in self.execs[_value(exec_)]["nodes"] if n["h"] == _value(node))
@@ -391,6 +401,22 @@ class FakeDriver:
             return 910
         for a, b in zip(mine, theirs):
             a["data"] = b["data"]
+
+    # stream capture: the work a captured stream is given is not modelled (the tests
+    # capture none); the capture ends as a graph of no nodes
+    def _cuStreamBeginCapture_v2(self, stream, mode):
+        self.capturing = getattr(self, "capturing", set()) | {_value(stream)}
+
+    def _cuStreamEndCapture(self, stream, out):
+        if _value(stream) not in getattr(self, "capturing", set()):
+            return 1                        # CUDA_ERROR_ILLEGAL_STATE-like: not capturing
+        self.capturing.discard(_value(stream))
+        h = next(self._ids)
+        self.graphs[h] = []
+        _out(out, h)
+
+    def _cuGraphAddChildGraphNode(self, out, graph, deps, ndeps, child):
+        return self._add(out, graph, deps, ndeps, 6, [dict(n) for n in self.graphs[_value(child)]])
 
     def _cuGraphGetNodes(self, graph, nodes, count):
         listed = self.graphs[_value(graph)]
