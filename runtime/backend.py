@@ -165,7 +165,7 @@ from .memory import allocation_at, allocation_starting_at, checked_shape, regist
 from .program import kernel  # noqa: E402
 from .queue import check_command_group, queue  # noqa: E402
 from .reductions import has_reductions, reduction  # noqa: E402
-from .spec_constants import fold_handler_parameters  # noqa: E402
+from .spec_constants import SPEC_GLOBAL, fold_handler_parameters  # noqa: E402
 from .work_groups import check_local_memory, check_local_size  # noqa: E402
 
 __all__ += ["checked_address", "checked_count", "checked_memory", "pack_slots", "failure", "Command", "DynamicValue", "KernelCommand",
@@ -173,5 +173,5 @@ __all__ += ["checked_address", "checked_count", "checked_memory", "pack_slots", 
             "check_one_definition", "device_global", "storage_address", "read_entry", "write_entry", "errc",
             "exception", "event", "handler", "check_signatures", "read_bundle_bitcode", "allocation_at",
             "allocation_starting_at", "checked_shape", "register", "usm_allocation", "kernel", "queue",
-            "has_reductions", "reduction", "expose_device_globals", "link_images", "fold_handler_parameters", "check_local_size", "check_local_memory",
+            "has_reductions", "reduction", "expose_device_globals", "link_images", "fold_handler_parameters", "SPEC_GLOBAL", "check_local_size", "check_local_memory",
             "check_command_group", "dlpack", "NativeCommand", "foreign", "copy_details", "device_global_copy", "fill_details"]

@@ -151,7 +151,7 @@ class program:  # noqa: N801
         missing = missing_requirements(self.images[main], dev)
         if missing:
             raise exception(errc.kernel_not_supported, "; ".join(missing))
-        chosen = self._whole_program(dev) if dev.impl.whole_program else self.images_to_link(main, dev)
+        chosen = self._whole_program(dev, spec is None) if dev.impl.whole_program else self.images_to_link(main, dev)
         key = (tuple(chosen), dev.name, ctx.id, spec)
         with self._lock:
             linked = self._cache.get(key)
@@ -160,12 +160,7 @@ class program:  # noqa: N801
                 images = [self.images[i].ir for i in chosen]
                 names = [self._image_name(i) for i in chosen]
                 signatures = {k: self.kernel(k).signature for k in kernels}     # what the arguments are packed by
-                fold = spec
-                if fold is None and not dev.impl.runs_on_host and SPEC_CONSTANTS in self.images[main].properties:
-                    # no launcher off the host: an image reading its constants from the buffer (one
-                    # without a defaults-folded twin) is built with the defaults folded in
-                    table = self.spec_table(name)
-                    fold = table.defaults if table is not None else None
+                fold = spec if dev.impl.runs_on_host else self._folds(kernels, chosen, name, spec)
                 linked = dev.impl.link_images(images, kernels, names, signatures, fold,
                                               dev.sub_group_sizes[0] if dev.sub_group_sizes else 1)
                 bind_program(self, linked, dev, ctx)
@@ -174,17 +169,40 @@ class program:  # noqa: N801
             self._resolved[(name, dev.name, ctx.id, spec)] = (linked, chosen)
         return linked, chosen
 
-    def _whole_program(self, dev: Device) -> list[int]:
-        """Every kernel image ``dev`` supports with the images each links (step 3), in
-        one list: for a device whose code addresses belong to one driver module (an
-        NVIDIA GPU), so that an object one kernel constructs (its vtable's function
-        pointers) can be used by every other kernel."""
+    def _whole_program(self, dev: Device, default: bool) -> list[int]:
+        """Every kernel's image for ``dev`` (``_image_for``: one per kernel, the
+        defaults-folded twin where ``default``) with the images each links (step 3),
+        in one list: for a device whose code addresses belong to one driver module
+        (an NVIDIA GPU), so that an object one kernel constructs (its vtable's
+        function pointers) can be used by every other kernel."""
+        mains: list[int] = []
+        for im in self.images:
+            if im.target is None and not im.dummy and not missing_requirements(im, dev):
+                for k in im.entry_points:
+                    if k in self.signatures:
+                        m = self._image_for(k, dev, default)
+                        if m not in mains and not missing_requirements(self.images[m], dev):
+                            mains.append(m)
         out: list[int] = []
-        for i, im in enumerate(self.images):
-            if im.target is None and not im.dummy and any(k in self.signatures for k in im.entry_points) \
-                    and not missing_requirements(im, dev):
-                out += [j for j in self.images_to_link(i, dev) if j not in out]
+        for m in mains:
+            out += [j for j in self.images_to_link(m, dev) if j not in out]
         return out
+
+    def _folds(self, kernels: list[str], chosen: list[int], name: str, spec: bytes | None) -> dict | None:
+        """For a device without launchers (no buffer pointer to pass: an NVIDIA GPU),
+        each kernel of ``chosen`` images that reads its constants from the buffer and
+        the buffer it is compiled with: ``spec`` for kernel ``name`` when set, else
+        its defaults (an image with a defaults-folded twin reads none)."""
+        folds = {}
+        for k in kernels:
+            if any(k in self.images[i].entry_points and SPEC_CONSTANTS in self.images[i].properties
+                   and not _defaults_folded(self.images[i]) for i in chosen):
+                table = self.spec_table(k)
+                if table is not None:
+                    folds[k] = table.defaults
+        if spec is not None:
+            folds[name] = spec
+        return folds or None
 
     def spec_table(self, name: str) -> SpecTable | None:
         """The specialization constants kernel ``name`` reads (``spec_constants.py``), or None."""

@@ -162,16 +162,17 @@ def _source_type(ty: str) -> str:
 SPEC_GLOBAL = "__minisycl.spec_constants"
 
 
-def spec_global(spec: bytes) -> str:
-    """IR of the constant global holding a buffer of specialization constant values."""
-    return f'@{SPEC_GLOBAL} = private unnamed_addr constant [{len(spec)} x i8] c"{escaped_bytes(spec)}", align 16\n'
+def spec_global(spec: bytes, name: str = SPEC_GLOBAL) -> str:
+    """IR of the constant global ``name`` holding a buffer of specialization constant values."""
+    return f'@{name} = private unnamed_addr constant [{len(spec)} x i8] c"{escaped_bytes(spec)}", align 16\n'
 
 
-def fold_handler_parameters(module, kernels, spec: bytes) -> list[str]:
+def fold_handler_parameters(module, kernels, spec: bytes, global_name: str = SPEC_GLOBAL) -> list[str]:
     """For a device that calls kernels directly (no launcher: an NVIDIA GPU), make
     each kernel of ``kernels`` whose last parameter is a ``kernel_handler`` read
     ``spec`` from a constant global instead of that parameter (which stays in
-    its signature, unused), so that LLVM folds the values in.  ``module`` is an
+    its signature, unused), so that LLVM folds the values in (the global: ``global_name``;
+    one per kernel where kernels of one module read different buffers).  ``module`` is an
     IR-layer ``Module``, edited in place; returns the kernels changed."""
     changed = []
     for name in kernels:
@@ -185,9 +186,9 @@ def fold_handler_parameters(module, kernels, spec: bytes) -> list[str]:
         if len(last) < 2 or not last[-1].startswith("%"):
             continue
         param = last[-1]
-        body = re.sub(re.escape(param) + r"(?![-a-zA-Z$._0-9])", "@" + SPEC_GLOBAL, fn.body)
+        body = re.sub(re.escape(param) + r"(?![-a-zA-Z$._0-9])", "@" + global_name, fn.body)
         module.functions[name] = type(fn)(name, fn.header, body)
         changed.append(name)
     if changed:
-        module.add_entities(spec_global(spec))
+        module.add_entities(spec_global(spec, global_name))
     return changed

@@ -30,7 +30,7 @@ from ...passes.ir import Module, emit_ptx, in_child
 from ...passes.manager import PassManager
 from ...passes.support import knobs
 from ...passes.support.diagnostics import UserError
-from ..backend import (check_signatures, errc, exception, expose_device_globals, fold_handler_parameters,
+from ..backend import (SPEC_GLOBAL, check_signatures, errc, exception, expose_device_globals, fold_handler_parameters,
                        link_images, read_bundle_bitcode, read_entry, write_entry)
 from . import driver
 
@@ -96,11 +96,15 @@ def lower_images(image_bitcodes: list[bytes], names: list[str], libdevice: bool,
     """Steps 1-2: the linked, lowered module; each kernel of ``signatures`` (kernel ->
     the ``Signature`` its arguments are packed by) checked against its code first;
     ``spec``: the buffer of specialization constant values the ``kernels`` that
-    take a ``kernel_handler`` are compiled with (``spec_constants.fold_handler_parameters``)."""
+    take a ``kernel_handler`` are compiled with (``spec_constants.fold_handler_parameters``),
+    or kernel -> its own buffer."""
     linked = Module.parse(link_images(image_bitcodes, names))
     check_signatures(linked, signatures or {})
     expose_device_globals(linked)
-    if spec is not None:
+    if isinstance(spec, dict):          # one program, several kernels: each with its own buffer
+        for k, buffer in sorted(spec.items()):
+            fold_handler_parameters(linked, [k], buffer, f"{SPEC_GLOBAL}.{k}")
+    elif spec is not None:
         fold_handler_parameters(linked, kernels, spec)
     try:
         PassManager(parse_pipeline("lower-to-nvptx" + ("{libdevice=true}" if libdevice else ""))).run(linked)
