@@ -113,6 +113,16 @@ class Backend(abc.ABC):
 
     # -- programs -------------------------------------------------------------------
 
+    def pointer_place(self, address: int):
+        """Interop: DLPack's ``(device type, id)`` of the memory at ``address`` as this
+        back end's driver knows it, or ``None`` (a device on the host knows none)."""
+        return None
+
+    def wait_for_stream(self, theirs: int, mine: int) -> None:
+        """Interop: make this back end's stream ``mine`` wait for another library's
+        stream ``theirs`` (a device on the host has no streams)."""
+        raise exception(errc.feature_not_supported, f"the {self.name} back end has no streams")
+
     @abc.abstractmethod
     def link_images(self, images: list[bytes], kernels: list[str], names: list[str], signatures: dict,
                     spec: bytes | None, sub_group_size: int):
@@ -152,14 +162,13 @@ class Backend(abc.ABC):
 from .addresses import checked_address, checked_count, checked_memory  # noqa: E402
 from .arguments import pack_slots  # noqa: E402
 from .assertions import failure  # noqa: E402
-from .commands import Command, DynamicValue, KernelCommand, launch_geometry  # noqa: E402
+from .commands import Command, DynamicValue, KernelCommand, foreign, launch_geometry  # noqa: E402
 from .device import RUNTIME_ASPECTS, device, register_hardware  # noqa: E402
 from .device_global import apply_relocations, check_one_definition, device_global, storage_address  # noqa: E402
 from .disk_cache import read_entry, write_entry  # noqa: E402
 from .events import event  # noqa: E402
 from .handler import copy_details, device_global_copy, fill_details, handler  # noqa: E402
 from . import dlpack  # noqa: E402
-from .interop import NativeCommand, foreign  # noqa: E402
 from .image_link import check_signatures, expose_device_globals, link_images, read_bundle_bitcode  # noqa: E402
 from .memory import allocation_at, allocation_starting_at, checked_shape, register, usm_allocation  # noqa: E402
 from .program import kernel  # noqa: E402
@@ -174,4 +183,4 @@ __all__ += ["checked_address", "checked_count", "checked_memory", "pack_slots", 
             "exception", "event", "handler", "check_signatures", "read_bundle_bitcode", "allocation_at",
             "allocation_starting_at", "checked_shape", "register", "usm_allocation", "kernel", "queue",
             "has_reductions", "reduction", "expose_device_globals", "link_images", "fold_handler_parameters", "SPEC_GLOBAL", "check_local_size", "check_local_memory",
-            "check_command_group", "dlpack", "NativeCommand", "foreign", "copy_details", "device_global_copy", "fill_details"]
+            "check_command_group", "dlpack", "foreign", "copy_details", "device_global_copy", "fill_details"]

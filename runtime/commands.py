@@ -30,7 +30,7 @@ from .ranges import as_range, nd_range
 from .reductions import reduction
 from .work_groups import check_local_size
 
-__all__ = ["DynamicValue", "Command", "KernelCommand", "AsyncMalloc", "AsyncFree", "GraphPointer", "check_kernel",
+__all__ = ["PLAIN", "foreign", "DynamicValue", "Command", "KernelCommand", "AsyncMalloc", "AsyncFree", "GraphPointer", "check_kernel",
            "check_launch", "launch_geometry", "check_memory"]
 
 
@@ -42,6 +42,19 @@ class DynamicValue:
 
     def resolve(self):
         raise NotImplementedError
+
+
+#: argument types that are never another library's memory (the launch fast paths test this first)
+PLAIN = frozenset({int, float, bool, type(None), np.float16, np.float32, np.float64, np.int8, np.int16, np.int32,
+                    np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.bool_, usm_allocation})
+
+
+def foreign(value) -> bool:
+    """Whether ``value`` is memory of another library that ``adopt`` would take."""
+    if type(value) in PLAIN or isinstance(value, (usm_allocation, DynamicValue)):
+        return False
+    return (hasattr(value, "__dlpack__") or hasattr(value, "__cuda_array_interface__")
+            or hasattr(value, "__array_interface__") or isinstance(value, (memoryview, bytearray)))
 
 
 class Command:

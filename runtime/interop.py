@@ -28,14 +28,14 @@ context and memory pointers (``sycl_ext_codeplay_enqueue_native_command``).
 """
 from __future__ import annotations
 
-import ctypes
+
 import inspect
 
 import numpy as np
 
 from . import dlpack
-from .commands import Command, DynamicValue
-from .device import default_device
+from .commands import PLAIN, Command, foreign
+from .device import default_device, get_devices
 from . import host_access
 from .errors import errc, exception
 from .memory import usm_allocation
@@ -43,19 +43,6 @@ from .validate import require_queue
 
 __all__ = ["PLAIN", "foreign_allocation", "from_dlpack", "adopt", "adopt_arguments", "foreign", "usable",
            "interop_handle", "NativeCommand", "native_stream", "host_task_command"]
-
-#: argument types that are never another library's memory (the launch fast paths test this first)
-PLAIN = frozenset({int, float, bool, type(None), np.float16, np.float32, np.float64, np.int8, np.int16, np.int32,
-                    np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.bool_, usm_allocation})
-
-
-def foreign(value) -> bool:
-    """Whether ``value`` is memory of another library that ``adopt`` would take."""
-    if type(value) in PLAIN or isinstance(value, (usm_allocation, DynamicValue)):
-        return False
-    return (hasattr(value, "__dlpack__") or hasattr(value, "__cuda_array_interface__")
-            or hasattr(value, "__array_interface__") or isinstance(value, (memoryview, bytearray)))
-
 
 class foreign_allocation(usm_allocation):  # noqa: N801 - SYCL-style name
     """Another library's memory seen as a USM allocation (``from_dlpack``).  It is not
@@ -184,24 +171,12 @@ _MAX_VERSION = (1, 0)
 _KINDS = {dlpack.CUDA: "device", dlpack.CUDA_MANAGED: "shared"}
 
 
-def _pointer_place(address: int) -> tuple[int, int] | None:
-    """Where the CUDA driver says ``address`` is: DLPack ``(type, id)``; ``None`` when
-    there is no driver or it does not know the address (pageable host memory)."""
-    from .cuda import driver
-    lib = driver.load()
-    if lib is None or not address:
-        return None
-    value = ctypes.c_int()
-    for attribute in (8, 2):        # CU_POINTER_ATTRIBUTE_IS_MANAGED, _MEMORY_TYPE
-        if driver.query("cuPointerGetAttribute", ctypes.byref(value), attribute, address):
-            return None
-        if attribute == 8 and value.value:
-            return (dlpack.CUDA_MANAGED, 0)
-    if value.value == 1:            # CU_MEMORYTYPE_HOST: pinned
-        return (dlpack.CUDA_HOST, 0)
-    if driver.query("cuPointerGetAttribute", ctypes.byref(value), 9, address):      # _DEVICE_ORDINAL
-        return None
-    return (dlpack.CUDA, value.value)
+def _pointer_place(address: int, device) -> tuple[int, int] | None:
+    """Where a driver says ``address`` is: DLPack ``(type, id)``, asking ``device``'s back
+    end, else the first device off the host; ``None`` when no back end knows the
+    address (pageable host memory, or no GPU driver)."""
+    asked = device if _off_host(device) else next((d for d in get_devices() if _off_host(d)), None)
+    return asked.impl.pointer_place(address) if asked is not None else None
 
 
 def _typestr(text, what: str) -> np.dtype:
@@ -241,20 +216,13 @@ def _from_cai(obj, q, device, what: str) -> foreign_allocation:
                                       f"{type(err).__name__}: {err}") from None
     dtype = _typestr(text, what)
     count = _contiguous(shape, strides, dtype.itemsize, what)
-    where = _pointer_place(address) or (dlpack.CUDA, -1)
+    where = _pointer_place(address, device) or (dlpack.CUDA, -1)
     if not usable(where, device):
         raise _refuse(obj, where, device, what)
     stream = cai.get("stream")
     mine = native_stream(q)
     if stream and mine is not None and stream != mine:      # their writes before our commands
-        from .cuda import driver
-        ev = ctypes.c_void_p()
-        driver.call("cuEventCreate", ctypes.byref(ev), 2, what="an event ordering another library's stream")
-        try:
-            driver.call("cuEventRecord", ev, stream)
-            driver.call("cuStreamWaitEvent", mine, ev, 0)
-        finally:
-            driver.query("cuEventDestroy_v2", ev)
+        q.device.impl.wait_for_stream(stream, mine)
     out = foreign_allocation(address, count, dtype, _KINDS.get(where[0], "host"), device, obj, None,
                              bool(read_only), where)
     out._how = "CUDA array interface"
@@ -270,7 +238,7 @@ def _from_host(obj, device, what: str) -> foreign_allocation:
     if not a.flags["C_CONTIGUOUS"]:
         raise exception(errc.invalid, f"{what}: {type(obj).__name__} memory is not contiguous")
     address = a.ctypes.data
-    where = (_pointer_place(address) if _off_host(device) else None) or (dlpack.CPU, 0)
+    where = (_pointer_place(address, device) if _off_host(device) else None) or (dlpack.CPU, 0)
     if not usable(where, device):
         raise _refuse(obj, where, device, what)
     out = foreign_allocation(address, a.size, a.dtype, _KINDS.get(where[0], "host"), device, obj, None,

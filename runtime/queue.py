@@ -18,7 +18,7 @@ from .device import context, default_context, default_device, device as Device
 from .errors import errc, exception
 from .events import event
 from .handler import UNPROFILED_GRAPH, check_graph_submission, handler
-from .interop import PLAIN, foreign
+from .commands import PLAIN, foreign
 from .memory import usm_allocation
 from .native import run_range
 from .program import kernel as Kernel

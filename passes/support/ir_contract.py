@@ -190,7 +190,7 @@ SYCL_TYPES_THAT_USE_ASPECTS = _name(
     "types whose use implies aspects (``half``: fp16, ``double``: fp64)")
 REQD_WORK_GROUP_SIZE = _name(
     "reqd_work_group_size", METADATA, [_FE, UPSTREAM_COMPILER],
-    ["passes.work_item_loops", "postlink.grouping", "postlink.inspect", "postlink.ir_values", "postlink.options",
+    ["passes.work_item_sweeps", "postlink.grouping", "postlink.inspect", "postlink.ir_values", "postlink.options",
      "postlink.properties"],
     "a kernel's required work-group size (also a [SYCL/program metadata] key suffix)")
 INTEL_REQD_SUB_GROUP_SIZE = _name(

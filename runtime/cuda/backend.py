@@ -18,7 +18,7 @@ from __future__ import annotations
 import ctypes
 import threading
 
-from ..backend import Backend, apply_relocations, check_one_definition, errc, exception
+from ..backend import Backend, apply_relocations, check_one_definition, dlpack, errc, exception
 from . import driver
 
 __all__ = ["CudaBackend"]
@@ -36,6 +36,34 @@ class CudaBackend(Backend):
 
     name = "cuda"
     whole_program = True
+
+    def pointer_place(self, address: int):
+        """Where the CUDA driver says ``address`` is: DLPack ``(type, id)``; ``None`` when
+        it does not know the address (pageable host memory)."""
+        lib = driver.load()
+        if lib is None or not address:
+            return None
+        value = ctypes.c_int()
+        for attribute in (8, 2):        # CU_POINTER_ATTRIBUTE_IS_MANAGED, _MEMORY_TYPE
+            if driver.query("cuPointerGetAttribute", ctypes.byref(value), attribute, address):
+                return None
+            if attribute == 8 and value.value:
+                return (dlpack.CUDA_MANAGED, 0)
+        if value.value == 1:            # CU_MEMORYTYPE_HOST: pinned
+            return (dlpack.CUDA_HOST, 0)
+        if driver.query("cuPointerGetAttribute", ctypes.byref(value), 9, address):      # _DEVICE_ORDINAL
+            return None
+        return (dlpack.CUDA, value.value)
+
+    def wait_for_stream(self, theirs: int, mine: int) -> None:
+        """``mine`` waits for the work enqueued so far on another library's stream ``theirs``."""
+        ev = ctypes.c_void_p()
+        driver.call("cuEventCreate", ctypes.byref(ev), 2, what="an event ordering another library's stream")
+        try:
+            driver.call("cuEventRecord", ev, theirs)
+            driver.call("cuStreamWaitEvent", mine, ev, 0)
+        finally:
+            driver.query("cuEventDestroy_v2", ev)
 
     def __init__(self, dev):
         self.device = dev

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import ctypes
 
-from ..backend import KernelCommand, NativeCommand, allocation_at, errc, exception, has_reductions
+from ..backend import KernelCommand, allocation_at, errc, exception, has_reductions
 from . import driver
 from .commands import CopyCommand, FillCommand
 from .memory import cuda_allocation
@@ -206,7 +206,7 @@ class _Builder:
         if kind == "host_task":
             node = self._host(cmd._run, deps)
             return _Built(node, node, "host")
-        if kind == "native_command" and isinstance(cmd, NativeCommand):
+        if kind == "native_command":                  # (interop.NativeCommand: its stream is captured)
             return _Built(self._captured(cmd, deps), None, "native")
         if kind == "memcpy" and isinstance(cmd, CopyCommand):
             return _Built(self._copy(*cmd.copy, deps, live), None, "memcpy")

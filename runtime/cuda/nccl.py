@@ -21,7 +21,7 @@ import os
 import threading
 
 from ...passes.support import knobs
-from ..errors import errc, exception
+from ..backend import errc, exception
 
 __all__ = ["load", "call", "why_unavailable", "UniqueId", "DATATYPES", "OPS", "library_path"]
 

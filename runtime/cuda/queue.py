@@ -233,7 +233,7 @@ class cuda_handler(handler):  # noqa: N801
         dg.check_bounds(direction, offset, nbytes)
         if isinstance(other, np.ndarray) and not other.flags["C_CONTIGUOUS"]:
             raise exception(errc.invalid, f"copy {direction} device_global '{dg.name}' needs a contiguous array")
-        m = checked_memory(other, f"copy {direction} device_global '{dg.name}'", nbytes)
+        m = checked_memory(other, f"copy {direction} device_global '{dg.name}'", nbytes, writes=direction == "from")
         host, q = m.address, self.queue
         # (another GPU's device memory: a peer copy with the storage on this one)
         other_gpu = m.allocation.device if m.allocation is not None and not m.allocation.host_accessible \
@@ -283,6 +283,9 @@ class cuda_queue(queue):  # noqa: N801
 
     def __del__(self):
         try:
+            if self.device.lost or not (self._pool[True] or self._pool[False] or getattr(self, "_stream", None)):
+                return
+            self.device.activate()          # (its own GPU's context, whichever thread collects it)
             for ev in self._pool[True] + self._pool[False]:
                 driver.query("cuEventDestroy_v2", ev)
             if getattr(self, "_stream", None):

@@ -48,13 +48,12 @@ def fresh_context(monkeypatch):
     """Each test gets its own context, so device-global storage starts afresh
     (it belongs to a (device, context) pair)."""
     contexts = {}
-    real = sycl.queue.__init__
-
-    def init(self, dev=None, **kw):
-        real(self, dev, **kw)
-        if "context" not in kw:
-            self.context = contexts.setdefault(self.device.name, sycl.context(self.device))
-    monkeypatch.setattr(sycl.queue, "__init__", init)
+    for cls in {sycl.queue, type(sycl.queue())}:       # (the device's own queue class: a GPU's)
+        def init(self, dev=None, _real=cls.__init__, **kw):
+            _real(self, dev, **kw)
+            if "context" not in kw:
+                self.context = contexts.setdefault(self.device.name, sycl.context(self.device))
+        monkeypatch.setattr(cls, "__init__", init)
 
 
 def run(q, prog, name, *args, n=None):
