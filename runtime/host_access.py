@@ -93,7 +93,8 @@ def check(allocation) -> None:
         for q, e, _, uses, label in _pending:
             if uses is None or any(u is allocation for u in uses):
                 raise exception(errc.invalid, f"host access to a USM allocation ({allocation!r}) while a command "
-                                              f"submitted to a queue ({label}) has not been waited for: SYCL gives results after queue.wait() or "
+                                              f"submitted to a queue ({label}) has not been waited for: SYCL gives "
+                                              f"results after queue.wait() or "
                                               f"event.wait() (a GPU is still running it) "
                                               f"[{knobs.CHECK_HOST_ACCESS}]")
 
@@ -101,32 +102,27 @@ def check(allocation) -> None:
 def native_command_body(fn):
     """``fn`` run as a native command of a CPU device's queue: the device's own work
     (an MPI collective on USM, a library call), so neither check applies to it."""
-    if not ENABLED:
-        return fn
-
-    @functools.wraps(fn)
-    def body(*args):
-        before = getattr(_local, "in_native_command", False)
-        _local.in_native_command = True
-        try:
-            return fn(*args)
-        finally:
-            _local.in_native_command = before
-    return body
+    return _marked(fn, "in_native_command")
 
 
 def host_task_body(fn):
     """``fn`` run as a host task's body: its host accesses are allowed (it runs
     after its dependencies)."""
+    return _marked(fn, "in_host_task")
+
+
+def _marked(fn, flag: str):
+    """``fn`` running with the thread's ``flag`` set (``check`` reads it); its name and
+    signature kept (a host task taking an ``interop_handle``)."""
     if not ENABLED:
         return fn
 
-    @functools.wraps(fn)        # (its signature too: a host task taking an interop_handle)
+    @functools.wraps(fn)
     def body(*args):
-        before = getattr(_local, "in_host_task", False)
-        _local.in_host_task = True
+        before = getattr(_local, flag, False)
+        setattr(_local, flag, True)
         try:
             return fn(*args)
         finally:
-            _local.in_host_task = before
+            setattr(_local, flag, before)
     return body
