@@ -31,6 +31,13 @@ import itertools
 import threading
 from collections import Counter
 
+import pytest
+
+#: the mark of a test module built on this stand-in: it replaces the CUDA driver for the whole
+#: process, so it runs once, where no real GPU queue of an earlier test is alive to meet it (the
+#: real driver's tests are tests/gpu and the GPU parameter of every other runtime test)
+ONLY_ON_CPU = pytest.mark.cpu_only("uses the stand-in CUDA driver, which must not meet a real GPU's objects")
+
 
 #: handles of every fake driver (objects of an earlier test's driver, released later, never name this one's)
 _HANDLES = itertools.count(0x1000, 0x10)

@@ -19,9 +19,7 @@ kernel inc(id<1> i, int* p) { p[i] = p[i] + 1; }
 """
 N = 16
 
-#: the stand-in driver replaces the CUDA driver for the whole process: run once, where no real
-#: GPU queue of an earlier test is alive to meet it (the real driver's tests are tests/gpu)
-pytestmark = pytest.mark.cpu_only("uses the stand-in CUDA driver, which must not meet a real GPU's objects")
+pytestmark = fake_cuda.ONLY_ON_CPU
 
 
 def _ints(address, n):

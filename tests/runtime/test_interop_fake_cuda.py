@@ -14,7 +14,7 @@ from minisycl.runtime import dlpack
 
 import fake_cuda
 
-pytestmark = pytest.mark.cpu_only("the stand-in driver replaces the real one")
+pytestmark = fake_cuda.ONLY_ON_CPU
 
 
 @pytest.fixture
