@@ -39,6 +39,18 @@ import pytest
 ONLY_ON_CPU = pytest.mark.cpu_only("uses the stand-in CUDA driver, which must not meet a real GPU's objects")
 
 
+def ints(address: int, n: int):
+    """The ``n`` 32-bit ints at ``address`` (the stand-in's device memory is host memory)."""
+    return (ctypes.c_int32 * n).from_address(address)
+
+
+def inc_kernel(n, _y, _z, p) -> None:
+    """The stand-in's ``kernel inc(id<1> i, int* p) { p[i] = p[i] + 1; }`` over ``n`` work-items."""
+    a = ints(p, n)
+    for i in range(n):
+        a[i] += 1
+
+
 #: handles of every fake driver (objects of an earlier test's driver, released later, never name this one's)
 _HANDLES = itertools.count(0x1000, 0x10)
 

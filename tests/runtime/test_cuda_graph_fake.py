@@ -22,14 +22,7 @@ kernel nop(int* p) { }
 pytestmark = fake_cuda.ONLY_ON_CPU
 
 
-def _ints(address, n):
-    return (ctypes.c_int32 * n).from_address(address)
-
-
-def _inc(n, _y, _z, p):
-    a = _ints(p, n)
-    for i in range(n):
-        a[i] += 1
+_ints, _inc = fake_cuda.ints, fake_cuda.inc_kernel
 
 
 def _dbl(n, _y, _z, p):

@@ -22,21 +22,13 @@ N = 16
 pytestmark = fake_cuda.ONLY_ON_CPU
 
 
-def _ints(address, n):
-    import ctypes
-    return (ctypes.c_int32 * n).from_address(address)
+_ints, _inc = fake_cuda.ints, fake_cuda.inc_kernel
 
 
 def _fixed(n, _y, _z, p):
     a = _ints(p, n)
     for i in range(n):
         a[i] = 4
-
-
-def _inc(n, _y, _z, p):
-    a = _ints(p, n)
-    for i in range(n):
-        a[i] += 1
 
 
 @pytest.fixture
