@@ -17,6 +17,7 @@ needs it (``activate``).
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import threading
@@ -143,6 +144,25 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
         if _current.context is not ctx:
             driver.call("cuCtxSetCurrent", ctx)
             _current.context = ctx
+
+    @contextlib.contextmanager
+    def borrowed(self):
+        """This GPU's context current for the calls of a finalizer (``__del__``, a
+        DLPack deleter), and the thread's own context current again after.
+
+        The collector runs finalizers wherever it runs: between an ``activate()``
+        and the driver call it was made for, on any thread.  A finalizer that
+        left its own context current would make that call run under the wrong
+        GPU (``CUDA_ERROR_INVALID_CONTEXT``, or worse, the right call on the
+        wrong device), so every finalizer's driver calls go through here."""
+        before = _current.context
+        self.activate()
+        try:
+            yield
+        finally:
+            if before is not None and _current.context is not before:
+                driver.query("cuCtxSetCurrent", before)
+                _current.context = before
 
     def free_memory(self) -> int:
         self.activate()

@@ -493,10 +493,11 @@ class CudaGraph:
 
     def __del__(self):
         try:
-            if getattr(self, "exec", None) is not None:
-                self._release_exec()
-            for item in getattr(self, "_keep", ()):
-                if isinstance(item, _Pinned):
-                    item.free()
+            with self.device.borrowed():
+                if getattr(self, "exec", None) is not None:
+                    self._release_exec()
+                for item in getattr(self, "_keep", ()):
+                    if isinstance(item, _Pinned):
+                        item.free()
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass

@@ -128,8 +128,9 @@ class cuda_allocation(usm_allocation):  # noqa: N801 - SYCL-style name
         self._free_now()
 
     def _free_now(self) -> None:
-        self.device.activate()
-        if self.kind == "host":
-            driver.call("cuMemFreeHost", ctypes.c_void_p(self.ptr), what="free()")
-        else:
-            driver.call("cuMemFree_v2", self.ptr, what="free()")
+        # (borrowed: the last consumer of a DLPack export lets go in its deleter, a finalizer)
+        with self.device.borrowed():
+            if self.kind == "host":
+                driver.call("cuMemFreeHost", ctypes.c_void_p(self.ptr), what="free()")
+            else:
+                driver.call("cuMemFree_v2", self.ptr, what="free()")

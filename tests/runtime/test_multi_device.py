@@ -260,6 +260,56 @@ def test_cpu_devices_share_memory(rig):
     assert (np.asarray(a) == 1).all()
 
 
+# -- finalizers: whatever the collector frees, the thread's context stays its own ------------
+
+def _a_queue_with_events(gpu, prog):
+    q = sycl.queue(gpu, enable_profiling=True)
+    q.memcpy(sycl.malloc_device(4, np.int32, q), np.zeros(4, np.int32), 16).wait()
+    return q
+
+
+def _a_launched_graph(gpu, prog):
+    q = sycl.queue(gpu)
+    a = sycl.malloc_device(4, np.int32, q)
+    g = sycl.command_graph(q)
+    g.add(lambda h: h.memset(a, 0, 16))
+    ex = g.finalize()
+    q.ext_oneapi_graph(ex).wait()
+    return ex
+
+
+def _a_released_export(gpu, prog):
+    q = sycl.queue(gpu)
+    a = sycl.malloc_device(4, np.int32, q)
+    capsule = a.__dlpack__(stream=-1)
+    sycl.free(a)                        # freed when the consumer lets go: the capsule's destructor
+    return capsule
+
+
+@pytest.mark.parametrize("make", [_a_queue_with_events, _a_launched_graph, _a_released_export])
+def test_finalizers_leave_the_current_context_alone(monkeypatch, prog, make):
+    """An object of one GPU collected while another GPU's context is current
+    (between that GPU's ``activate`` and the driver call it was for) must not
+    leave its own context current: the interrupted call would run under the
+    wrong GPU (a generated interleaving found it: ``CUDA_ERROR_INVALID_CONTEXT``)."""
+    import gc
+
+    from minisycl.runtime.cuda import device as cuda_device_mod
+
+    fake, gpus = fake_cuda.install_devices(monkeypatch, 2)
+    held = [make(gpus[1], prog)]
+    held.append(held)                   # a cycle: only the collector frees it
+    q0 = sycl.queue(gpus[0])
+    gpus[0].activate()
+    mine = fake.current
+    del held
+    gc.collect()
+    assert fake.current == mine and cuda_device_mod._current.context is gpus[0].primary_context()
+    a = sycl.malloc_device(4, np.int32, q0)             # the next call on GPU 0 runs under its context
+    q0.memcpy(a, np.arange(4, dtype=np.int32), 16).wait()
+    assert (_read(q0, a, 4) == np.arange(4)).all()
+
+
 # -- a generator: random interleavings of work on the two GPUs and the CPU ------------------
 
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
