@@ -27,6 +27,14 @@ Algorithm:
      ``"referenced-indirectly"`` becomes ``internal``.  So a SYCL_EXTERNAL
      function is external only in the image where it is an entry point.
      Globals keep their linkage.
+  5. GlobalDCE, as upstream's ``ModuleDesc::cleanup`` runs it on every image
+     (split or not: its ``ModuleCopier`` cleans the ``-split=none`` image too):
+     an entry point of discardable linkage (``linkonce_odr``, ``internal``, ...)
+     that nothing else in the image references is deleted, with what only it
+     reached, and is no entry point of the image any more
+     (``live_entry_points``).  Virtual functions are exempt: upstream makes
+     them external first.  Older upstream versions left the ``-split=none``
+     module untouched; the newer behaviour wins (README).
 """
 from __future__ import annotations
 
@@ -37,7 +45,7 @@ from .device_globals import trim_compiler_used
 from .outlining import outlined_elsewhere
 from ..passes.support.ir_contract import DEVICE_GLOBAL_SIZE, REFERENCED_INDIRECTLY
 
-__all__ = ["SplitContext", "image_module", "reachable", "indirect_callees", "internalize", "KeptExternal"]
+__all__ = ["SplitContext", "image_module", "live_entry_points", "reachable", "indirect_callees", "internalize", "KeptExternal"]
 
 
 @dataclass
@@ -79,12 +87,31 @@ def image_module(ctx: SplitContext, key: str, members: list[str], stub, copier: 
     but for the names in ``held`` (in another image of the split already)."""
     module = ctx.module
     outlined = outlined_elsewhere(ctx.virtual, members, ctx.jit)
-    roots = members + ctx.compiler_used + ([r for r in ctx.global_roots if r not in held] if copier else [])
-    names = reachable(module, roots, outlined, ctx.indirect_callees)
+    extra = ctx.compiler_used + ([r for r in ctx.global_roots if r not in held] if copier else [])
+    names = reachable(module, members + extra, outlined, ctx.indirect_callees)
+    droppable = _discardable_entry_points(ctx, members)
+    if droppable:       # step 5: only what the other roots reach keeps them
+        live = set(reachable(module, [m for m in members if m not in droppable] + extra, outlined,
+                             ctx.indirect_callees))
+        if not droppable <= live:
+            names = [n for n in names if n in live]
     part = module.extract(names + (["llvm.compiler.used"] if ctx.compiler_used else []), declare=outlined,
                           stub=stub, name=key)
     part.filter_used_lists(DifferenceView(part.globals.keys() | part.functions.keys(), ctx.device_globals))
     return part
+
+
+def _discardable_entry_points(ctx: SplitContext, members: list[str]) -> set[str]:
+    """The entry points of step 5 that GlobalDCE may delete: discardable
+    linkage, not virtual functions."""
+    functions = ctx.module.functions
+    return {m for m in members if functions[m].linkage in DISCARDABLE_LINKAGES and m not in ctx.virtual}
+
+
+def live_entry_points(part: Module, members: list[str]) -> list[str]:
+    """``members`` that ``part`` still defines (step 5 may have deleted some)."""
+    functions = part.functions
+    return [m for m in members if m in functions and not functions[m].is_declaration]
 
 
 def indirect_callees(module: Module) -> dict[str, list[str]]:

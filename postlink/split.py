@@ -35,7 +35,7 @@ from ..passes.entry_points import entry_points
 from .grouping import WHOLE, group_entry_points, group_key
 from .image import Image, SplitError
 from .ir_values import check_values
-from .image_contents import KeptExternal, SplitContext, image_module, internalize
+from .image_contents import KeptExternal, SplitContext, image_module, internalize, live_entry_points
 from .outlining import export_virtual_functions, holds_virtual_functions, with_created_sets
 from .nvvm import restore_kernel_annotations
 from .properties import compute_properties
@@ -76,6 +76,7 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     held: set[str] = set()              # what the kernel images made so far define (for the copier image)
     for key, members, vset, copier in groups:
         part = image_module(ctx, key, members, stub=emptied, copier=copier, held=held)
+        members = live_entry_points(part, members)
         if vset is None and mode in ("none", WHOLE):
             held.update(n for n, f in part.functions.items() if not f.is_declaration)
             held.update(n for n, g in part.globals.items() if not g.is_declaration)
