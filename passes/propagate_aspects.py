@@ -41,6 +41,11 @@ Algorithm:
      (names ``!sycl_aspects`` does not know are skipped, as upstream does); the
      post-link step writes it as ``fixed_target``.  Upstream attaches an empty
      list when the option is absent; we attach nothing then.
+  8. Calls to DPC++'s conditional callers (``if_device_has``,
+     ``if_architecture_is``): what their actions use is conditionally used,
+     written as ``!sycl_conditionally_used_aspects`` after
+     ``!sycl_used_aspects`` (``propagate_aspects_conditional.py``, which
+     changes steps 3 and 4 only for modules that have such callers).
 
 Tests: ``tests/lit/passes/propagate-aspects/``.
 """
@@ -50,16 +55,18 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ..device_configs.aspects import Aspect
+from .aspect_set import AspectSet
 from .callgraph import CallGraph, find_path, sccs
 from .ir import Module, attachment_pairs, metadata_attachments, quote_name, tokens, unquote_name
 from .ir.sycl_names import set_display
 from .ir.lexer import has_word, skip_type, type_refs, type_ref_matches, word_positions
 from .entry_points import entry_points
+from .propagate_aspects_conditional import conditional_calls, merged_pairs
 from .manager import PassResult
 from .srcloc import aspect_use, call_loc, display_chain, display_name, function_loc
 from .support.ir_contract import (CALLS_INDIRECTLY, HOST_ONLY_STUB, INDIRECTLY_CALLABLE, SYCL_ASPECTS,
-                                  SYCL_DECLARED_ASPECTS, SYCL_DEVICE_HAS, SYCL_FIXED_TARGETS,
-                                  SYCL_TYPES_THAT_USE_ASPECTS, SYCL_USED_ASPECTS)
+                                  SYCL_CONDITIONALLY_USED_ASPECTS, SYCL_DECLARED_ASPECTS, SYCL_DEVICE_HAS,
+                                  SYCL_FIXED_TARGETS, SYCL_TYPES_THAT_USE_ASPECTS, SYCL_USED_ASPECTS)
 
 
 
@@ -160,45 +167,7 @@ class TypeAspects:
         return out
 
 
-class AspectSet:
-    """Upstream's ``SmallSet<int, 4>``: insertion order while it holds at most
-    four values, ascending order from the fifth on (it then moves them to a
-    ``std::set``, and stays there).  Its order is the order of the operands of
-    ``!sycl_used_aspects``."""
-
-    __slots__ = ("_items", "_big")
-
-    def __init__(self, values=()):
-        self._items: dict[int, None] = {}
-        self._big = False
-        self.update(values)
-
-    def add(self, value: int) -> None:
-        if value not in self._items:
-            self._items[value] = None
-            if len(self._items) > 4:
-                self._big = True
-
-    def update(self, values) -> None:
-        for v in values:
-            self.add(v)
-
-    def __iter__(self):
-        return iter(sorted(self._items) if self._big else list(self._items))
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __contains__(self, value) -> bool:
-        return value in self._items
-
-    def copy(self) -> "AspectSet":
-        out = AspectSet()
-        out._items, out._big = dict(self._items), self._big
-        return out
-
-
-def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
+def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects, conditional=None
                    ) -> tuple[dict[str, AspectSet], dict[str, AspectSet]]:
     """Step 3: per function, the aspects it uses by itself and the aspects it
     declares (``!sycl_declared_aspects``, then ``"sycl-device-has"``), each in
@@ -208,7 +177,10 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
     ``!sycl_used_aspects``.  The aspects of a struct that carries several come
     in ascending order (upstream's order there is hash order).  Functions
     that use (declare) none are absent from the first (second) mapping: most
-    functions use none, and nothing is built for them."""
+    functions use none, and nothing is built for them.  ``conditional`` (a
+    ``ConditionalCalls``, step 8): the uses in a function's text count as used
+    only when it is unconditional, and go to ``conditional.direct`` when it is
+    conditional."""
     atomic64 = table.get("atomic64")
     device_has = module.functions_with(SYCL_DEVICE_HAS)
     typed_globals = {}
@@ -233,8 +205,11 @@ def direct_aspects(module: Module, table: dict[str, int], types: TypeAspects
             used = AspectSet()
             if events:
                 events.sort(key=lambda e: e[0])
-                for _, aspects in events:
-                    used.update(aspects)
+                if conditional is None or name in conditional.unconditional:
+                    for _, aspects in events:
+                        used.update(aspects)
+                if conditional is not None and name in conditional.conditional:
+                    conditional.direct[name] = AspectSet(a for _, aspects in events for a in aspects)
             if SYCL_USED_ASPECTS in md:
                 used.update(module.metadata_ints(md[SYCL_USED_ASPECTS]))
             if used:
@@ -397,19 +372,25 @@ def propagate_aspects(module: Module, diags=None, exclude: set[str] = frozenset(
     call graph, when the caller has it already."""
     table = aspect_table(module)
     names = {v: k for k, v in table.items()}
-    used, declared = direct_aspects(module, table, TypeAspects(module, table))
+    edges = aspect_graph(module, calls if calls is not None else CallGraph.of(module).edges)
+    entries = entry_points(module, virtual_functions="ignore")
+    conditional = conditional_calls(module, edges, entries)
+    if conditional is not None:
+        edges = conditional.unconditional_edges()
+    used, declared = direct_aspects(module, table, TypeAspects(module, table), conditional)
     device_has = module.functions_with(SYCL_DEVICE_HAS)
     declaring = [n for n in module.functions if SYCL_DECLARED_ASPECTS in module.functions[n].metadata or n in device_has]
-    edges = aspect_graph(module, calls if calls is not None else CallGraph.of(module).edges)
     comps = sccs(edges)
     used_total = aspects_through_calls(edges, {n: set(a) for n, a in used.items()}, comps)
     declared_total = aspects_through_calls(edges, {n: set(a) for n, a in declared.items()}, comps)
-    entries = entry_points(module, virtual_functions="ignore")
     used_order = upstream_order(edges, used, entries, used_total)
     declared_order = upstream_order(edges, declared, entries, declared_total)
     dropped = {table[a] for a in exclude if a in table}
     kinds = AttachmentOrder(module)
-    changed = _attach_used(module, kinds, (used_order, used_total), (declared_order, declared_total), dropped)
+    pairs = {}
+    if conditional is not None:
+        pairs = {n: merged_pairs(module, n, p, dropped) for n, p in conditional.pairs().items()}
+    changed = _attach_used(module, kinds, (used_order, used_total), (declared_order, declared_total), dropped, pairs)
     if fixed_targets:
         changed |= _attach_fixed_targets(module, kinds, [f"i32 {table[t]}" for t in fixed_targets if t in table],
                                          entries)
@@ -420,29 +401,50 @@ def propagate_aspects(module: Module, diags=None, exclude: set[str] = frozenset(
     return changed
 
 
-def _attach_used(module: Module, kinds, used, declared, dropped: set[int]) -> bool:
+def _attach_used(module: Module, kinds, used, declared, dropped: set[int], pairs=None) -> bool:
     """Step 6: ``!sycl_used_aspects`` of each function that uses or declares an
-    aspect, in upstream's order (``used`` and ``declared``: (order, totals));
-    returns whether any changed."""
-    (used_order, used_total), (declared_order, declared_total) = used, declared
+    aspect, in upstream's order (``used`` and ``declared``: (order, totals)),
+    then (step 8) its ``!sycl_conditionally_used_aspects`` (``pairs``: name ->
+    the operands, or None); function after function, so that new nodes are
+    numbered as LLVM numbers them.  Returns whether any changed."""
     changed = False
     for name in list(module.functions):
-        if name not in used_total and name not in declared_total:
-            continue
-        out = AspectSet(a for a in _in_order(used_order.get(name), used_total.get(name, _NONE)) if a not in dropped)
-        out.update(_in_order(declared_order.get(name), declared_total.get(name, _NONE)))
-        if not out:
-            continue
-        current = module.functions[name].metadata.get(SYCL_USED_ASPECTS)
-        if current is not None:
-            out.update(module.metadata_ints(current))
-        want = [f"i32 {a}" for a in out]
-        if current is not None and module.metadata_operands(current) == want:
-            continue
-        module.set_function_metadata(name, SYCL_USED_ASPECTS, want)
-        kinds.place(name)
-        changed = True
+        changed |= _attach_used_one(module, kinds, name, used, declared, dropped)
+        cond = pairs.get(name) if pairs else None
+        if cond is not None:
+            current = module.functions[name].metadata.get(SYCL_CONDITIONALLY_USED_ASPECTS)
+            if current is None or _operand_tree(module, current) != cond:
+                module.set_function_metadata(name, SYCL_CONDITIONALLY_USED_ASPECTS, cond)
+                kinds.place(name)
+                changed = True
     return changed
+
+
+def _operand_tree(module: Module, ref: str) -> list:
+    """The operands of node ``ref``, a node operand as the list of its own (as
+    ``set_function_metadata`` takes them)."""
+    return [_operand_tree(module, op) if op.startswith("!") and op[1:].isdigit() else op
+            for op in module.metadata_operands(ref)]
+
+
+def _attach_used_one(module: Module, kinds, name: str, used, declared, dropped: set[int]) -> bool:
+    """``_attach_used`` for one function's ``!sycl_used_aspects``."""
+    (used_order, used_total), (declared_order, declared_total) = used, declared
+    if name not in used_total and name not in declared_total:
+        return False
+    out = AspectSet(a for a in _in_order(used_order.get(name), used_total.get(name, _NONE)) if a not in dropped)
+    out.update(_in_order(declared_order.get(name), declared_total.get(name, _NONE)))
+    if not out:
+        return False
+    current = module.functions[name].metadata.get(SYCL_USED_ASPECTS)
+    if current is not None:
+        out.update(module.metadata_ints(current))
+    want = [f"i32 {a}" for a in out]
+    if current is not None and module.metadata_operands(current) == want:
+        return False
+    module.set_function_metadata(name, SYCL_USED_ASPECTS, want)
+    kinds.place(name)
+    return True
 
 
 def _attach_fixed_targets(module: Module, kinds, values: list[str], entries) -> bool:
@@ -544,7 +546,7 @@ FIXED_KINDS = ("dbg", "tbaa", "prof", "fpmath", "range", "tbaa.struct", "invaria
                "func_sanitize", "exclude", "memprof", "callsite", "kcfi_type", "pcsections", "DIAssignID",
                "coro.outside.frame", "mmra", "noalias.addrspace")
 #: kinds this pass may add, in the order upstream's pass first asks its context for them
-_PASS_KINDS = (SYCL_USED_ASPECTS, SYCL_DECLARED_ASPECTS, SYCL_FIXED_TARGETS)
+_PASS_KINDS = (SYCL_USED_ASPECTS, SYCL_DECLARED_ASPECTS, SYCL_CONDITIONALLY_USED_ASPECTS, SYCL_FIXED_TARGETS)
 
 
 class AttachmentOrder:

@@ -137,10 +137,43 @@ class Edits:
             self._new_md[body] = n
         return f"!{n}"
 
-    def set_function_metadata(self, name: str, kind: str, operands: list[str] | None) -> None:
-        """Attach ``!kind !{operands}`` to a function (``None`` removes the attachment)."""
+    def add_metadata_tree(self, operands: list) -> str:
+        """``add_metadata_node`` where an operand may be a list: a node of its
+        own.  New nodes are numbered in pre-order (the node, then its operands
+        left to right), as LLVM's printer numbers an attachment's nodes, and
+        identical nodes are shared."""
+        if not any(isinstance(op, list) for op in operands):
+            return self.add_metadata_node(operands)
+        found = self._find_metadata_tree(operands)
+        if found is not None:
+            return found
+        n = max(self.metadata, default=-1) + 1
+        self.metadata[n] = ""                   # reserved: its new operands come next
+        ops = [self.add_metadata_tree(op) if isinstance(op, list) else op for op in operands]
+        body = "!{" + ", ".join(ops) + "}"
+        self.metadata[n] = f"!{n} = {body}"
+        self._new_md[body] = n
+        return f"!{n}"
+
+    def _find_metadata_tree(self, operands: list) -> str | None:
+        """The existing node that ``operands`` (lists: nodes) spell, or None."""
+        ops = []
+        for op in operands:
+            if isinstance(op, list):
+                op = self._find_metadata_tree(op)
+                if op is None:
+                    return None
+            ops.append(op)
+        if not self._new_md:
+            self._new_md = {_after_key(line): n for n, line in self.metadata.items() if " = !{" in line}
+        n = self._new_md.get("!{" + ", ".join(ops) + "}")
+        return None if n is None else f"!{n}"
+
+    def set_function_metadata(self, name: str, kind: str, operands: list | None) -> None:
+        """Attach ``!kind !{operands}`` to a function (``None`` removes the
+        attachment; an operand that is a list is a node of its own)."""
         fn = self.functions[name]
-        ref = None if operands is None else self.add_metadata_node(operands)
+        ref = None if operands is None else self.add_metadata_tree(operands)
         h = fn.header
         if fn.is_declaration:
             new = without_attachments(h, kind)

@@ -106,6 +106,11 @@ CALL_IF_ON_HOST = _name(
     "sycl-call-if-on-host", FUNCTION_ATTRIBUTE, ["frontend.emitter.functions", UPSTREAM_COMPILER],
     ["passes.check_device_code", "passes.link", "passes.split_if_device"],
     "the helper holding an ``if_host`` block's body")
+CALL_IF_ON_DEVICE_CONDITIONALLY = _name(
+    "sycl-call-if-on-device-conditionally", FUNCTION_ATTRIBUTE, [UPSTREAM_COMPILER],
+    ["passes.propagate_aspects_conditional"],
+    "DPC++'s conditional caller (``if_device_has``, ``if_architecture_is``): ``call @caller(ptr @action, ptr "
+    "%this, i32 ...condition)``; the action's aspects are used only under the condition")
 HOST_ONLY = _name(
     "minisycl-host-only", FUNCTION_ATTRIBUTE, ["frontend.emitter.calls", _FE],
     ["passes.host_only_virtuals", "passes.link", "passes.split_if_device"],
@@ -178,6 +183,11 @@ SYCL_USED_ASPECTS = _name(
 SYCL_DECLARED_ASPECTS = _name(
     "sycl_declared_aspects", METADATA, [_FE, UPSTREAM_COMPILER], ["passes.propagate_aspects"],
     "the aspects a function declares (``device_has``)")
+SYCL_CONDITIONALLY_USED_ASPECTS = _name(
+    "sycl_conditionally_used_aspects", METADATA, ["passes.propagate_aspects", UPSTREAM_COMPILER],
+    ["passes.propagate_aspects_conditional"],
+    "the aspects a function uses under conditions: ``!{!{!{i32 condition...}, !{i32 aspect...}}, ...}`` pairs "
+    "(not device requirements: the post-link step leaves them alone, as upstream's does)")
 SYCL_FIXED_TARGETS = _name(
     "sycl_fixed_targets", METADATA, ["passes.propagate_aspects", UPSTREAM_COMPILER],
     ["postlink.ir_values", "postlink.properties"],
