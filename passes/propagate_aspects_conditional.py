@@ -167,8 +167,6 @@ class ConditionalCalls:
             return got
 
         for root in self.entries:
-            if root not in reaching:
-                continue
             on_path = {root}
             stack = [(root, iter(edges.get(root, ())))]
             while stack:
