@@ -267,6 +267,15 @@ def conditional_calls(module: Module, edges: dict[str, list[str]], entries: list
     callers = set(module.functions_with(CALL_IF_ON_DEVICE_CONDITIONALLY))
     if not callers:
         return None
+    graph, local = _actions_and_conditions(module, edges, callers)
+    out = ConditionalCalls(callers, graph, list(entries), local)
+    _classify(out, module)
+    return out
+
+
+def _actions_and_conditions(module: Module, edges: dict[str, list[str]], callers: set[str]):
+    """Step 1: the call graph with caller -> action edges, and function ->
+    conditional caller -> condition."""
     graph = {n: list(s) for n, s in edges.items()}
     local: dict[str, dict] = {}
     for name, fn in module.functions.items():
@@ -276,37 +285,36 @@ def conditional_calls(module: Module, edges: dict[str, list[str]], entries: list
             if not args:
                 continue
             target = _value(args[0])
-            if target.startswith("@"):
+            if target.startswith("@") and unquote_name(target[1:]) in module.functions:
                 action = unquote_name(target[1:])
-                if action in module.functions:
-                    succ = graph.setdefault(callee, [])
-                    if action not in succ:
-                        succ.append(action)
-                    graph.setdefault(action, [])
+                succ = graph.setdefault(callee, [])
+                if action not in succ:
+                    succ.append(action)
+                graph.setdefault(action, [])
             condition = local.setdefault(name, {}).setdefault(callee, AspectSet())
             condition.update(v for v in (_int(_value(a)) for a in args[2:]) if v is not None)
-    out = ConditionalCalls(callers, graph, list(entries), local)
-    # step 2
-    unconditional = out.unconditional
+    return graph, local
+
+
+def _classify(out: ConditionalCalls, module: Module) -> None:
+    """Step 2: ``out.unconditional`` and ``out.conditional``."""
+    graph, callers, entries = out.edges, out.callers, out.entries
+    unconditional, conditional = out.unconditional, out.conditional
     work = [e for e in entries if e not in callers]
     while work:
         n = work.pop()
         if n not in unconditional:
             unconditional.add(n)
             work.extend(s for s in graph.get(n, ()) if s not in callers)
-    reached = set(unconditional)
     work = [e for e in entries if e in callers] + [s for n in unconditional for s in graph.get(n, ()) if s in callers]
-    conditional = out.conditional
     while work:
         n = work.pop()
         if n not in conditional:
             conditional.add(n)
             work.extend(graph.get(n, ()))
-    reached |= conditional
     for name in module.functions:
-        if name not in reached:
+        if name not in unconditional and name not in conditional:
             (conditional if name in callers else unconditional).add(name)
-    return out
 
 
 def merged_pairs(module: Module, name: str, pairs, dropped: set[int]) -> list | None:
