@@ -47,15 +47,23 @@ __all__ = ["PLAIN", "foreign_allocation", "from_dlpack", "adopt", "adopt_argumen
 class foreign_allocation(usm_allocation):  # noqa: N801 - SYCL-style name
     """Another library's memory seen as a USM allocation (``from_dlpack``).  It is not
     registered by address (``memory.allocation_at``): it lives as long as this object,
-    which holds the exporter; ``free`` releases it early."""
+    which holds the exporter (and, for DLPack, the handle of the taken tensor,
+    ``dlpack.take``, which calls the producer's deleter when it goes); ``free``
+    releases it early."""
+
+    # (class defaults: one exchange sets only what differs, on the path of every call)
+    freed, _raw, _bytes, _holds, read_only, dl_device = False, None, None, None, False, (dlpack.CPU, 0)
 
     def __init__(self, address: int, count: int, dtype: np.dtype, kind: str, device, exporter,
-                 imported: "dlpack.Imported | None" = None, read_only: bool = False, where=(dlpack.CPU, 0),
-                 holds=None):
+                 imported=None, read_only: bool = False, where=(dlpack.CPU, 0), holds=None):
         self.count, self.dtype, self.kind, self.device = count, dtype, kind, device
-        self.ptr, self.freed, self._raw, self._bytes = address, False, None, None
-        self.read_only, self.dl_device = read_only, where
-        self._exporter, self._imported, self._holds = exporter, imported, holds
+        self.ptr, self._exporter, self._imported = address, exporter, imported
+        if read_only:
+            self.read_only = True
+        if where != (dlpack.CPU, 0):
+            self.dl_device = where
+        if holds is not None:
+            self._holds = holds
 
     @property
     def source(self) -> str:
@@ -85,7 +93,7 @@ class foreign_allocation(usm_allocation):  # noqa: N801 - SYCL-style name
     def _release(self) -> None:
         imported, self._imported, self._holds, self._exporter = self._imported, None, None, None
         if imported is not None:
-            imported.release()
+            dlpack.give_back(imported)
 
     def __repr__(self):
         state = "released" if self.freed else f"{self.ptr:#x}"
@@ -158,13 +166,13 @@ def _from_dlpack(obj, q, device, what: str) -> foreign_allocation:
     except Exception as err:  # noqa: BLE001 - e.g. a freed or consumed exporter
         raise exception(errc.invalid, f"{what}: {type(obj).__name__}.__dlpack__() failed: "
                                       f"{type(err).__name__}: {err}") from None
-    t = dlpack.Imported(capsule)
-    if t.device != where:
-        t.release()
-        raise exception(errc.invalid, f"{what}: the capsule is on {dlpack.device_text(*t.device)}, "
+    handle, address, on, dtype, count, read_only, _ = dlpack.take(capsule)
+    if on != where:
+        dlpack.give_back(handle)
+        raise exception(errc.invalid, f"{what}: the capsule is on {dlpack.device_text(*on)}, "
                                       f"__dlpack_device__ said {dlpack.device_text(*where)}")
-    return foreign_allocation(t.address, t.count, t.dtype, _KINDS.get(where[0], "host"), device, obj, t,
-                              t.read_only, where)
+    return foreign_allocation(address, count, dtype, _KINDS.get(where[0], "host"), device, obj, handle, read_only,
+                              where)
 
 
 _MAX_VERSION = (1, 0)

@@ -245,19 +245,45 @@ def test_native_command_is_a_graph_node(prog):
 
 
 def test_struct_layouts_match_the_ctypes_structures():
-    """``dlpack.py`` writes and reads the structures with ``struct``: the same bytes as
-    ``dlpack.h``'s layout (the ``ctypes.Structure`` definitions)."""
+    """``dlpack.ll`` writes and reads the structures natively: its types have
+    ``dlpack.h``'s layout (the ``ctypes.Structure`` definitions), field by field."""
     import ctypes
-    assert dlpack._LEGACY_LAYOUT.size == ctypes.sizeof(dlpack.DLManagedTensor) == 64
-    assert dlpack._VERSIONED_LAYOUT.size == ctypes.sizeof(dlpack.DLManagedTensorVersioned) == 80
+    import pathlib
+
+    from minisycl.passes.ir import new_context, parse_and_link
+    from minisycl.runtime.engine import shared_machine
+    text = (pathlib.Path(dlpack.__file__).parent / "dlpack.ll").read_text()
+    ref = parse_and_link([text], new_context())
+    data = shared_machine().target_data
+    for ours, theirs in (("DLTensor", dlpack.DLTensor), ("DLManagedTensor", dlpack.DLManagedTensor),
+                         ("DLManagedTensorVersioned", dlpack.DLManagedTensorVersioned)):
+        ty = ref.get_struct_type(ours)
+        assert data.get_abi_size(ty) == ctypes.sizeof(theirs), ours
+        fields = [f for f in theirs._fields_ if ours != "DLTensor" or f[0] not in ("device", "dtype")]
+        if ours == "DLTensor":          # (the device and the dtype are spelled out field by field in the IR)
+            offsets = [data.get_element_offset(ty, i) for i in (0, 1, 3, 4, 7, 8, 9)]
+            assert offsets == [theirs.data.offset, theirs.device.offset, theirs.ndim.offset, theirs.dtype.offset,
+                               theirs.shape.offset, theirs.strides.offset, theirs.byte_offset.offset]
+        elif ours == "DLManagedTensor":
+            assert [data.get_element_offset(ty, i) for i in range(3)] == [getattr(theirs, f[0]).offset
+                                                                          for f in fields]
+        else:
+            assert [data.get_element_offset(ty, i) for i in (0, 2, 3, 4, 5)] == [getattr(theirs, f[0]).offset
+                                                                                for f in fields]
+    assert ctypes.sizeof(dlpack.DLManagedTensor) == 64 and ctypes.sizeof(dlpack.DLManagedTensorVersioned) == 80
     x = sycl.malloc_shared(6, np.int16)
     for versioned in (None, (1, 0)):
-        t = dlpack.Imported(x.__dlpack__(max_version=versioned))
-        assert (t.address, t.count, t.dtype, t.shape, t.device) == (x.ptr, 6, np.dtype(np.int16), (6,), (1, 0))
-        managed = (dlpack.DLManagedTensorVersioned if versioned else dlpack.DLManagedTensor).from_address(t._address)
+        handle, address, device, dtype, count, read_only, shape = dlpack.take(x.__dlpack__(max_version=versioned))
+        assert (address, count, dtype, shape, device, read_only) == (x.ptr, 6, np.dtype(np.int16), (6,), (1, 0), False)
+        managed = (dlpack.DLManagedTensorVersioned if versioned else
+                   dlpack.DLManagedTensor).from_address(dlpack.managed_address(handle))
         assert managed.dl_tensor.data == x.ptr and managed.dl_tensor.ndim == 1 and managed.dl_tensor.shape[0] == 6
         assert (managed.dl_tensor.dtype.code, managed.dl_tensor.dtype.bits, managed.dl_tensor.dtype.lanes) == (0, 16, 1)
-        t.release()
+        assert (managed.dl_tensor.device.device_type, managed.dl_tensor.device.device_id) == (1, 0)
+        assert managed.dl_tensor.strides[0] == 1 and managed.dl_tensor.byte_offset == 0
+        if versioned:
+            assert (managed.version.major, managed.version.minor, managed.flags) == (1, 0, 0)
+        dlpack.give_back(handle)
 
 
 class _Odd:
