@@ -37,8 +37,13 @@ def test_gpu_allocations_export_their_kind_and_stream(gpu):
     y = sycl.malloc_shared(4, np.int32, q)
     cpu = sycl.queue(sycl.HOST_CPU)
     assert sycl.from_dlpack(y, cpu) is y                # managed memory: the host can use it
+    q.memset(y, 0, 16)                                  # work on the queue not known finished
     waits = fake.calls["cuStreamWaitEvent"]
     cap = y.__dlpack__(stream=0x1234)                   # the consumer's stream waits for the queue
+    assert fake.calls["cuStreamWaitEvent"] == waits + 1
+    del cap
+    q.wait()
+    cap = y.__dlpack__(stream=0x1234)                   # everything finished: nothing to wait for
     assert fake.calls["cuStreamWaitEvent"] == waits + 1
     del cap
     with pytest.raises(sycl.exception, match="a stream is a CUDA stream handle"):
