@@ -12,7 +12,9 @@ On this CPU, with NumPy as the other library (1,024 float32 values):
 
 Each figure is the best of ``--rounds`` rounds of ``--iters`` calls, the three
 interleaved round by round (A B C A B C), so a load that comes and goes on a
-shared machine falls on all of them.  ``bench/bench_distributed.py`` (d) times
+shared machine falls on all of them; times are the calling thread's CPU time
+(``time.thread_time``: what a call costs, not the time the scheduler gives
+other processes of a shared machine).  ``bench/bench_distributed.py`` (d) times
 the same calls on a GPU with torch as the other library (``measure``).
 
     python bench/bench_dlpack.py [--iters 20000] [--rounds 7] [--quick]
@@ -35,18 +37,19 @@ GOAL_US = 5.0
 
 
 def measure(calls: dict, iters: int, rounds: int) -> dict:
-    """Microseconds per call of each of ``calls`` (name -> function): the best of
-    ``rounds`` rounds of ``iters`` calls, the functions interleaved round by round."""
+    """Microseconds per call of each of ``calls`` (name -> function), in the calling
+    thread's CPU time: the best of ``rounds`` rounds of ``iters`` calls, the
+    functions interleaved round by round."""
     for fn in calls.values():                   # warm up (the native code is compiled on first use)
         for _ in range(100):
             fn()
     best = dict.fromkeys(calls, float("inf"))
     for _ in range(rounds):
         for name, fn in calls.items():
-            t0 = time.perf_counter()
+            t0 = time.thread_time()
             for _ in range(iters):
                 fn()
-            best[name] = min(best[name], (time.perf_counter() - t0) / iters * 1e6)
+            best[name] = min(best[name], (time.thread_time() - t0) / iters * 1e6)
     return best
 
 
@@ -65,7 +68,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer calls; closing lines of JSON figures (CI guard)")
     args = ap.parse_args()
     if args.quick:
-        args.iters, args.rounds = 5000, 5
+        args.iters, args.rounds = 3000, 9
     q = sycl.queue(sycl.HOST_CPU)
     us = measure(numpy_calls(q), args.iters, args.rounds)
     base = us["numpy"]

@@ -44,6 +44,7 @@ declare i64 @PyLong_AsLongLong(ptr)
 declare ptr @PyLong_FromLongLong(i64)
 declare ptr @PyLong_FromVoidPtr(ptr)
 declare ptr @PyTuple_New(i64)
+declare ptr @PyDict_GetItemWithError(ptr, ptr)
 declare i32 @PyTuple_SetItem(ptr, i64, ptr)
 declare ptr @PyErr_Occurred()
 declare i32 @PyErr_BadArgument()
@@ -249,17 +250,31 @@ taken:
 
 ; --- coming in -------------------------------------------------------------------
 
-; take(capsule) (METH_O): a producer's capsule taken (renamed "used_...").  Returns
-; 1 when it is no capsule named "dltensor" or "dltensor_versioned" (not taken),
-; 2 when it is versioned with a major version other than 1 (not taken), else the
-; tuple (handle, address + byte_offset, (device type, device id), dtype key
-; (code | bits << 8 | lanes << 16), flags, element count, problem, ndim, shape,
-; strides or 0).  The handle (a capsule named "minisycl.dlpack_import") calls the
-; producer's deleter once: at release(handle) or when it is destroyed.  Problem:
-; 0 none, 1 ndim outside [0, 64], 2 a negative extent, 3 not contiguous, 4 more
-; elements than an int64 counts, 5 no shape array.
-define ptr @msycl_dlpack_take(ptr %self, ptr %cap) {
+; take(capsule, dtypes) (METH_FASTCALL): a producer's capsule taken (renamed
+; "used_...").  Returns 1 when it is no capsule named "dltensor" or
+; "dltensor_versioned" (not taken), 2 when it is versioned with a major version
+; other than 1 (not taken), else the tuple (handle, address + byte_offset,
+; (device type, device id), dtype, element count, read-only flag), where dtype
+; is dtypes[code | bits << 8 | lanes << 16] (a dict of the types met so far).
+; When that key is not in dtypes, or the tensor cannot be used, a seventh item
+; follows and dtype is the key: 0, or (problem, ndim, shape, strides) with
+; problem 1 ndim outside [0, 64], 2 a negative extent, 3 not contiguous, 4 more
+; elements than an int64 counts, 5 no shape array (shape: a tuple for 2, 3 and
+; 4, else (); strides: a tuple for 3, else ()).  The handle (a capsule named
+; "minisycl.dlpack_import") calls the producer's deleter once: at
+; release(handle) or when it is destroyed, so a refused tensor is given back
+; when the caller drops the result.
+define ptr @msycl_dlpack_take(ptr %self, ptr %args, i64 %nargs) {
 entry:
+  %right = icmp eq i64 %nargs, 2
+  br i1 %right, label %parse, label %bad
+bad:
+  %b = call i32 @PyErr_BadArgument()
+  ret ptr null
+parse:
+  %cap = load ptr, ptr %args
+  %pd = getelementptr ptr, ptr %args, i64 1
+  %dtypes = load ptr, ptr %pd
   %v = call i32 @PyCapsule_IsValid(ptr %cap, ptr @dltensor_versioned)
   %is_v = icmp ne i32 %v, 0
   br i1 %is_v, label %versioned, label %try_legacy
@@ -307,7 +322,7 @@ held:
   %g0 = getelementptr %DLTensor, ptr %t, i64 0, i32 0
   %data = load ptr, ptr %g0
   %g1 = getelementptr %DLTensor, ptr %t, i64 0, i32 1
-  %dtype = load i32, ptr %g1
+  %dtype_id = load i32, ptr %g1
   %g2 = getelementptr %DLTensor, ptr %t, i64 0, i32 2
   %did = load i32, ptr %g2
   %g3 = getelementptr %DLTensor, ptr %t, i64 0, i32 3
@@ -335,39 +350,22 @@ held:
   %key = or i64 %key0, %ln16
   %ndim = sext i32 %ndim32 to i64
   %ndim_ok = icmp ule i32 %ndim32, 64   ; (a negative ndim is a large unsigned one)
-  br i1 %ndim_ok, label %has_dims, label %no_dims
-no_dims:
-  %e0 = call ptr @PyTuple_New(i64 0)
-  %e1 = call ptr @PyLong_FromLongLong(i64 0)
-  br label %result
+  br i1 %ndim_ok, label %has_dims, label %judged
 has_dims:
   %no_shape = icmp eq ptr %shape, null
   %some = icmp ne i64 %ndim, 0
   %missing = and i1 %no_shape, %some
-  br i1 %missing, label %shapeless, label %read_shape
-shapeless:
-  %e2 = call ptr @PyTuple_New(i64 0)
-  %e3 = call ptr @PyLong_FromLongLong(i64 0)
-  br label %result
-read_shape:
-  %shape_t = call ptr @PyTuple_New(i64 %ndim)
-  %no_shape_t = icmp eq ptr %shape_t, null
-  br i1 %no_shape_t, label %lost_handle, label %shape_loop
-lost_handle:
-  call void @Py_DecRef(ptr %h)          ; (its destructor gives the tensor back)
-  ret ptr null
+  br i1 %missing, label %judged, label %shape_loop
 shape_loop:
-  %i = phi i64 [ 0, %read_shape ], [ %i1, %shape_next ]
-  %n = phi i64 [ 1, %read_shape ], [ %n1, %shape_next ]
-  %neg = phi i1 [ false, %read_shape ], [ %neg1, %shape_next ]
-  %big = phi i1 [ false, %read_shape ], [ %big1, %shape_next ]
+  %i = phi i64 [ 0, %has_dims ], [ %i1, %shape_next ]
+  %n = phi i64 [ 1, %has_dims ], [ %n1, %shape_next ]
+  %neg = phi i1 [ false, %has_dims ], [ %neg1, %shape_next ]
+  %big = phi i1 [ false, %has_dims ], [ %big1, %shape_next ]
   %more = icmp slt i64 %i, %ndim
-  br i1 %more, label %shape_next, label %shape_done
+  br i1 %more, label %shape_next, label %contiguity
 shape_next:
   %sp = getelementptr i64, ptr %shape, i64 %i
   %s = load i64, ptr %sp
-  %si = call ptr @PyLong_FromLongLong(i64 %s)
-  %u0 = call i32 @PyTuple_SetItem(ptr %shape_t, i64 %i, ptr %si)
   %is_neg = icmp slt i64 %s, 0
   %neg1 = or i1 %neg, %is_neg
   %prod = call { i64, i1 } @llvm.smul.with.overflow.i64(i64 %n, i64 %s)
@@ -376,45 +374,23 @@ shape_next:
   %big1 = or i1 %big, %o
   %i1 = add i64 %i, 1
   br label %shape_loop
-shape_done:
-  %has_strides = icmp ne ptr %strides, null
-  br i1 %has_strides, label %read_strides, label %no_strides
-no_strides:
-  %z = call ptr @PyLong_FromLongLong(i64 0)
-  br label %judge
-read_strides:
-  %strides_t = call ptr @PyTuple_New(i64 %ndim)
-  %no_strides_t = icmp eq ptr %strides_t, null
-  br i1 %no_strides_t, label %lost_shape, label %stride_loop
-lost_shape:
-  call void @Py_DecRef(ptr %shape_t)
-  call void @Py_DecRef(ptr %h)
-  ret ptr null
-stride_loop:
-  %j = phi i64 [ 0, %read_strides ], [ %j1, %stride_next ]
-  %more_j = icmp slt i64 %j, %ndim
-  br i1 %more_j, label %stride_next, label %contiguity
-stride_next:
-  %tp = getelementptr i64, ptr %strides, i64 %j
-  %st = load i64, ptr %tp
-  %sti = call ptr @PyLong_FromLongLong(i64 %st)
-  %u1 = call i32 @PyTuple_SetItem(ptr %strides_t, i64 %j, ptr %sti)
-  %j1 = add i64 %j, 1
-  br label %stride_loop
 contiguity:
   ; row-major and compact: from the last dimension, each stride (of an extent
   ; other than 1) is the product of the extents after it.  Checked only for
-  ; more than one element (the strides of 0 or 1 element say nothing).
+  ; more than one element (the strides of 0 or 1 element say nothing) and no
+  ; strides (NULL) means compact.
+  %has_strides = icmp ne ptr %strides, null
   %several = icmp sgt i64 %n, 1
   %unsound = or i1 %neg, %big
   %clean = xor i1 %unsound, true
-  %check = and i1 %several, %clean
-  br i1 %check, label %walk, label %judge_strided
+  %check0 = and i1 %several, %clean
+  %check = and i1 %check0, %has_strides
+  br i1 %check, label %walk, label %walked
 walk:
   %k = phi i64 [ %ndim, %contiguity ], [ %k0, %walk_next ]
   %expect = phi i64 [ 1, %contiguity ], [ %expect1, %walk_next ]
   %at_start = icmp eq i64 %k, 0
-  br i1 %at_start, label %judge_strided, label %walk_step
+  br i1 %at_start, label %walked, label %walk_step
 walk_step:
   %k0 = add i64 %k, -1
   %wp = getelementptr i64, ptr %shape, i64 %k0
@@ -424,59 +400,76 @@ walk_step:
   %unit = icmp eq i64 %ext, 1
   %fits = icmp eq i64 %stride_k, %expect
   %fine = or i1 %unit, %fits
-  br i1 %fine, label %walk_next, label %strided_badly
+  br i1 %fine, label %walk_next, label %gapped
 walk_next:
   %expect1 = mul i64 %expect, %ext
   br label %walk
-strided_badly:
-  br label %judge_strided
-judge_strided:
-  %gap = phi i1 [ false, %contiguity ], [ false, %walk ], [ true, %strided_badly ]
-  br label %judge
-judge:
-  %strides_o = phi ptr [ %z, %no_strides ], [ %strides_t, %judge_strided ]
-  %gapped = phi i1 [ false, %no_strides ], [ %gap, %judge_strided ]
+gapped:
+  br label %walked
+walked:
+  %gap = phi i1 [ false, %contiguity ], [ false, %walk ], [ true, %gapped ]
   ; (the first of: negative extent, too many elements, not contiguous)
-  %pb3 = select i1 %gapped, i64 3, i64 0
+  %pb3 = select i1 %gap, i64 3, i64 0
   %pb4 = select i1 %big, i64 4, i64 %pb3
   %pb2 = select i1 %neg, i64 2, i64 %pb4
-  br label %result
-result:
-  %count = phi i64 [ 0, %no_dims ], [ 0, %shapeless ], [ %n, %judge ]
-  %problem = phi i64 [ 1, %no_dims ], [ 5, %shapeless ], [ %pb2, %judge ]
-  %shape_o = phi ptr [ %e0, %no_dims ], [ %e2, %shapeless ], [ %shape_t, %judge ]
-  %strides_out = phi ptr [ %e1, %no_dims ], [ %e3, %shapeless ], [ %strides_o, %judge ]
+  br label %judged
+judged:
+  %count = phi i64 [ 0, %held ], [ 0, %has_dims ], [ %n, %walked ]
+  %problem = phi i64 [ 1, %held ], [ 5, %has_dims ], [ %pb2, %walked ]
+  ; the dtype: from the dict of types met so far, else its key
+  %keyo = call ptr @PyLong_FromLongLong(i64 %key)
+  %no_key = icmp eq ptr %keyo, null
+  br i1 %no_key, label %lost_handle, label %look_up
+look_up:
+  %found = call ptr @PyDict_GetItemWithError(ptr %dtypes, ptr %keyo)
+  %known = icmp ne ptr %found, null
+  br i1 %known, label %known_type, label %new_type
+known_type:
+  call void @Py_IncRef(ptr %found)
+  call void @Py_DecRef(ptr %keyo)
+  br label %typed
+new_type:
+  %why = call ptr @PyErr_Occurred()
+  %failed = icmp ne ptr %why, null
+  br i1 %failed, label %lost_key, label %typed
+lost_key:
+  call void @Py_DecRef(ptr %keyo)
+  br label %lost_handle
+lost_handle:
+  call void @Py_DecRef(ptr %h)          ; (its destructor gives the tensor back)
+  ret ptr null
+typed:
+  %dtype = phi ptr [ %found, %known_type ], [ %keyo, %new_type ]
+  %fine_problem = icmp eq i64 %problem, 0
+  %clean_all = and i1 %fine_problem, %known
+  %items = select i1 %clean_all, i64 6, i64 7
+  %out = call ptr @PyTuple_New(i64 %items)
   %device = call ptr @PyTuple_New(i64 2)
-  %dt = zext i32 %dtype to i64
+  %dt = zext i32 %dtype_id to i64
   %dv = zext i32 %did to i64
   %d0 = call ptr @PyLong_FromLongLong(i64 %dt)
   %d1 = call ptr @PyLong_FromLongLong(i64 %dv)
-  %out = call ptr @PyTuple_New(i64 10)
   %x1 = call ptr @PyLong_FromLongLong(i64 %address)
-  %x3 = call ptr @PyLong_FromLongLong(i64 %key)
-  %x4 = call ptr @PyLong_FromLongLong(i64 %flags)
-  %x5 = call ptr @PyLong_FromLongLong(i64 %count)
-  %x6 = call ptr @PyLong_FromLongLong(i64 %problem)
-  %x7 = call ptr @PyLong_FromLongLong(i64 %ndim)
-  ; (a failed allocation above left a null: the tuples are dropped and the handle
-  ; gives the tensor back)
+  %x4 = call ptr @PyLong_FromLongLong(i64 %count)
+  %ro = and i64 %flags, 1               ; DLPACK_FLAG_BITMASK_READ_ONLY
+  %x5 = call ptr @PyLong_FromLongLong(i64 %ro)
+  %x6 = call ptr @detail(i1 %clean_all, i64 %problem, i64 %ndim, ptr %shape, ptr %strides)
+  ; (a failed allocation above left a null: the whole result goes, the handle
+  ; with it, which gives the tensor back)
   %ok_out = icmp ne ptr %out, null
   %ok_dev = icmp ne ptr %device, null
   %ok_tuples = and i1 %ok_out, %ok_dev
   br i1 %ok_tuples, label %fill_out, label %lost_tuple
 lost_tuple:
+  call void @drop(ptr %out)
   call void @drop(ptr %device)
   call void @drop(ptr %d0)
   call void @drop(ptr %d1)
-  call void @drop(ptr %out)
   call void @drop(ptr %x1)
-  call void @drop(ptr %x3)
   call void @drop(ptr %x4)
   call void @drop(ptr %x5)
   call void @drop(ptr %x6)
-  call void @drop(ptr %x7)
-  call void @drop(ptr %shape_o)
-  call void @drop(ptr %strides_out)
+  call void @Py_DecRef(ptr %dtype)
   call void @Py_DecRef(ptr %h)
   ret ptr null
 fill_out:
@@ -485,39 +478,111 @@ fill_out:
   %w0 = call i32 @PyTuple_SetItem(ptr %out, i64 0, ptr %h)
   %w1 = call i32 @PyTuple_SetItem(ptr %out, i64 1, ptr %x1)
   %w2 = call i32 @PyTuple_SetItem(ptr %out, i64 2, ptr %device)
-  %w3 = call i32 @PyTuple_SetItem(ptr %out, i64 3, ptr %x3)
+  %w3 = call i32 @PyTuple_SetItem(ptr %out, i64 3, ptr %dtype)
   %w4 = call i32 @PyTuple_SetItem(ptr %out, i64 4, ptr %x4)
   %w5 = call i32 @PyTuple_SetItem(ptr %out, i64 5, ptr %x5)
-  %w6 = call i32 @PyTuple_SetItem(ptr %out, i64 6, ptr %x6)
-  %w7 = call i32 @PyTuple_SetItem(ptr %out, i64 7, ptr %x7)
-  %w8 = call i32 @PyTuple_SetItem(ptr %out, i64 8, ptr %shape_o)
-  %w9 = call i32 @PyTuple_SetItem(ptr %out, i64 9, ptr %strides_out)
-  ; any null item (an allocation that failed) makes the whole result go
   %null0 = icmp eq ptr %d0, null
   %null1 = icmp eq ptr %d1, null
   %null2 = icmp eq ptr %x1, null
-  %null3 = icmp eq ptr %x3, null
-  %null4 = icmp eq ptr %x4, null
-  %null5 = icmp eq ptr %x5, null
-  %null6 = icmp eq ptr %x6, null
-  %null7 = icmp eq ptr %x7, null
-  %null8 = icmp eq ptr %shape_o, null
-  %null9 = icmp eq ptr %strides_out, null
+  %null3 = icmp eq ptr %x4, null
+  %null4 = icmp eq ptr %x5, null
   %m0 = or i1 %null0, %null1
   %m1 = or i1 %m0, %null2
   %m2 = or i1 %m1, %null3
   %m3 = or i1 %m2, %null4
+  br i1 %clean_all, label %checked, label %seventh
+seventh:
+  %w6 = call i32 @PyTuple_SetItem(ptr %out, i64 6, ptr %x6)
+  %null5 = icmp eq ptr %x6, null
   %m4 = or i1 %m3, %null5
-  %m5 = or i1 %m4, %null6
-  %m6 = or i1 %m5, %null7
-  %m7 = or i1 %m6, %null8
-  %m8 = or i1 %m7, %null9
-  br i1 %m8, label %lost_item, label %complete
+  br label %checked
+checked:
+  %lost = phi i1 [ %m3, %fill_out ], [ %m4, %seventh ]
+  br i1 %lost, label %lost_item, label %complete
 lost_item:
   call void @Py_DecRef(ptr %out)        ; (its items: the handle among them)
   ret ptr null
 complete:
   ret ptr %out
+}
+
+; take's seventh item (see take): null when there is none (%clean), else 0 or
+; (problem, ndim, shape, strides); null too when an allocation fails
+define internal ptr @detail(i1 %clean, i64 %problem, i64 %ndim, ptr %shape, ptr %strides) {
+entry:
+  br i1 %clean, label %none, label %some
+none:
+  ret ptr null
+some:
+  %fine = icmp eq i64 %problem, 0
+  br i1 %fine, label %zero, label %explain
+zero:
+  %z = call ptr @PyLong_FromLongLong(i64 0)
+  ret ptr %z
+explain:
+  ; the shape for problems 2, 3 and 4 (ndim valid, shape present); strides for 3
+  %p2 = icmp eq i64 %problem, 2
+  %p3 = icmp eq i64 %problem, 3
+  %p4 = icmp eq i64 %problem, 4
+  %p23 = or i1 %p2, %p3
+  %with_shape = or i1 %p23, %p4
+  %shape_n = select i1 %with_shape, i64 %ndim, i64 0
+  %strides_n = select i1 %p3, i64 %ndim, i64 0
+  %st = call ptr @int_tuple(ptr %shape, i64 %shape_n)
+  %tt = call ptr @int_tuple(ptr %strides, i64 %strides_n)
+  %pr = call ptr @PyLong_FromLongLong(i64 %problem)
+  %nd = call ptr @PyLong_FromLongLong(i64 %ndim)
+  %out = call ptr @PyTuple_New(i64 4)
+  %a = icmp eq ptr %st, null
+  %b = icmp eq ptr %tt, null
+  %c = icmp eq ptr %pr, null
+  %d = icmp eq ptr %nd, null
+  %e = icmp eq ptr %out, null
+  %ab = or i1 %a, %b
+  %cd = or i1 %c, %d
+  %abcd = or i1 %ab, %cd
+  %any = or i1 %abcd, %e
+  br i1 %any, label %lost, label %fill
+lost:
+  call void @drop(ptr %st)
+  call void @drop(ptr %tt)
+  call void @drop(ptr %pr)
+  call void @drop(ptr %nd)
+  call void @drop(ptr %out)
+  ret ptr null
+fill:
+  %s0 = call i32 @PyTuple_SetItem(ptr %out, i64 0, ptr %pr)
+  %s1 = call i32 @PyTuple_SetItem(ptr %out, i64 1, ptr %nd)
+  %s2 = call i32 @PyTuple_SetItem(ptr %out, i64 2, ptr %st)
+  %s3 = call i32 @PyTuple_SetItem(ptr %out, i64 3, ptr %tt)
+  ret ptr %out
+}
+
+; a tuple of the %n int64 values at %values, or null when an allocation fails
+define internal ptr @int_tuple(ptr %values, i64 %n) {
+entry:
+  %t = call ptr @PyTuple_New(i64 %n)
+  %none = icmp eq ptr %t, null
+  br i1 %none, label %lost, label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %next ]
+  %more = icmp slt i64 %i, %n
+  br i1 %more, label %next, label %done
+next:
+  %p = getelementptr i64, ptr %values, i64 %i
+  %v = load i64, ptr %p
+  %item = call ptr @PyLong_FromLongLong(i64 %v)
+  %u = call i32 @PyTuple_SetItem(ptr %t, i64 %i, ptr %item)
+  %i1 = add i64 %i, 1
+  %bad = icmp eq ptr %item, null
+  br i1 %bad, label %drop_it, label %loop
+drop_it:
+  call void @Py_DecRef(ptr %t)
+  br label %lost
+lost:
+  ret ptr null
+done:
+  ret ptr %t
 }
 
 define internal void @drop(ptr %o) {

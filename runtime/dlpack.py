@@ -180,36 +180,39 @@ def exports_alive() -> int:
 
 # -- coming in ------------------------------------------------------------------------
 
-#: (code | bits << 8 | lanes << 16) -> NumPy type, for the types met so far
+#: (code | bits << 8 | lanes << 16) -> NumPy type, for the types met so far (the
+#: native take looks the type up here)
 _BY_KEY: dict = {}
 
 
 def take(capsule) -> tuple:
     """The tensor of a producer's DLPack capsule, taken (renamed as used):
-    ``(handle, address, device, dtype, count, read_only, shape)``, ``address``
-    where its first element is (``byte_offset`` included), ``device`` a DLPack
-    ``(device_type, device_id)``.  ``give_back(handle)`` calls the producer's
-    deleter once; so does the handle's end, whichever comes first.  A capsule
-    that is not a DLPack tensor's, or holds one this runtime cannot use (an
-    unknown element type, a malformed or non-contiguous shape, another major
-    version), is ``errc::invalid``, and a tensor taken is given back at once."""
+    ``(handle, address, device, dtype, count, read_only)``, ``address`` where its
+    first element is (``byte_offset`` included), ``device`` a DLPack
+    ``(device_type, device_id)``, ``read_only`` 0 or 1.  ``give_back(handle)``
+    calls the producer's deleter once; so does the handle's end, whichever comes
+    first.  A capsule that is not a DLPack tensor's, or holds one this runtime
+    cannot use (an unknown element type, a malformed or non-contiguous shape,
+    another major version), is ``errc::invalid``, and a tensor taken is given
+    back at once."""
     if _take is None:
         _load()
-    got = _take(capsule)
+    got = _take(capsule, _BY_KEY)
     if got.__class__ is int:
         raise _not_taken(capsule, got)
-    handle, address, device, key, flags, count, problem, ndim, shape, strides = got
-    dtype = _BY_KEY.get(key)
-    if dtype is None or problem:
+    if len(got) != 6:                   # (a type met for the first time, or a refusal)
+        handle, address, device, dtype, count, read_only, detail = got
         try:
-            if dtype is None:
+            if dtype.__class__ is int:      # (its key)
+                key = dtype
                 dtype = _BY_KEY[key] = dtype_of(key & 0xFF, (key >> 8) & 0xFF, key >> 16)
-            if problem:
-                raise _refusal(problem, ndim, shape, strides)
+            if detail:
+                raise _refusal(*detail)
         except exception:
             _give_back(handle)
             raise
-    return handle, address, device, dtype, count, bool(flags & _READ_ONLY), shape
+        return handle, address, device, dtype, count, read_only
+    return got
 
 
 def give_back(handle) -> None:

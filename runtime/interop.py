@@ -173,7 +173,7 @@ def _from_dlpack(obj, q, device, what: str) -> foreign_allocation:
     except Exception as err:  # noqa: BLE001 - e.g. a freed or consumed exporter
         raise exception(errc.invalid, f"{what}: {type(obj).__name__}.__dlpack__() failed: "
                                       f"{type(err).__name__}: {err}") from None
-    handle, address, on, dtype, count, read_only, _ = dlpack.take(capsule)
+    handle, address, on, dtype, count, read_only = dlpack.take(capsule)
     if on != where:
         dlpack.give_back(handle)
         raise exception(errc.invalid, f"{what}: the capsule is on {dlpack.device_text(*on)}, "

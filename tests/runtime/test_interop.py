@@ -273,8 +273,8 @@ def test_struct_layouts_match_the_ctypes_structures():
     assert ctypes.sizeof(dlpack.DLManagedTensor) == 64 and ctypes.sizeof(dlpack.DLManagedTensorVersioned) == 80
     x = sycl.malloc_shared(6, np.int16)
     for versioned in (None, (1, 0)):
-        handle, address, device, dtype, count, read_only, shape = dlpack.take(x.__dlpack__(max_version=versioned))
-        assert (address, count, dtype, shape, device, read_only) == (x.ptr, 6, np.dtype(np.int16), (6,), (1, 0), False)
+        handle, address, device, dtype, count, read_only = dlpack.take(x.__dlpack__(max_version=versioned))
+        assert (address, count, dtype, device, read_only) == (x.ptr, 6, np.dtype(np.int16), (1, 0), False)
         managed = (dlpack.DLManagedTensorVersioned if versioned else
                    dlpack.DLManagedTensor).from_address(dlpack.managed_address(handle))
         assert managed.dl_tensor.data == x.ptr and managed.dl_tensor.ndim == 1 and managed.dl_tensor.shape[0] == 6
@@ -284,6 +284,8 @@ def test_struct_layouts_match_the_ctypes_structures():
         if versioned:
             assert (managed.version.major, managed.version.minor, managed.flags) == (1, 0, 0)
         dlpack.give_back(handle)
+    # a type met before is looked up by the native take itself: six items, no Python on the way
+    assert len(dlpack._take(x.__dlpack__(max_version=(1, 0)), dlpack._BY_KEY)) == 6
 
 
 class _Odd:
@@ -309,3 +311,47 @@ def test_malformed_exporters_are_invalid(bad):
     with pytest.raises(sycl.exception) as err:
         sycl.from_dlpack(_Odd(**bad), q)
     assert err.value.code() == sycl.errc.invalid, str(err.value)
+
+
+def test_read_only_memory_goes_out_read_only():
+    """Memory taken read-only is exported with the versioned capsule's read-only flag;
+    the legacy capsule cannot say it, so it is refused there."""
+    a = np.arange(4, dtype=np.float32)
+    a.flags.writeable = False
+    y = sycl.from_dlpack(a, sycl.queue(sycl.HOST_CPU))
+    assert y.read_only
+    back = np.from_dlpack(y)
+    assert back.ctypes.data == a.ctypes.data and not back.flags.writeable
+    raises("invalid", lambda: y.__dlpack__(), "read-only", "versioned")
+    handle, _, _, _, _, read_only = dlpack.take(y.__dlpack__(max_version=(1, 0)))
+    assert read_only
+    dlpack.give_back(handle)
+
+
+def test_a_consumer_may_release_an_export_from_another_thread_without_the_gil():
+    """A consumer can call our deleter from any thread, holding the GIL or not (a
+    ctypes ``CFUNCTYPE`` call lets it go): the deleter takes it to drop its reference."""
+    import ctypes
+    import threading
+    x = sycl.malloc_shared(8, np.float32)
+    gc.collect()
+    before = dlpack.exports_alive()
+    get = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_GetPointer",
+                                                                                 ctypes.pythonapi))
+    rename = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_SetName",
+                                                                                ctypes.pythonapi))
+    for versioned in (None, (1, 0)):
+        cap = x.__dlpack__(max_version=versioned)
+        name = b"dltensor_versioned" if versioned else b"dltensor"
+        address = get(cap, name)
+        assert rename(cap, b"used_" + name) == 0       # taken, as a consumer takes it
+        managed = (dlpack.DLManagedTensorVersioned if versioned else dlpack.DLManagedTensor).from_address(address)
+        deleter = dlpack._DELETER(managed.deleter)     # a CFUNCTYPE: called without the GIL
+        del cap
+        gc.collect()
+        assert dlpack.exports_alive() == before + 1    # a taken capsule's end leaves the tensor alone
+        worker = threading.Thread(target=deleter, args=(address,))
+        worker.start()
+        worker.join(timeout=30)
+        assert not worker.is_alive()
+        assert dlpack.exports_alive() == before
