@@ -155,8 +155,10 @@ def export(address: int, count: int, dtype: np.dtype, device: tuple[int, int], k
     """A DLPack capsule for ``count`` elements of ``dtype`` at ``address`` on ``device``
     (a DLPack ``(device_type, device_id)``), one dimension; ``keepalive`` is held until
     the consumer's deleter call (or the unconsumed capsule's end), then ``on_release()``
-    runs (when given).  ``read_only`` memory is marked so in a versioned capsule; the
+    runs (when given; at once when no capsule is made, as for a refusal).  ``read_only`` memory is marked so in a versioned capsule; the
     legacy one cannot say it, so such memory is refused there."""
+    if on_release is not None:          # (first: a refusal below drops it, and on_release runs)
+        keepalive = _Release(keepalive, on_release)
     code = _DTYPE_CODES.get(dtype)
     if code is None:
         code = _DTYPE_CODES[dtype] = dtype_code(dtype)
@@ -164,8 +166,6 @@ def export(address: int, count: int, dtype: np.dtype, device: tuple[int, int], k
         raise exception(errc.invalid, "read-only memory is exported only in a versioned DLPack capsule "
                                       "(__dlpack__(max_version=(1, 0)) or later): the legacy one cannot mark it "
                                       "read-only")
-    if on_release is not None:
-        keepalive = _Release(keepalive, on_release)
     if _export is None:
         _load()
     return _export(address, count, code[0], code[1], device[0], device[1], versioned | (read_only << 1), keepalive)

@@ -63,6 +63,11 @@ def test_exported_gpu_memory_is_freed_when_the_consumer_lets_go(gpu):
     del cap
     gc.collect()
     assert fake.calls["cuMemFree_v2"] == frees + 1
+    s = sycl.malloc_device(4, np.dtype([("a", np.int32), ("b", np.float32)]), q)
+    with pytest.raises(sycl.exception, match="no DLPack type"):
+        s.__dlpack__()                                  # refused: no consumer holds it
+    sycl.free(s)
+    assert fake.calls["cuMemFree_v2"] == frees + 2
 
 
 class _Cai:
