@@ -155,8 +155,9 @@ def export(address: int, count: int, dtype: np.dtype, device: tuple[int, int], k
     """A DLPack capsule for ``count`` elements of ``dtype`` at ``address`` on ``device``
     (a DLPack ``(device_type, device_id)``), one dimension; ``keepalive`` is held until
     the consumer's deleter call (or the unconsumed capsule's end), then ``on_release()``
-    runs (when given; at once when no capsule is made, as for a refusal).  ``read_only`` memory is marked so in a versioned capsule; the
-    legacy one cannot say it, so such memory is refused there."""
+    runs (when given; at once when no capsule is made, as for a refusal).
+    ``read_only`` memory is marked so in a versioned capsule; the legacy one cannot
+    say it, so such memory is refused there."""
     if on_release is not None:          # (first: a refusal below drops it, and on_release runs)
         keepalive = _Release(keepalive, on_release)
     code = _DTYPE_CODES.get(dtype)

@@ -35,9 +35,9 @@ __all__ = ["functions"]
 
 #: the Python C API functions ``dlpack.ll`` declares
 _API = ("PyCapsule_New", "PyCapsule_IsValid", "PyCapsule_GetPointer", "PyCapsule_SetName", "PyCapsule_GetContext",
-        "PyCapsule_SetContext", "PyLong_AsVoidPtr", "PyLong_AsLongLong", "PyLong_FromLongLong", "PyLong_FromVoidPtr",
-        "PyTuple_New", "PyTuple_SetItem", "PyDict_GetItemWithError", "PyErr_Occurred", "PyErr_BadArgument", "PyErr_NoMemory", "Py_IncRef",
-        "Py_DecRef", "Py_IsInitialized", "PyGILState_Ensure", "PyGILState_Release")
+        "PyCapsule_SetContext", "PyLong_AsVoidPtr", "PyLong_AsLongLong", "PyLong_FromLongLong",
+        "PyTuple_New", "PyTuple_SetItem", "PyDict_GetItemWithError", "PyErr_Occurred", "PyErr_BadArgument",
+        "PyErr_NoMemory", "Py_IncRef", "Py_DecRef", "Py_IsInitialized", "PyGILState_Ensure", "PyGILState_Release")
 #: ``PyMethodDef.ml_flags`` (``methodobject.h``)
 _METH_NOARGS, _METH_O, _METH_FASTCALL = 0x0004, 0x0008, 0x0080
 #: builtin name -> (compiled function, calling convention)

@@ -355,3 +355,17 @@ def test_a_consumer_may_release_an_export_from_another_thread_without_the_gil():
         worker.join(timeout=30)
         assert not worker.is_alive()
         assert dlpack.exports_alive() == before
+
+
+def test_the_native_half_links_against_registered_python_functions_only():
+    """``dlpack.ll`` calls the Python C API through the addresses ``dlpack_native``
+    registers (and libc's malloc/free): every function it declares is one of them."""
+    import pathlib
+    import re
+
+    from minisycl.runtime import dlpack_native
+    text = (pathlib.Path(dlpack.__file__).parent / "dlpack.ll").read_text()
+    declared = set(re.findall(r"^declare [^@]*@([A-Za-z_][\w.]*)\(", text, re.M))
+    assert declared - {"malloc", "free"} - {d for d in declared if d.startswith("llvm.")} == set(dlpack_native._API)
+    assert {symbol for symbol, _ in dlpack_native._ENTRIES.values()} <= set(re.findall(r"^define ptr @(\w+)\(",
+                                                                                        text, re.M))
