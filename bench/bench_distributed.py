@@ -14,7 +14,8 @@
     ``queue.memcpy`` beside CuPy's ``memcpyPeer`` of the same size (target >= 0.9x).
 (d) DLPack export and import, per call: ``np.from_dlpack(usm)`` / ``torch.from_dlpack(usm)``
     (export, and the consumer's release) and ``sycl.from_dlpack(array)`` (import), beside
-    the same library importing its own array (target: under 5 us).
+    the same library importing its own array (target: under 5 us); ``bench_dlpack.py``
+    times the NumPy form alone, without MPI.
 
 GPU parts are skipped without a GPU (or torch/CuPy).  Only rank 0 prints.
 
@@ -177,33 +178,19 @@ def bench_peer_copy(comm, args) -> None:
     print(line, flush=True)
 
 
-def per_call_us(fn, iters: int) -> float:
-    for _ in range(100):
-        fn()
-    best = float("inf")
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / iters)
-    return best * 1e6
-
-
 def bench_dlpack(comm, q, args) -> None:
+    """(d): ``bench_dlpack.py``'s calls and timing (interleaved, best of 5 rounds):
+    NumPy on a CPU device, torch on a GPU."""
     if comm.rank != 0:
         return
+    from bench_dlpack import measure, numpy_calls      # (this folder is on the path)
     n = args.dlpack_iters
     print("(d) DLPack per call (ours | the library with its own array)", flush=True)
     if q.device.backend != "cuda":
-        x = sycl.malloc_shared(1024, np.float32, q)
-        a = np.ones(1024, np.float32)
-        for _ in range(2):              # interleaved
-            export = per_call_us(lambda: np.from_dlpack(x), n)
-            native = per_call_us(lambda: np.from_dlpack(a), n)
-            imp = per_call_us(lambda: sycl.from_dlpack(a, q), n)
-        print(f"  export np.from_dlpack(usm)   {export:6.2f} us  | np.from_dlpack(ndarray) {native:6.2f} us",
+        us = measure(numpy_calls(q), n, 5)
+        print(f"  export np.from_dlpack(usm)   {us['export']:6.2f} us  | np.from_dlpack(ndarray) {us['numpy']:6.2f} us",
               flush=True)
-        print(f"  import sycl.from_dlpack(np)  {imp:6.2f} us", flush=True)
+        print(f"  import sycl.from_dlpack(np)  {us['import']:6.2f} us", flush=True)
         return
     try:
         import torch
@@ -212,13 +199,11 @@ def bench_dlpack(comm, q, args) -> None:
         return
     x = sycl.malloc_device(1024, np.float32, q)
     t = torch.ones(1024, device=f"cuda:{q.device.ordinal}")
-    for _ in range(2):
-        export = per_call_us(lambda: torch.from_dlpack(x), n)
-        native = per_call_us(lambda: torch.from_dlpack(t), n)
-        imp = per_call_us(lambda: sycl.from_dlpack(t, q), n)
-    print(f"  export torch.from_dlpack(usm)   {export:6.2f} us  | torch.from_dlpack(tensor) {native:6.2f} us",
-          flush=True)
-    print(f"  import sycl.from_dlpack(tensor) {imp:6.2f} us", flush=True)
+    us = measure({"export": lambda: torch.from_dlpack(x), "import": lambda: sycl.from_dlpack(t, q),
+                  "torch": lambda: torch.from_dlpack(t)}, n, 5)
+    print(f"  export torch.from_dlpack(usm)   {us['export']:6.2f} us  | torch.from_dlpack(tensor) "
+          f"{us['torch']:6.2f} us", flush=True)
+    print(f"  import sycl.from_dlpack(tensor) {us['import']:6.2f} us", flush=True)
 
 
 def main() -> None:

@@ -30,7 +30,7 @@ from thresholds import THRESHOLDS, OPTIONAL  # noqa: E402
 
 #: the benches the guard runs, in order (each must print its figures' JSON last)
 BENCHES = ["bench_passes.py", "bench_postlink.py", "bench_graph.py", "bench_first_launch.py", "bench_runtime.py",
-           "bench_usm.py", "bench_frontend.py"]
+           "bench_usm.py", "bench_frontend.py", "bench_dlpack.py"]
 
 #: seconds one bench's quick form may take before the guard gives up on it
 TIMEOUT = 600

@@ -63,6 +63,14 @@ THRESHOLDS: dict[str, tuple[float, str, str]] = {
         "bench_usm.py"),
     "malloc_shared + free of 1048576 bytes / np.zeros": (
         1.6, "issue 28, h7: 0.5-0.8 (np.zeros touches pages, the mapping is lazy); x2 noise", "bench_usm.py"),
+    # -- DLPack (bench_dlpack.py --quick): per call, in thread CPU time, over NumPy's own np.from_dlpack
+    "DLPack export (np.from_dlpack of USM) / np.from_dlpack of NumPy": (
+        4.5, "issue 33, h1: 2.7-2.9 (1.1-1.2 us against 0.41 us; load average 7-8, 4 runs); ctypes capsules and "
+             "Python deleters (5f7c079's dlpack.py) gave 9.3-9.5; the issue's goal is under 5 us",
+        "bench_dlpack.py"),
+    "DLPack import (sycl.from_dlpack of NumPy) / np.from_dlpack of NumPy": (
+        9.0, "issue 33, h1: 5.3-7.1 (2.2-2.9 us against 0.41 us; load average 7-8, 5 runs); ctypes reads and a "
+             "Python __del__ (5f7c079's dlpack.py) gave 22-23; the issue's goal is under 5 us", "bench_dlpack.py"),
     # -- front end (bench_frontend.py)
     "front end / gcc -fsyntax-only": (
         14.0, "issue 28, h7: 9.3-10.0 on 2 shared cores (200 kernels); +40% noise; the issue's target is 3.0, "

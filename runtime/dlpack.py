@@ -1,4 +1,4 @@
-"""DLPack in ctypes: capsules of ``DLManagedTensor`` going out, and capsules read coming in.
+"""DLPack: capsules of ``DLManagedTensor`` going out, and capsules taken coming in.
 
 DLPack (``dlpack.h``, v1.0) is how array libraries hand each other memory
 without a copy: the producer's ``__dlpack__`` returns a ``PyCapsule`` named
@@ -8,35 +8,37 @@ calls when it no longer needs the memory; a consumer renames the capsule
 ``"used_dltensor"`` when it takes it, and a capsule never consumed calls the
 deleter when it is destroyed.
 
-Going out (``export``): the structure, its shape array and a reference to
-what keeps the memory alive (``keepalive``) live in ``_EXPORTS`` until the
-deleter runs, so our memory outlives the consumer's use of it.  Coming in
-(``read_capsule``): the capsule is checked (its name, device, dtype,
-contiguity), renamed as used, and a ``Imported`` handle calls the producer's
-deleter once when it is released, so the producer's memory outlives ours.
-Every refusal is ``errc::invalid`` naming what is wrong.
+Going out (``export``): the structure holds a reference to what keeps the
+memory alive (``keepalive``) until the deleter runs, so our memory outlives
+the consumer's use of it; ``on_release`` (a GPU allocation freed while a
+consumer held it) runs when that reference goes.  Coming in (``take``):
+the capsule is taken (renamed as used) and checked (dtype, shape,
+contiguity); the handle ``take`` returns calls the producer's deleter once,
+at ``give_back`` or when it is dropped, so the producer's memory outlives ours.  Every
+refusal is ``errc::invalid`` naming what is wrong, and a refused tensor
+that was taken is given back at once.
 
-Both directions are on the path of every exchange, so they avoid ctypes objects:
-exported structures are written with ``struct`` into slots of a pool, capsules
-are read with ``ctypes.string_at`` and ``struct`` (``bench/bench_distributed.py``
-times both; the goal is under 5 microseconds).
+Both directions are on the path of every exchange (``bench/bench_dlpack.py``
+times them against NumPy's own; the goal is under 5 microseconds a call), so
+the capsules are made, taken and ended by native code, ``dlpack.ll``, called
+as Python builtins (``dlpack_native.py``): no ctypes call and no Python
+callback on the way.  Python keeps the checks that need words (which dtype,
+which device) and the messages.
 
-No compiled code: the structures are ``ctypes.Structure`` laid out as
-``dlpack.h`` lays them out on 64-bit hosts, the capsule calls go through
-``ctypes.pythonapi``.
+The ``ctypes.Structure`` definitions below are ``dlpack.h``'s layout on
+64-bit hosts, the same as ``dlpack.ll``'s types (``tests/runtime/test_interop.py``
+checks one against the other); tests build producers' tensors with them.
 """
 from __future__ import annotations
 
 import ctypes
-import math
-import struct
 
 import numpy as np
 
 from .errors import errc, exception
 
-__all__ = ["DEVICE_TYPES", "CPU", "CUDA", "CUDA_HOST", "CUDA_MANAGED", "export", "read_capsule", "Imported",
-           "dtype_of", "device_text", "exports_alive"]
+__all__ = ["DEVICE_TYPES", "CPU", "CUDA", "CUDA_HOST", "CUDA_MANAGED", "export", "take", "give_back", "dtype_of",
+           "device_text", "exports_alive"]
 
 #: ``DLDeviceType`` values this runtime meets
 CPU, CUDA, CUDA_HOST, CUDA_MANAGED = 1, 2, 3, 13
@@ -44,7 +46,6 @@ DEVICE_TYPES = {1: "kDLCPU", 2: "kDLCUDA", 3: "kDLCUDAHost", 4: "kDLOpenCL", 7: 
                 9: "kDLVPI", 10: "kDLROCM", 11: "kDLROCMHost", 12: "kDLExtDev", 13: "kDLCUDAManaged",
                 14: "kDLOneAPI", 15: "kDLWebGPU", 16: "kDLHexagon", 17: "kDLMAIA"}
 _READ_ONLY = 1          # DLPACK_FLAG_BITMASK_READ_ONLY
-_VERSION = (1, 0)
 
 
 class DLDevice(ctypes.Structure):
@@ -61,6 +62,7 @@ class DLTensor(ctypes.Structure):
                 ("byte_offset", ctypes.c_uint64)]
 
 
+#: ``DLManagedTensor::deleter`` (a producer's, in tests)
 _DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
@@ -93,6 +95,10 @@ def dtype_code(dtype: np.dtype) -> tuple[int, int]:
     return code, dtype.itemsize * 8
 
 
+#: (code, bits, lanes) -> NumPy type, for the types met so far
+_DTYPES: dict = {}
+
+
 def dtype_of(code: int, bits: int, lanes: int) -> np.dtype:
     """The NumPy type of a DLPack ``DLDataType``, or ``errc::invalid`` naming it."""
     found = _DTYPES.get((code, bits, lanes))
@@ -114,208 +120,143 @@ def device_text(device_type: int, device_id: int) -> str:
     return f"{DEVICE_TYPES.get(device_type, f'DLPack device type {device_type}')} device {device_id}"
 
 
-# -- the capsule calls -------------------------------------------------------------
+# -- the native half (dlpack_native.py), loaded on first use -------------------------
 
-_api = ctypes.pythonapi
-_P = ctypes.c_void_p
-_new_capsule = ctypes.PYFUNCTYPE(ctypes.py_object, _P, _P, _P)(("PyCapsule_New", _api))
-_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, _P)(("PyCapsule_IsValid", _api))
-_get_pointer = ctypes.PYFUNCTYPE(_P, ctypes.py_object, _P)(("PyCapsule_GetPointer", _api))
-_set_name = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, _P)(("PyCapsule_SetName", _api))
-_get_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", _api))
-# the destructor's argument is the capsule as a bare pointer: it is called while the
-# capsule is being destroyed, so no reference may be taken
-_raw_valid = ctypes.PYFUNCTYPE(ctypes.c_int, _P, _P)(("PyCapsule_IsValid", _api))
-_raw_pointer = ctypes.PYFUNCTYPE(_P, _P, _P)(("PyCapsule_GetPointer", _api))
-
-#: names live as long as the process (a capsule keeps a pointer to its name): their addresses
-_NAME_BUFFERS = {name: ctypes.create_string_buffer(name) for name in
-                 (b"dltensor", b"dltensor_versioned", b"used_dltensor", b"used_dltensor_versioned")}
-_NAMES = {name: ctypes.addressof(buf) for name, buf in _NAME_BUFFERS.items()}
-_LEGACY, _VERSIONED = _NAMES[b"dltensor"], _NAMES[b"dltensor_versioned"]
-_USED = {_LEGACY: _NAMES[b"used_dltensor"], _VERSIONED: _NAMES[b"used_dltensor_versioned"]}
-
-# -- exported tensors: the structures, written with ``struct`` into slots of a pool --
-#
-# ``DLManagedTensor`` (64 bytes: the ``DLTensor``, manager_ctx, deleter) and
-# ``DLManagedTensorVersioned`` (80 bytes: version, manager_ctx, deleter, flags, the
-# ``DLTensor``) as ``tests/runtime/test_interop.py`` checks against the
-# ``ctypes.Structure`` definitions above; the one-dimensional shape at byte 88.
-_TENSOR = "QiiiBBHQQQ"
-_LEGACY_LAYOUT = struct.Struct("<" + _TENSOR + "QQ")
-_VERSIONED_LAYOUT = struct.Struct("<IIQQQ" + _TENSOR)
-_SHAPE_AT, _SLOT, _BLOCK = 88, 96, 256
-_SLOTS: list[tuple] = []            # free (address, buffer, offset)
-_BLOCKS: list = []                  # every pool block (never freed: exported addresses stay valid)
-
-#: address of an exported structure -> (keepalive, on_release, its slot)
-_EXPORTS: dict[int, tuple] = {}
+_export = _take = _give_back = _alive = None
 
 
-def _slot() -> tuple:
-    if not _SLOTS:
-        block = ctypes.create_string_buffer(_SLOT * _BLOCK)
-        _BLOCKS.append(block)
-        base = ctypes.addressof(block)
-        _SLOTS.extend((base + i * _SLOT, block, i * _SLOT) for i in reversed(range(_BLOCK)))
-    return _SLOTS.pop()
+def _load() -> None:
+    global _export, _take, _give_back, _alive
+    from .dlpack_native import functions
+    _export, _take, _give_back, _alive = functions()
 
 
-def _release(address: int) -> None:
-    entry = _EXPORTS.pop(address, None)
-    if entry is not None:
-        _SLOTS.append(entry[2])
-        if entry[1] is not None:
-            entry[1]()
+# -- going out ------------------------------------------------------------------------
 
-
-@_DELETER
-def _deleter(address):
-    """``DLManagedTensor::deleter``: the consumer is done (or the capsule was never consumed)."""
-    _release(address)
-
-
-@ctypes.CFUNCTYPE(None, _P)
-def _capsule_destructor(capsule):
-    """A capsule no consumer took still owns its tensor: delete it."""
-    for name in (_LEGACY, _VERSIONED):
-        if _raw_valid(capsule, name):
-            _release(_raw_pointer(capsule, name))
-            return
-
-
-_DELETER_ADDRESS = ctypes.cast(_deleter, _P).value
-_DESTRUCTOR_ADDRESS = ctypes.cast(_capsule_destructor, _P).value
 #: NumPy type -> (DLPack code, bits), for ``export``
 _DTYPE_CODES: dict = {}
+
+
+class _Release:
+    """What a consumer of an export holds when the exporter must hear of its end:
+    ``keep`` (the memory's keepalive), then ``then()`` when the consumer lets go."""
+
+    __slots__ = ("keep", "then")
+
+    def __init__(self, keep, then):
+        self.keep, self.then = keep, then
+
+    def __del__(self):
+        self.then()
 
 
 def export(address: int, count: int, dtype: np.dtype, device: tuple[int, int], keepalive, *,
            versioned: bool, read_only: bool = False, on_release=None):
     """A DLPack capsule for ``count`` elements of ``dtype`` at ``address`` on ``device``
-    (a DLPack ``(device_type, device_id)``); ``keepalive`` is held until the consumer's
-    deleter call, then ``on_release()`` runs (when given)."""
+    (a DLPack ``(device_type, device_id)``), one dimension; ``keepalive`` is held until
+    the consumer's deleter call (or the unconsumed capsule's end), then ``on_release()``
+    runs (when given; at once when no capsule is made, as for a refusal).
+    ``read_only`` memory is marked so in a versioned capsule; the legacy one cannot
+    say it, so such memory is refused there."""
+    if on_release is not None:          # (first: a refusal below drops it, and on_release runs)
+        keepalive = _Release(keepalive, on_release)
     code = _DTYPE_CODES.get(dtype)
     if code is None:
         code = _DTYPE_CODES[dtype] = dtype_code(dtype)
-    slot = _slot()
-    where, block, at = slot
-    shape = where + _SHAPE_AT
-    if versioned:
-        _VERSIONED_LAYOUT.pack_into(block, at, _VERSION[0], _VERSION[1], where, _DELETER_ADDRESS,
-                                    _READ_ONLY if read_only else 0, address, device[0], device[1], 1, code[0],
-                                    code[1], 1, shape, 0, 0)
-    else:
-        _LEGACY_LAYOUT.pack_into(block, at, address, device[0], device[1], 1, code[0], code[1], 1, shape, 0, 0,
-                                 where, _DELETER_ADDRESS)
-    _SHAPE.pack_into(block, at + _SHAPE_AT, count)
-    _EXPORTS[where] = (keepalive, on_release, slot)
-    return _new_capsule(where, _VERSIONED if versioned else _LEGACY, _DESTRUCTOR_ADDRESS)
-
-
-_SHAPE = struct.Struct("<q")
+    if read_only and not versioned:
+        raise exception(errc.invalid, "read-only memory is exported only in a versioned DLPack capsule "
+                                      "(__dlpack__(max_version=(1, 0)) or later): the legacy one cannot mark it "
+                                      "read-only")
+    if _export is None:
+        _load()
+    return _export(address, count, code[0], code[1], device[0], device[1], versioned | (read_only << 1), keepalive)
 
 
 def exports_alive() -> int:
     """How many exported tensors no consumer has released yet (tests)."""
-    return len(_EXPORTS)
+    if _alive is None:
+        _load()
+    return _alive()
 
 
-#: a deleter's address -> a callable for it (made once: a ctypes function object costs microseconds)
-_CALLERS: dict[int, object] = {}
+# -- coming in ------------------------------------------------------------------------
+
+#: (code | bits << 8 | lanes << 16) -> NumPy type, for the types met so far (the
+#: native take looks the type up here)
+_BY_KEY: dict = {}
 
 
-class Imported:
-    """A tensor taken from a producer's capsule: where its memory is, what it holds,
-    and ``release()``, which calls the producer's deleter once."""
-
-    __slots__ = ("_address", "_deleter", "device", "read_only", "dtype", "shape", "count", "address")
-
-    def __init__(self, capsule):
-        self._deleter = None
-        if type(capsule) is not _CAPSULE:
-            raise exception(errc.invalid, f"the object's __dlpack__ result is not a DLPack capsule "
-                                          f"({type(capsule).__name__})")
-        try:                            # (one call for the usual versioned capsule)
-            address, name = _get_pointer(capsule, _VERSIONED), _VERSIONED
-        except ValueError:
-            raw = _get_name(capsule)
-            name = _BY_NAME.get(raw, 0)
-            if not name:
-                state = "was already consumed" if raw and raw.startswith(b"used_") else "is not a DLPack capsule"
-                raise exception(errc.invalid, f"the object's __dlpack__ result {state}") from None
-            address = _get_pointer(capsule, name)
-        self._address = address
-        versioned = name == _VERSIONED
-        if versioned:
-            major, _, ctx, deleter, flags, *tensor = _VERSIONED_LAYOUT.unpack(ctypes.string_at(address, 80))
-        else:
-            *tensor, ctx, deleter = _LEGACY_LAYOUT.unpack(ctypes.string_at(address, 64))
-            major, flags = _VERSION[0], 0
-        if major != _VERSION[0]:
-            raise exception(errc.invalid, f"DLPack major version {major} is not supported (this runtime reads 1)")
-        _set_name(capsule, _USED[name])         # ours now: the capsule no longer deletes it, we do (release)
-        self._deleter = deleter
+def take(capsule) -> tuple:
+    """The tensor of a producer's DLPack capsule, taken (renamed as used):
+    ``(handle, address, device, dtype, count, read_only)``, ``address`` where its
+    first element is (``byte_offset`` included), ``device`` a DLPack
+    ``(device_type, device_id)``, ``read_only`` 0 or 1.  ``give_back(handle)``
+    calls the producer's deleter once; so does the handle's end, whichever comes
+    first.  A capsule that is not a DLPack tensor's, or holds one this runtime
+    cannot use (an unknown element type, a malformed or non-contiguous shape,
+    another major version), is ``errc::invalid``, and a tensor taken is given
+    back at once."""
+    if _take is None:
+        _load()
+    got = _take(capsule, _BY_KEY)
+    if got.__class__ is int:
+        raise _not_taken(capsule, got)
+    if len(got) != 6:                   # (a type met for the first time, or a refusal)
+        handle, address, device, dtype, count, read_only, detail = got
         try:
-            self._read(tensor, flags)
+            if dtype.__class__ is int:      # (its key)
+                key = dtype
+                dtype = _BY_KEY[key] = dtype_of(key & 0xFF, (key >> 8) & 0xFF, key >> 16)
+            if detail:
+                raise _refusal(*detail)
         except exception:
-            self.release()
+            _give_back(handle)
             raise
-
-    def _read(self, tensor, flags: int) -> None:
-        data, kind, ident, ndim, code, bits, lanes, shape_at, strides_at, offset = tensor
-        self.device = (kind, ident)
-        self.read_only = bool(flags & _READ_ONLY)
-        dtype = _DTYPES.get((code, bits, lanes))
-        self.dtype = dtype if dtype is not None else dtype_of(code, bits, lanes)
-        if not 0 <= ndim <= 64:
-            raise exception(errc.invalid, f"a DLPack tensor of {ndim} dimensions")
-        strides = None
-        if not ndim:
-            shape = ()
-        elif strides_at == shape_at + 8 * ndim:     # side by side (NumPy, torch): one read
-            both = _INT64S[2 * ndim].unpack(ctypes.string_at(shape_at, 16 * ndim))
-            shape, strides = both[:ndim], both[ndim:]
-        else:
-            shape = _INT64S[ndim].unpack(ctypes.string_at(shape_at, 8 * ndim))
-        if ndim and min(shape) < 0:
-            raise exception(errc.invalid, f"a DLPack tensor of shape {shape}")
-        self.shape = shape
-        self.count = count = math.prod(shape)
-        if strides_at and count > 1:
-            if strides is None:
-                strides = _INT64S[ndim].unpack(ctypes.string_at(strides_at, 8 * ndim))
-            expect = 1
-            for s, n in zip(reversed(strides), reversed(shape)):
-                if n != 1 and s != expect:
-                    raise exception(errc.invalid, f"a DLPack tensor with strides {strides} (shape {shape}) is not "
-                                                  f"contiguous: make it contiguous first")
-                expect *= n
-        self.address = (data or 0) + offset
-
-    def release(self) -> None:
-        deleter, self._deleter = self._deleter, None
-        if deleter:
-            call = _CALLERS.get(deleter)
-            if call is None:
-                call = _CALLERS[deleter] = _DELETER(deleter)
-            call(self._address)
-
-    def __del__(self):
-        try:
-            self.release()
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
+        return handle, address, device, dtype, count, read_only
+    return got
 
 
-_CAPSULE = type(_new_capsule(_LEGACY, _LEGACY, None))     # (a capsule of no tensor, never consumed)
-_BY_NAME = {b"dltensor": _LEGACY, b"dltensor_versioned": _VERSIONED}
-#: n -> the layout of n int64 values (shapes and strides; a format made per call costs microseconds)
-_INT64S = [struct.Struct(f"<{n}q") for n in range(129)]
-#: (code, bits, lanes) -> NumPy type, for the types met so far
-_DTYPES: dict = {}
+def give_back(handle) -> None:
+    """Call the producer's deleter of a tensor ``take`` gave ``handle`` of, unless it was already."""
+    _give_back(handle)
 
 
-def read_capsule(capsule) -> Imported:
-    """The tensor of a DLPack capsule, taken (see ``Imported``)."""
-    return Imported(capsule)
+def managed_address(handle) -> int:
+    """The address of the producer's ``DLManagedTensor`` of a ``take`` handle (tests)."""
+    return _get_pointer(handle, b"minisycl.dlpack_import")
+
+
+def _not_taken(capsule, why: int) -> exception:
+    """The refusal of a capsule ``dlpack.ll``'s take did not take (``why``: 1 no tensor's
+    capsule, 2 a versioned one of another major version)."""
+    if why == 2:
+        major = ctypes.c_uint32.from_address(_get_pointer(capsule, b"dltensor_versioned")).value
+        return exception(errc.invalid, f"DLPack major version {major} is not supported (this runtime reads 1)")
+    if type(capsule) is not _CAPSULE:
+        return exception(errc.invalid, f"the object's __dlpack__ result is not a DLPack capsule "
+                                       f"({type(capsule).__name__})")
+    raw = _get_name(capsule)
+    state = "was already consumed" if raw and raw.startswith(b"used_") else "is not a DLPack capsule"
+    return exception(errc.invalid, f"the object's __dlpack__ result {state}")
+
+
+def _refusal(problem: int, ndim: int, shape: tuple, strides) -> exception:
+    """The refusal of a taken tensor (``problem``: as ``dlpack.ll``'s take says)."""
+    if problem in (1, 5):
+        what = "" if problem == 1 else " without a shape"
+        return exception(errc.invalid, f"a DLPack tensor of {ndim} dimensions{what}")
+    if problem == 2:
+        return exception(errc.invalid, f"a DLPack tensor of shape {shape}")
+    if problem == 4:
+        return exception(errc.invalid, f"a DLPack tensor of shape {shape} has more elements than memory can hold")
+    return exception(errc.invalid, f"a DLPack tensor with strides {strides} (shape {shape}) is not "
+                                   f"contiguous: make it contiguous first")
+
+
+# capsule calls for refusals' messages and tests only (a ctypes call costs microseconds)
+_get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
+_get_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", ctypes.pythonapi))
+#: the type of capsules (one of no tensor made to learn it)
+_CAPSULE = type(ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
+    ("PyCapsule_New", ctypes.pythonapi))(1, None, None))

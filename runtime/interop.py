@@ -47,15 +47,25 @@ __all__ = ["PLAIN", "foreign_allocation", "from_dlpack", "adopt", "adopt_argumen
 class foreign_allocation(usm_allocation):  # noqa: N801 - SYCL-style name
     """Another library's memory seen as a USM allocation (``from_dlpack``).  It is not
     registered by address (``memory.allocation_at``): it lives as long as this object,
-    which holds the exporter; ``free`` releases it early."""
+    which holds the exporter (and, for DLPack, the handle of the taken tensor,
+    ``dlpack.take``, which calls the producer's deleter when it goes); ``free``
+    releases it early."""
+
+    # (class defaults: one exchange sets only what differs, on the path of every call)
+    freed, _raw, _bytes, _holds, read_only, dl_device, kind = False, None, None, None, False, (dlpack.CPU, 0), "host"
 
     def __init__(self, address: int, count: int, dtype: np.dtype, kind: str, device, exporter,
-                 imported: "dlpack.Imported | None" = None, read_only: bool = False, where=(dlpack.CPU, 0),
-                 holds=None):
-        self.count, self.dtype, self.kind, self.device = count, dtype, kind, device
-        self.ptr, self.freed, self._raw, self._bytes = address, False, None, None
-        self.read_only, self.dl_device = read_only, where
-        self._exporter, self._imported, self._holds = exporter, imported, holds
+                 imported=None, read_only: bool = False, where=(dlpack.CPU, 0), holds=None):
+        self.count, self.dtype, self.device = count, dtype, device
+        self.ptr, self._exporter, self._imported = address, exporter, imported
+        if kind != "host":
+            self.kind = kind
+        if read_only:
+            self.read_only = True
+        if where != (dlpack.CPU, 0):
+            self.dl_device = where
+        if holds is not None:
+            self._holds = holds
 
     @property
     def source(self) -> str:
@@ -85,7 +95,7 @@ class foreign_allocation(usm_allocation):  # noqa: N801 - SYCL-style name
     def _release(self) -> None:
         imported, self._imported, self._holds, self._exporter = self._imported, None, None, None
         if imported is not None:
-            imported.release()
+            dlpack.give_back(imported)
 
     def __repr__(self):
         state = "released" if self.freed else f"{self.ptr:#x}"
@@ -108,11 +118,15 @@ def _device_name(device) -> str:
 
 def usable(where: tuple[int, int], device) -> bool:
     """Whether ``device`` can use memory on DLPack device ``where``."""
-    kind, ident = where
-    if _off_host(device):
-        return kind in (dlpack.CUDA_HOST, dlpack.CUDA_MANAGED) or (kind == dlpack.CUDA and
-                                                                   ident == device.ordinal)
-    return kind in (dlpack.CPU, dlpack.CUDA_HOST, dlpack.CUDA_MANAGED)
+    if device is None or device.impl.runs_on_host:
+        return where[0] in _HOST_KINDS
+    return where[0] in _PINNED_KINDS or (where[0] == dlpack.CUDA and where[1] == device.ordinal)
+
+
+#: memory a device of this CPU can use: host memory, CUDA's pinned and managed memory
+_HOST_KINDS = frozenset((dlpack.CPU, dlpack.CUDA_HOST, dlpack.CUDA_MANAGED))
+#: memory every GPU can use besides its own: pinned and managed memory
+_PINNED_KINDS = frozenset((dlpack.CUDA_HOST, dlpack.CUDA_MANAGED))
 
 
 def _off_host(device) -> bool:
@@ -134,7 +148,8 @@ def _refuse(obj, where: tuple[int, int], device, what: str):
 def _from_dlpack(obj, q, device, what: str) -> foreign_allocation:
     try:
         where = obj.__dlpack_device__()
-        if type(where) is not tuple or len(where) != 2 or type(where[0]) is not int or type(where[1]) is not int:
+        if where.__class__ is not tuple or len(where) != 2 or where[0].__class__ is not int or \
+                where[1].__class__ is not int:
             where = tuple(where)
             where = (int(where[0]), int(where[1])) if len(where) == 2 else None
     except exception:
@@ -147,7 +162,7 @@ def _from_dlpack(obj, q, device, what: str) -> foreign_allocation:
                                       f"device id) pair")
     if not usable(where, device):
         raise _refuse(obj, where, device, what)
-    stream = native_stream(q) if where[0] != dlpack.CPU else None
+    stream = None if where[0] == _CPU else native_stream(q)
     try:
         try:
             capsule = obj.__dlpack__(stream=stream, max_version=_MAX_VERSION)
@@ -158,16 +173,17 @@ def _from_dlpack(obj, q, device, what: str) -> foreign_allocation:
     except Exception as err:  # noqa: BLE001 - e.g. a freed or consumed exporter
         raise exception(errc.invalid, f"{what}: {type(obj).__name__}.__dlpack__() failed: "
                                       f"{type(err).__name__}: {err}") from None
-    t = dlpack.Imported(capsule)
-    if t.device != where:
-        t.release()
-        raise exception(errc.invalid, f"{what}: the capsule is on {dlpack.device_text(*t.device)}, "
+    handle, address, on, dtype, count, read_only = dlpack.take(capsule)
+    if on != where:
+        dlpack.give_back(handle)
+        raise exception(errc.invalid, f"{what}: the capsule is on {dlpack.device_text(*on)}, "
                                       f"__dlpack_device__ said {dlpack.device_text(*where)}")
-    return foreign_allocation(t.address, t.count, t.dtype, _KINDS.get(where[0], "host"), device, obj, t,
-                              t.read_only, where)
+    return foreign_allocation(address, count, dtype, _KINDS.get(where[0], "host"), device, obj, handle, read_only,
+                              where)
 
 
 _MAX_VERSION = (1, 0)
+_CPU = dlpack.CPU
 _KINDS = {dlpack.CUDA: "device", dlpack.CUDA_MANAGED: "shared"}
 
 

@@ -288,6 +288,10 @@ class usm_allocation:  # noqa: N801 - SYCL-style name
 
     # -- DLPack (``dlpack.py``): other libraries take the memory without a copy
 
+    #: whether the memory may only be read (another library's, taken read-only:
+    #: ``interop.foreign_allocation``); exported so (a versioned capsule's flag)
+    read_only = False
+
     def __dlpack_device__(self) -> tuple[int, int]:
         """``(kDLCPU, 0)``: the devices of this class run on this CPU, in host memory."""
         return (dlpack.CPU, 0)
@@ -296,7 +300,8 @@ class usm_allocation:  # noqa: N801 - SYCL-style name
         """A DLPack capsule of this memory (one dimension of ``count`` elements).
         The consumer's deleter call releases what keeps the memory mapped, so a
         consumer's view stays valid after ``free``; ``stream`` must be ``None`` or
-        -1 for host memory; ``copy=True`` is refused (zero-copy only)."""
+        -1 for host memory; ``copy=True`` is refused (zero-copy only); read-only
+        memory goes out only in a versioned capsule, which can say so."""
         if self.freed:
             self.check("__dlpack__")
         device = self.__dlpack_device__()
@@ -310,7 +315,7 @@ class usm_allocation:  # noqa: N801 - SYCL-style name
             raise exception(errc.invalid, "__dlpack__(copy=True): USM memory is exported without a copy only")
         self._dlpack_sync(stream)
         return dlpack.export(self.ptr, self.count, self.dtype, device, self._dlpack_keep(),
-                             versioned=max_version is not None and max_version[0] >= 1,
+                             versioned=max_version is not None and max_version[0] >= 1, read_only=self.read_only,
                              on_release=self._dlpack_released)
 
     def _dlpack_sync(self, stream) -> None:

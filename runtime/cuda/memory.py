@@ -95,7 +95,11 @@ class cuda_allocation(usm_allocation):  # noqa: N801 - SYCL-style name
 
     def _dlpack_sync(self, stream) -> None:
         """The consumer's stream (DLPack: ``None`` or 1 the legacy default stream, 2 the
-        per-thread one, -1 none) waits for what the allocating queue has enqueued."""
+        per-thread one, -1 none) waits for what the allocating queue has enqueued:
+        an event recorded on the queue's stream, unless every command submitted
+        to it is known finished (``_done``: a wait covered them), when there is
+        nothing to wait for (the usual case: a consumer takes memory after a
+        ``wait``), and the export costs no driver call."""
         if stream == -1:
             return
         if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int) or stream < 0):
@@ -105,6 +109,8 @@ class cuda_allocation(usm_allocation):  # noqa: N801 - SYCL-style name
         if q is None or not hasattr(q, "_record_now"):
             return
         with q._lock:
+            if q._done >= q._seq:
+                return
             self.device.activate()
             ev = q._record_now()
             driver.call("cuStreamWaitEvent", 1 if stream is None else stream, ev, 0,

@@ -245,19 +245,47 @@ def test_native_command_is_a_graph_node(prog):
 
 
 def test_struct_layouts_match_the_ctypes_structures():
-    """``dlpack.py`` writes and reads the structures with ``struct``: the same bytes as
-    ``dlpack.h``'s layout (the ``ctypes.Structure`` definitions)."""
+    """``dlpack.ll`` writes and reads the structures natively: its types have
+    ``dlpack.h``'s layout (the ``ctypes.Structure`` definitions), field by field."""
     import ctypes
-    assert dlpack._LEGACY_LAYOUT.size == ctypes.sizeof(dlpack.DLManagedTensor) == 64
-    assert dlpack._VERSIONED_LAYOUT.size == ctypes.sizeof(dlpack.DLManagedTensorVersioned) == 80
+    import pathlib
+
+    from minisycl.passes.ir import new_context, parse_and_link
+    from minisycl.runtime.engine import shared_machine
+    text = (pathlib.Path(dlpack.__file__).parent / "dlpack.ll").read_text()
+    ref = parse_and_link([text], new_context())
+    data = shared_machine().target_data
+    for ours, theirs in (("DLTensor", dlpack.DLTensor), ("DLManagedTensor", dlpack.DLManagedTensor),
+                         ("DLManagedTensorVersioned", dlpack.DLManagedTensorVersioned)):
+        ty = ref.get_struct_type(ours)
+        assert data.get_abi_size(ty) == ctypes.sizeof(theirs), ours
+        fields = [f for f in theirs._fields_ if ours != "DLTensor" or f[0] not in ("device", "dtype")]
+        if ours == "DLTensor":          # (the device and the dtype are spelled out field by field in the IR)
+            offsets = [data.get_element_offset(ty, i) for i in (0, 1, 3, 4, 7, 8, 9)]
+            assert offsets == [theirs.data.offset, theirs.device.offset, theirs.ndim.offset, theirs.dtype.offset,
+                               theirs.shape.offset, theirs.strides.offset, theirs.byte_offset.offset]
+        elif ours == "DLManagedTensor":
+            assert [data.get_element_offset(ty, i) for i in range(3)] == [getattr(theirs, f[0]).offset
+                                                                          for f in fields]
+        else:
+            assert [data.get_element_offset(ty, i) for i in (0, 2, 3, 4, 5)] == [getattr(theirs, f[0]).offset
+                                                                                for f in fields]
+    assert ctypes.sizeof(dlpack.DLManagedTensor) == 64 and ctypes.sizeof(dlpack.DLManagedTensorVersioned) == 80
     x = sycl.malloc_shared(6, np.int16)
     for versioned in (None, (1, 0)):
-        t = dlpack.Imported(x.__dlpack__(max_version=versioned))
-        assert (t.address, t.count, t.dtype, t.shape, t.device) == (x.ptr, 6, np.dtype(np.int16), (6,), (1, 0))
-        managed = (dlpack.DLManagedTensorVersioned if versioned else dlpack.DLManagedTensor).from_address(t._address)
+        handle, address, device, dtype, count, read_only = dlpack.take(x.__dlpack__(max_version=versioned))
+        assert (address, count, dtype, device, read_only) == (x.ptr, 6, np.dtype(np.int16), (1, 0), False)
+        managed = (dlpack.DLManagedTensorVersioned if versioned else
+                   dlpack.DLManagedTensor).from_address(dlpack.managed_address(handle))
         assert managed.dl_tensor.data == x.ptr and managed.dl_tensor.ndim == 1 and managed.dl_tensor.shape[0] == 6
         assert (managed.dl_tensor.dtype.code, managed.dl_tensor.dtype.bits, managed.dl_tensor.dtype.lanes) == (0, 16, 1)
-        t.release()
+        assert (managed.dl_tensor.device.device_type, managed.dl_tensor.device.device_id) == (1, 0)
+        assert managed.dl_tensor.strides[0] == 1 and managed.dl_tensor.byte_offset == 0
+        if versioned:
+            assert (managed.version.major, managed.version.minor, managed.flags) == (1, 0, 0)
+        dlpack.give_back(handle)
+    # a type met before is looked up by the native take itself: six items, no Python on the way
+    assert len(dlpack._take(x.__dlpack__(max_version=(1, 0)), dlpack._BY_KEY)) == 6
 
 
 class _Odd:
@@ -283,3 +311,61 @@ def test_malformed_exporters_are_invalid(bad):
     with pytest.raises(sycl.exception) as err:
         sycl.from_dlpack(_Odd(**bad), q)
     assert err.value.code() == sycl.errc.invalid, str(err.value)
+
+
+def test_read_only_memory_goes_out_read_only():
+    """Memory taken read-only is exported with the versioned capsule's read-only flag;
+    the legacy capsule cannot say it, so it is refused there."""
+    a = np.arange(4, dtype=np.float32)
+    a.flags.writeable = False
+    y = sycl.from_dlpack(a, sycl.queue(sycl.HOST_CPU))
+    assert y.read_only
+    back = np.from_dlpack(y)
+    assert back.ctypes.data == a.ctypes.data and not back.flags.writeable
+    raises("invalid", lambda: y.__dlpack__(), "read-only", "versioned")
+    handle, _, _, _, _, read_only = dlpack.take(y.__dlpack__(max_version=(1, 0)))
+    assert read_only
+    dlpack.give_back(handle)
+
+
+def test_a_consumer_may_release_an_export_from_another_thread_without_the_gil():
+    """A consumer can call our deleter from any thread, holding the GIL or not (a
+    ctypes ``CFUNCTYPE`` call lets it go): the deleter takes it to drop its reference."""
+    import ctypes
+    import threading
+    x = sycl.malloc_shared(8, np.float32)
+    gc.collect()
+    before = dlpack.exports_alive()
+    get = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_GetPointer",
+                                                                                 ctypes.pythonapi))
+    rename = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(("PyCapsule_SetName",
+                                                                                ctypes.pythonapi))
+    for versioned in (None, (1, 0)):
+        cap = x.__dlpack__(max_version=versioned)
+        name = b"dltensor_versioned" if versioned else b"dltensor"
+        address = get(cap, name)
+        assert rename(cap, b"used_" + name) == 0       # taken, as a consumer takes it
+        managed = (dlpack.DLManagedTensorVersioned if versioned else dlpack.DLManagedTensor).from_address(address)
+        deleter = dlpack._DELETER(managed.deleter)     # a CFUNCTYPE: called without the GIL
+        del cap
+        gc.collect()
+        assert dlpack.exports_alive() == before + 1    # a taken capsule's end leaves the tensor alone
+        worker = threading.Thread(target=deleter, args=(address,))
+        worker.start()
+        worker.join(timeout=30)
+        assert not worker.is_alive()
+        assert dlpack.exports_alive() == before
+
+
+def test_the_native_half_links_against_registered_python_functions_only():
+    """``dlpack.ll`` calls the Python C API through the addresses ``dlpack_native``
+    registers (and libc's malloc/free): every function it declares is one of them."""
+    import pathlib
+    import re
+
+    from minisycl.runtime import dlpack_native
+    text = (pathlib.Path(dlpack.__file__).parent / "dlpack.ll").read_text()
+    declared = set(re.findall(r"^declare [^@]*@([A-Za-z_][\w.]*)\(", text, re.M))
+    assert declared - {"malloc", "free"} - {d for d in declared if d.startswith("llvm.")} == set(dlpack_native._API)
+    assert {symbol for symbol, _ in dlpack_native._ENTRIES.values()} <= set(re.findall(r"^define ptr @(\w+)\(",
+                                                                                        text, re.M))

@@ -37,8 +37,13 @@ def test_gpu_allocations_export_their_kind_and_stream(gpu):
     y = sycl.malloc_shared(4, np.int32, q)
     cpu = sycl.queue(sycl.HOST_CPU)
     assert sycl.from_dlpack(y, cpu) is y                # managed memory: the host can use it
+    q.memset(y, 0, 16)                                  # work on the queue not known finished
     waits = fake.calls["cuStreamWaitEvent"]
     cap = y.__dlpack__(stream=0x1234)                   # the consumer's stream waits for the queue
+    assert fake.calls["cuStreamWaitEvent"] == waits + 1
+    del cap
+    q.wait()
+    cap = y.__dlpack__(stream=0x1234)                   # everything finished: nothing to wait for
     assert fake.calls["cuStreamWaitEvent"] == waits + 1
     del cap
     with pytest.raises(sycl.exception, match="a stream is a CUDA stream handle"):
@@ -58,6 +63,11 @@ def test_exported_gpu_memory_is_freed_when_the_consumer_lets_go(gpu):
     del cap
     gc.collect()
     assert fake.calls["cuMemFree_v2"] == frees + 1
+    s = sycl.malloc_device(4, np.dtype([("a", np.int32), ("b", np.float32)]), q)
+    with pytest.raises(sycl.exception, match="no DLPack type"):
+        s.__dlpack__()                                  # refused: no consumer holds it
+    sycl.free(s)
+    assert fake.calls["cuMemFree_v2"] == frees + 2
 
 
 class _Cai:
