@@ -388,7 +388,7 @@ class cuda_queue(queue):  # noqa: N801
             if word.value:
                 message = _device_string(word.value)
                 word.value = 0
-                driver.call("cuMemcpy", flag, ctypes.addressof(word), 8, what="clearing a kernel's assert flag")
+                driver.copy_now(flag, ctypes.addressof(word), 8, what="clearing a kernel's assert flag")
                 watched.clear()
                 raise failure(message, kernel)
         if finished:
