@@ -77,3 +77,39 @@ def test_the_stand_in_driver_lands_cuMemcpy_only_on_the_legacy_stream(gpu):
     driver.copy_now(d.ptr, word.ctypes.data, 4, "a test")
     q.memcpy(out, d, 4).wait()
     assert out[0] == 7
+
+
+# -- (b) async_malloc memory is its block, whatever the block's class -----------------------
+# (test_graph_rules.py::test_eager_async_malloc_is_ordinary_memory,
+#  test_graph_spec.py::test_memory_pools_zero_init_and_required_size)
+
+def test_async_malloc_memory_behaves_as_the_gpu_allocation_it_is(gpu):
+    fake, dev, prog = gpu
+    q = sycl.queue(dev)
+    p = sycl.async_malloc(q, N, "shared", np.int32)
+    q.parallel_for(prog.kernel("fillv"), N, p, 5).wait()
+    assert np.asarray(p).tolist() == [5] * N and p[0] == 5      # the block's view (cuda_allocation.array)
+    pool = sycl.memory_pool(q.context, q.device, "shared")
+    box = []
+    q.submit(lambda h: box.append(h.async_malloc_from_pool(N, pool, np.int32))).wait()
+    np.asarray(box[0])[:] = 3
+    assert box[0].kind == "shared" and list(box[0]) == [3] * N
+    d = sycl.async_malloc(q, N, "device", np.int32)
+    assert not d.host_accessible and d.__dlpack_device__() == (2, 0)    # kDLCUDA, as the block says
+    with pytest.raises(sycl.exception, match="cannot be read or written by the host"):
+        np.asarray(d)
+    frees = fake.calls["cuMemFree_v2"]
+    sycl.free(d, q)                                             # the driver gets its memory back
+    assert fake.calls["cuMemFree_v2"] == frees + 1 and d.freed
+
+
+def test_graph_owned_memory_is_not_released_by_free(gpu):
+    fake, dev, _ = gpu
+    q = sycl.queue(dev)
+    g = sycl.command_graph(q)
+    box = []
+    g.add(lambda h: box.append(h.async_malloc(N, dtype=np.int32)))
+    frees = fake.calls["cuMemFree_v2"]
+    with pytest.raises(sycl.exception, match="graph-owned memory") as err:
+        sycl.free(box[0], q)
+    assert err.value.code() == sycl.errc.invalid and fake.calls["cuMemFree_v2"] == frees
