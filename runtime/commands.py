@@ -30,7 +30,8 @@ from .ranges import as_range, nd_range
 from .reductions import reduction
 from .work_groups import check_local_size
 
-__all__ = ["PLAIN", "foreign", "DynamicValue", "Command", "KernelCommand", "AsyncMalloc", "AsyncFree", "GraphPointer", "check_kernel",
+__all__ = ["PLAIN", "foreign", "DynamicValue", "Command", "KernelCommand", "SubgraphCommand", "AsyncMalloc", "AsyncFree",
+           "GraphPointer", "check_kernel",
            "check_launch", "launch_geometry", "check_memory"]
 
 
@@ -214,6 +215,22 @@ class KernelCommand(Command):
                 a = allocation_at(int(a)) or FreedAddress(int(a))
             out.append(a)
         return out
+
+
+class SubgraphCommand(Command):
+    """A sub-graph node (``handler.ext_oneapi_graph``): the executable graph runs on
+    the queue that runs this command (a parent graph's replay queue, or the queue
+    it was submitted to), never on the queue of the handler that made it.  An
+    explicit graph's handler has the graph's own queue: on a GPU that is
+    another stream, unordered with the parent's commands and not waited for
+    by the parent's wait (issue 31: ``test_scenarios_both_ways[explicit]``)."""
+
+    def __init__(self, graph):
+        super().__init__("subgraph", None, "graph", uses=(graph,))
+        self.graph = graph
+
+    def run(self, q) -> None:
+        self.graph._execute(q)
 
 
 class FreedAddress:

@@ -113,3 +113,38 @@ def test_graph_owned_memory_is_not_released_by_free(gpu):
     with pytest.raises(sycl.exception, match="graph-owned memory") as err:
         sycl.free(box[0], q)
     assert err.value.code() == sycl.errc.invalid and fake.calls["cuMemFree_v2"] == frees
+
+
+# -- (d) a sub-graph runs on the stream of the queue that runs its parent -------------------
+# (test_graph.py::test_scenarios_both_ways[explicit], test_remaining_scenario_variants,
+#  test_graph_rules.py::test_owning_memory_is_judged_as_finalized)
+
+@pytest.mark.parametrize("mode", ["explicit", "record"])
+def test_a_sub_graph_between_two_kernels_keeps_its_place(gpu, mode):
+    _, dev, prog = gpu
+    q = sycl.queue(dev)
+    a = ints(q, 1)
+    sub = sycl.command_graph(q)
+    sub.add(lambda h: h.parallel_for(prog.kernel("fillv"), N, a, 5))
+    sub_exec = sub.finalize()
+    main = sycl.command_graph(q)
+    steps = [lambda h: h.parallel_for(prog.kernel("dbl"), N, a), lambda h: h.ext_oneapi_graph(sub_exec),
+             lambda h: h.parallel_for(prog.kernel("dbl"), N, a)]
+    if mode == "explicit":
+        last = None
+        for cgf in steps:
+            last = main.add(cgf, depends_on=[last] if last is not None else [])
+    else:
+        rq = sycl.queue(dev, in_order=True, context=q.context)
+        with main.recording(rq):
+            for cgf in steps:
+                rq.submit(cgf)
+    q.ext_oneapi_graph(main.finalize()).wait()
+    assert list(a) == [10] * N                      # 1 * 2, then 5, then 5 * 2
+    nested = sycl.command_graph(q)                  # a sub-graph of a sub-graph, alone in its parent
+    nested.add(lambda h: h.ext_oneapi_graph(sub_exec))
+    outer = sycl.command_graph(q)
+    outer.add(lambda h: h.ext_oneapi_graph(nested.finalize()))
+    np.asarray(a)[:] = 0
+    q.ext_oneapi_graph(outer.finalize()).wait()
+    assert list(a) == [5] * N
