@@ -208,7 +208,8 @@ def test_memory_pools_zero_init_and_required_size(prog):
     shared_pool = sycl.memory_pool(q.context, q.device, "shared")
     box = []
     q.submit(lambda h: box.append(h.async_malloc_from_pool(4, shared_pool, np.int32))).wait()
-    assert box[0].kind == "shared" and np.asarray(box[0]).tolist() == [0] * 4
+    np.asarray(box[0])[:] = 6                             # host memory: written and read by the host
+    assert box[0].kind == "shared" and np.asarray(box[0]).tolist() == [6] * 4
 
 
 @pytest.mark.parametrize("kind", ["host", "shared"])
