@@ -82,6 +82,9 @@ def _out(ref, value):
 #: ``CUresult`` values the fake returns
 INVALID_CONTEXT, INVALID_HANDLE, PEER_UNSUPPORTED, ALREADY_ENABLED, NOT_ENABLED, ILLEGAL_ADDRESS = \
     201, 400, 217, 704, 705, 700
+INVALID_VALUE, OUT_OF_RESOURCES = 1, 701
+#: an H100's block limits (``install``'s attributes): threads per block, and along x, y, z
+BLOCK_LIMITS = (1024, 1024, 1024, 64)
 
 
 #: the legacy default stream's key (handles 0 and 1, ``CU_STREAM_LEGACY``)
@@ -139,7 +142,8 @@ class FakeDriver:
                    INVALID_HANDLE: b"CUDA_ERROR_INVALID_HANDLE", PEER_UNSUPPORTED: b"CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
                    ALREADY_ENABLED: b"CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
                    NOT_ENABLED: b"CUDA_ERROR_PEER_ACCESS_NOT_ENABLED",
-                   ILLEGAL_ADDRESS: b"CUDA_ERROR_ILLEGAL_ADDRESS"}.get(rc, b"CUDA_ERROR_UNKNOWN"))
+                   ILLEGAL_ADDRESS: b"CUDA_ERROR_ILLEGAL_ADDRESS",
+                   OUT_OF_RESOURCES: b"CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"}.get(rc, b"CUDA_ERROR_UNKNOWN"))
 
     def _cuGetErrorString(self, rc, out):
         _out(out, b"refused by the fake driver")
@@ -415,6 +419,9 @@ class FakeDriver:
             return rc
         if self.ctx_of.get(_value(fn)) != self.current:
             return INVALID_HANDLE       # a function of another context's module
+        block = (_value(bx), _value(by), _value(bz))
+        if block[0] * block[1] * block[2] > BLOCK_LIMITS[0] or any(b > m for b, m in zip(block, BLOCK_LIMITS[1:])):
+            return INVALID_VALUE        # a block beyond the device, as the driver refuses it
         count = self.kernels[self.functions[_value(fn)]][0]
         values = self._values(params, count)
         here = self._device_of.get(self.current, 0)

@@ -148,3 +148,53 @@ def test_a_sub_graph_between_two_kernels_keeps_its_place(gpu, mode):
     np.asarray(a)[:] = 0
     q.ext_oneapi_graph(outer.finalize()).wait()
     assert list(a) == [5] * N
+
+
+# -- bad input: a launch beyond the GPU is errc::nd_range naming the limit -------------------
+
+BIG = """
+kernel cube(nd_item<3> it, int* x) { x[it.get_global_linear_id()] = 1; }
+kernel one(int* x) { x[0] = 1; }
+"""
+
+
+def _one(x):
+    fake_cuda.ints(x, 1)[0] = 1
+
+
+@pytest.fixture
+def big(monkeypatch, tmp_path):
+    fake, dev = fake_cuda.install(monkeypatch, lazy=True)
+    fake.kernels.update({"cube": (4, lambda *a: None), "one": (1, _one)})
+    (tmp_path / "b.ksl").write_text(BIG)
+    return fake, dev, sycl.build_program(str(tmp_path / "b.ksl"))
+
+
+def test_a_work_group_beyond_an_axis_limit_is_nd_range_naming_it(big):
+    """128 work-items along SYCL dimension 0 of a 3-D range is CUDA's z axis, whose
+    limit is 64 (the CPU takes it: the total is within 1024)."""
+    fake, dev, prog = big
+    q = sycl.queue(dev)
+    x = sycl.malloc_shared(128, np.int32, q)
+    with pytest.raises(sycl.exception, match="limit of 64 along that axis") as err:
+        q.parallel_for(prog.kernel("cube"), sycl.nd_range((128, 1, 1), (128, 1, 1)), x).wait()
+    assert err.value.code() == sycl.errc.nd_range and "dimension 0 (CUDA axis z)" in str(err.value)
+    q.parallel_for(prog.kernel("cube"), sycl.nd_range((64, 2, 1), (64, 2, 1)), x).wait()    # within: runs
+
+
+@pytest.mark.parametrize("rc", [fake_cuda.OUT_OF_RESOURCES, fake_cuda.INVALID_VALUE])
+def test_a_launch_the_driver_finds_beyond_the_gpu_is_nd_range_and_the_gpu_goes_on(big, rc):
+    """Too many registers for the block (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) is not a
+    lost context: the launch is refused naming the limits, and the next one runs."""
+    fake, dev, prog = big
+    q = sycl.queue(dev)
+    x = sycl.malloc_shared(1, np.int32, q)
+    x[0] = 0
+    fake.refuse["cuLaunchKernel"] = rc
+    with pytest.raises(sycl.exception) as err:
+        q.single_task(prog.kernel("one"), x)
+    assert err.value.code() == sycl.errc.nd_range
+    assert "threads per block" in str(err.value) and "bytes of shared memory per block" in str(err.value)
+    del fake.refuse["cuLaunchKernel"]
+    q.single_task(prog.kernel("one"), x).wait()
+    assert x[0] == 1 and not dev.lost
