@@ -8,11 +8,7 @@ USM is host memory, so two mistakes go unseen there that a GPU shows at once:
   ``event``'s status read as complete).  SYCL only promises results after the
   wait; a GPU queue runs asynchronously, and the host reads stale memory;
 * reading ``malloc_device`` memory on the host, which SYCL does not allow and a
-  GPU cannot do;
-* reading USM that nothing wrote: a GPU's fresh memory holds whatever was there
-  (stale managed memory of an earlier allocation), the CPU's is zero.  With the
-  check on, a fresh allocation's first MiB is filled with 0xAB bytes
-  (``memory._POISONED``), so such a read differs here too.
+  GPU cannot do.
 
 With the check on, the CPU queue notes each command it runs until the host has
 waited for it (``submitted``/``waited``), and every host view of an allocation

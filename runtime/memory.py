@@ -219,11 +219,6 @@ def _raw_bytes(nbytes: int) -> tuple[object, np.ndarray, int]:
     return raw, raw[offset:offset + nbytes], raw.ctypes.data + offset
 
 
-#: bytes of a fresh allocation filled with 0xAB under the host-access check (a read of
-#: memory never written then differs from the GPU's garbage no less than from zero)
-_POISONED = 1 << 20
-
-
 def checked_shape(count, dtype) -> tuple[int, np.dtype]:
     """``(count, dtype)`` of an allocation, or ``errc::invalid`` saying what is wrong."""
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
@@ -242,8 +237,6 @@ class usm_allocation:  # noqa: N801 - SYCL-style name
         if nbytes >= 1 << 62:
             raise exception(errc.memory_allocation, f"cannot allocate {nbytes} bytes of USM")
         self._raw, self._bytes, self.ptr = _raw_bytes(nbytes)
-        if host_access.ENABLED:         # fresh memory is not zero on a GPU: neither here, while checking
-            self._bytes[:min(nbytes, _POISONED)] = 0xAB
         self.freed = False
         register(self)
 
