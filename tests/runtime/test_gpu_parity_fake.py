@@ -198,3 +198,30 @@ def test_a_launch_the_driver_finds_beyond_the_gpu_is_nd_range_and_the_gpu_goes_o
     del fake.refuse["cuLaunchKernel"]
     q.single_task(prog.kernel("one"), x).wait()
     assert x[0] == 1 and not dev.lost
+
+
+# -- (c) fresh GPU memory is not zero (test_usm_checks.py::test_a_sub_graph_whose_memory_...) --
+
+def test_fresh_gpu_memory_is_not_zero_and_a_freed_sub_graph_stops_its_parent(gpu):
+    """The H200 failure was the test's: it read memory it never wrote, which a
+    GPU does not zero (stale managed memory of an earlier allocation).  Written
+    first, the check itself holds on the GPU path: nothing of the parent runs."""
+    fake, dev, prog = gpu
+    q = sycl.queue(dev)
+    x, victim = sycl.malloc_shared(N, np.int32, q), sycl.malloc_shared(N, np.int32, q)
+    assert list(x) != [0] * N                       # the stand-in's fresh memory: garbage, as the driver's
+    np.asarray(x)[:] = 0
+    inner = sycl.command_graph(q)
+    inner.add(lambda h: h.memset(victim, 0, 4 * N))
+    inner_exe = inner.finalize()
+    outer = sycl.command_graph(q)
+    a = outer.add(lambda h: h.parallel_for(prog.kernel("fillv"), N, x, 6))
+    outer.add(lambda h: h.ext_oneapi_graph(inner_exe), depends_on=[a])
+    exe = outer.finalize()
+    sycl.free(victim)
+    launched = len(fake.launched)
+    with pytest.raises(sycl.exception, match="freed") as err:
+        q.ext_oneapi_graph(exe).wait()
+    assert err.value.code() == sycl.errc.invalid
+    q.wait()
+    assert list(x) == [0] * N and len(fake.launched) == launched
