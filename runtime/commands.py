@@ -30,7 +30,8 @@ from .ranges import as_range, nd_range
 from .reductions import reduction
 from .work_groups import check_local_size
 
-__all__ = ["PLAIN", "foreign", "DynamicValue", "Command", "KernelCommand", "AsyncMalloc", "AsyncFree", "GraphPointer", "check_kernel",
+__all__ = ["PLAIN", "foreign", "DynamicValue", "Command", "KernelCommand", "SubgraphCommand", "AsyncMalloc", "AsyncFree",
+           "GraphPointer", "check_kernel",
            "check_launch", "launch_geometry", "check_memory"]
 
 
@@ -216,6 +217,22 @@ class KernelCommand(Command):
         return out
 
 
+class SubgraphCommand(Command):
+    """A sub-graph node (``handler.ext_oneapi_graph``): the executable graph runs on
+    the queue that runs this command (a parent graph's replay queue, or the queue
+    it was submitted to), never on the queue of the handler that made it.  An
+    explicit graph's handler has the graph's own queue: on a GPU that is
+    another stream, unordered with the parent's commands and not waited for
+    by the parent's wait (issue 31: ``test_scenarios_both_ways[explicit]``)."""
+
+    def __init__(self, graph):
+        super().__init__("subgraph", None, "graph", uses=(graph,))
+        self.graph = graph
+
+    def run(self, q) -> None:
+        self.graph._execute(q)
+
+
 class FreedAddress:
     """An address no live allocation holds any more."""
 
@@ -302,25 +319,49 @@ class GraphPointer(usm_allocation, DynamicValue):
         object.__setattr__(self, "_cmd", cmd)
 
     def resolve(self) -> usm_allocation:
-        if self._cmd.allocation is None:
+        block = object.__getattribute__(self, "_cmd").allocation
+        if block is None:
             raise exception(errc.invalid, "async_malloc memory is used before its command group was submitted "
                                           "(or, in a graph, before its node was added)")
-        return self._cmd.allocation
+        return block
 
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(self.resolve(), name)
+    def __getattribute__(self, name):
+        """Every attribute but the pointer's own is the block's, looked up on the
+        block: the block's class decides (a GPU's ``cuda_allocation`` has its own
+        ``array``, ``host_accessible``, ``_release``, DLPack and CUDA array
+        interfaces), never ``usm_allocation``'s defaults that this class inherits
+        (issue 31: ``numpy.asarray`` of GPU memory from ``async_malloc`` read the
+        host block that GPU memory has not)."""
+        if name in _POINTER_OWN:
+            return object.__getattribute__(self, name)
+        return getattr(GraphPointer.resolve(self), name)
 
     def __setattr__(self, name, value):
         if self._cmd.in_graph is False:         # a queue's allocation: the user's to free
             setattr(self.resolve(), name, value)
             return
-        raise exception(errc.invalid, "graph-owned memory (async_malloc) cannot be freed or changed outside its "
-                                      "graph: free it with an async_free node")
+        raise _graph_owned()
+
+    def _release(self) -> None:
+        """``free``: the block's own release for a queue's allocation; graph-owned
+        memory is refused before anything is released."""
+        if self._cmd.in_graph is not False:
+            raise _graph_owned()
+        self.resolve()._release()
 
     def __repr__(self):
         block = self._cmd.allocation
         if self._cmd.in_graph is False:
             return repr(block)
         return f"<graph-owned {block!r}>" if block is not None else "<graph-owned memory, not yet allocated>"
+
+
+def _graph_owned() -> exception:
+    return exception(errc.invalid, "graph-owned memory (async_malloc) cannot be freed or changed outside its "
+                                   "graph: free it with an async_free node")
+
+
+#: what a ``GraphPointer`` answers itself (everything else is its block's)
+_POINTER_OWN = frozenset({"_cmd", "resolve", "_release", "graph_only", "__class__", "__dict__", "__setattr__", "__repr__",
+                          "__getattribute__", "__init__", "__reduce__", "__reduce_ex__", "__eq__", "__ne__",
+                          "__hash__"})

@@ -11,7 +11,7 @@ import numpy as np
 
 from .addresses import Span, checked_count, checked_int, checked_memory, copy_bytes, fill_bytes
 from .arguments import element_bytes
-from .commands import AsyncFree, AsyncMalloc, Command, DynamicValue, KernelCommand
+from .commands import AsyncFree, AsyncMalloc, Command, DynamicValue, KernelCommand, SubgraphCommand
 from .device_global import device_global, storage_address
 from . import host_access
 from .errors import errc, exception
@@ -319,7 +319,7 @@ class handler:  # noqa: N801
         """Run an executable command graph as this command group's command (on a
         queue of the graph's device and context only)."""
         check_graph_submission(self.queue, graph)
-        cmd = Command("subgraph", lambda: graph._execute(self.queue), "graph", uses=(graph,))
+        cmd = SubgraphCommand(graph)
         if graph.owns_memory:           # (as finalized: the newer revision)
             cmd.not_in_graph = "a graph with graph-owned allocations cannot be used as a sub-graph"
         if not graph.profiling:

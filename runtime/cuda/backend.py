@@ -95,7 +95,7 @@ class CudaBackend(Backend):
     def copy_now(self, dst: int, src: int, nbytes: int) -> None:
         if nbytes:
             self.device.activate()
-            driver.call("cuMemcpy", dst, src, nbytes, what=f"a copy of {nbytes} bytes with {self.device.name}'s memory")
+            driver.copy_now(dst, src, nbytes, what=f"a copy of {nbytes} bytes with {self.device.name}'s memory")
 
     def can_access_peer(self, peer, atomics: bool = False) -> bool:
         if peer.impl is self:
@@ -164,7 +164,7 @@ class CudaBackend(Backend):
                 init = (bytes.fromhex(info.get("init") or "") or bytes(size))[:size]
                 init += bytes(size - len(init))
                 buf = ctypes.create_string_buffer(init, size)
-                driver.call("cuMemcpy", p.value, ctypes.addressof(buf), size, what=f"device_global '{info['name']}'")
+                driver.copy_now(p.value, ctypes.addressof(buf), size, what=f"device_global '{info['name']}'")
                 addr = self._globals[key] = p.value
                 if info.get("relocations"):
                     self._relocations[key] = list(info["relocations"])
@@ -184,7 +184,7 @@ class CudaBackend(Backend):
             def write(offset, value):
                 word = ctypes.c_uint64(value)
                 self.device.activate()
-                driver.call("cuMemcpy", base + offset, ctypes.addressof(word), 8, what="device_global relocation")
+                driver.copy_now(base + offset, ctypes.addressof(word), 8, what="device_global relocation")
             self._relocations[key] = apply_relocations(pending, resolve, write)
 
     # -- graphs -----------------------------------------------------------------------

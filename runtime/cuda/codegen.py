@@ -181,7 +181,7 @@ class CudaProgram:
                 where = impl.storage(uid, info, ctx)
                 value = ctypes.c_uint64(where)
                 self.device.activate()
-                driver.call("cuMemcpy", addr, ctypes.addressof(value), 8, what=f"binding device_global '{info['name']}'")
+                driver.copy_now(addr, ctypes.addressof(value), 8, what=f"binding device_global '{info['name']}'")
                 impl.relocate_global(uid, ctx, self.global_address)
 
 

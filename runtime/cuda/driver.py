@@ -18,7 +18,7 @@ import threading
 
 from ..backend import errc, exception
 
-__all__ = ["load", "call", "why_unavailable", "error_name", "CUresult", "CUdeviceptr", "DriverError",
+__all__ = ["load", "call", "copy_now", "why_unavailable", "error_name", "CUresult", "CUdeviceptr", "DriverError",
            "CUDA_ERROR_ILLEGAL_ADDRESS", "CONTEXT_LOST", "KernelNodeParams", "Memcpy3D", "MemsetNodeParams",
            "HostNodeParams", "MemAllocNodeParams", "MemPoolProps", "MemLocation", "ExecUpdateResultInfo",
            "HOST_FN", "GRAPH_NODE_TYPES", "EXEC_UPDATE_RESULTS"]
@@ -37,8 +37,15 @@ _pf = ctypes.POINTER(ctypes.c_float)
 
 CUDA_ERROR_OUT_OF_MEMORY = 2
 CUDA_ERROR_ILLEGAL_ADDRESS = 700
-#: errors after which the context is unusable (a kernel fault "poisons" it)
-CONTEXT_LOST = frozenset({700, 701, 702, 714, 715, 716, 717, 719, 720})
+#: errors after which the context is unusable (a kernel fault "poisons" it: CUDA's "sticky"
+#: errors).  ``CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`` (701) and
+#: ``CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`` (720) are not among them: the launch is
+#: refused and the context goes on.
+CONTEXT_LOST = frozenset({700, 702, 710, 714, 715, 716, 717, 718, 719})
+CUDA_ERROR_INVALID_VALUE = 1
+CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701
+#: ``CU_STREAM_LEGACY``: the legacy default stream, on which ``cuMemcpy`` runs
+CU_STREAM_LEGACY = 1
 
 #: name -> argument types (the result is always ``CUresult``)
 _SIGNATURES = {
@@ -301,6 +308,24 @@ def call(name: str, *args, what: str | None = None) -> None:
     rc = (_functions.get(name) or _function(name))(*args)
     if rc != 0:
         raise_for(rc, what or name)
+
+
+def copy_now(dst: int, src: int, n: int, what: str) -> None:
+    """``n`` bytes from ``src`` to ``dst`` (any memory of the current context's address
+    space), finished when this returns.
+
+    ``cuMemcpy`` alone does not promise that: it runs on the legacy default stream,
+    and from pageable host memory it returns once the bytes are staged, before
+    they land (between two device addresses it does not wait at all).  The
+    queues' streams are non-blocking (``cuda/queue.py``), which the legacy
+    stream does not order, so a command enqueued next on a queue could read
+    the old bytes (a ``device_global``'s initial value read back as zeros in a
+    fresh context, issue 31).  Synchronising the legacy stream after the copy
+    waits for its DMA and for nothing of the queues.  Every synchronous copy
+    that writes GPU memory goes through here (one that reads it into the host
+    is finished when ``cuMemcpy`` returns)."""
+    call("cuMemcpy", dst, src, n, what=what)
+    call("cuStreamSynchronize", CU_STREAM_LEGACY, what=what)
 
 
 def query(name: str, *args) -> int:

@@ -388,7 +388,7 @@ class cuda_queue(queue):  # noqa: N801
             if word.value:
                 message = _device_string(word.value)
                 word.value = 0
-                driver.call("cuMemcpy", flag, ctypes.addressof(word), 8, what="clearing a kernel's assert flag")
+                driver.copy_now(flag, ctypes.addressof(word), 8, what="clearing a kernel's assert flag")
                 watched.clear()
                 raise failure(message, kernel)
         if finished:
@@ -436,6 +436,8 @@ class cuda_queue(queue):  # noqa: N801
         rc = self._cu_launch(plan.fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared,
                             self._stream, plan.params, None)
         if rc:
+            if rc in (driver.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, driver.CUDA_ERROR_INVALID_VALUE):
+                raise self._launch_refused(k, plan, rc, grid, block, shared)
             try:
                 driver.raise_for(rc, f"launching kernel '{k.name}'")
             except driver.DriverError as err:
@@ -445,6 +447,24 @@ class cuda_queue(queue):  # noqa: N801
         self._pending.append(k.name)
         if plan.flag:
             self._asserts[plan.flag] = k.name
+
+    def _launch_refused(self, k, plan: _Launch, rc: int, grid, block, shared: int) -> exception:
+        """``errc::nd_range`` for a launch the driver refused as beyond the GPU
+        (``CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES``: the block's threads need more
+        registers than a multiprocessor has; ``CUDA_ERROR_INVALID_VALUE``: a
+        dimension or the shared memory beyond the device), naming the limits.
+        The checks before the launch (``launch_shape``, ``_shared_memory``) refuse
+        what they can tell; this names what only the driver saw."""
+        static, max_threads = plan.linked.limits(k.name)
+        a = self.device.attrs
+        return exception(errc.nd_range, f"kernel '{k.name}' cannot launch on {self.device.name} with blocks of "
+                                        f"{block[0]}x{block[1]}x{block[2]} threads, a grid of "
+                                        f"{grid[0]}x{grid[1]}x{grid[2]} and {static + shared} bytes of shared memory: "
+                                        f"{driver.error_name(rc)}; its compiled code runs at most {max_threads} "
+                                        f"threads per block (its registers: CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK), "
+                                        f"the device at most {a['max_threads_per_block']} "
+                                        f"({a['max_block_x']}, {a['max_block_y']}, {a['max_block_z']} along x, y, z) "
+                                        f"and {self.device.local_mem_size} bytes of shared memory per block")
 
     def _launch(self, k, slots, total: int, geometry) -> None:
         plan = self._plan(k)
@@ -536,6 +556,11 @@ class cuda_queue(queue):  # noqa: N801
             grid = [-(-g // b) for g, b in zip(reversed(glob), block)]
         block += [1] * (3 - len(block))
         grid += [1] * (3 - len(grid))
+        for axis, (b, key) in enumerate(zip(block, ("max_block_x", "max_block_y", "max_block_z"))):
+            if b > a[key]:
+                raise exception(errc.nd_range, f"kernel '{k.name}': a work-group of {b} work-items along dimension "
+                                               f"{n - 1 - axis} (CUDA axis {'xyz'[axis]}) exceeds "
+                                               f"{self.device.name}'s limit of {a[key]} along that axis")
         for axis, (g, key) in enumerate(zip(grid, ("max_grid_x", "max_grid_y", "max_grid_z"))):
             if g > a[key]:
                 raise exception(errc.nd_range, f"kernel '{k.name}': the range needs {g} blocks along CUDA axis "

@@ -25,7 +25,20 @@ whether GPU ``a`` can reach GPU ``b``'s memory (``cuDeviceGetP2PAttribute``,
 ``cuCtxEnablePeerAccess``); a kernel given another GPU's device memory
 without peer access enabled fails with ``CUDA_ERROR_ILLEGAL_ADDRESS``, as the
 hardware faults; ``cuMemcpyPeerAsync`` checks each side lies in its context's
-GPU memory."""
+GPU memory.
+
+``lazy=True`` (``install(monkeypatch, lazy=True)``) models the real driver's
+asynchrony where a test must see it: a stream's work (copies, memsets,
+launches, graph launches, waits on events) runs only when something
+synchronises with it (``cuStreamSynchronize``/``Query``,
+``cuEventSynchronize``/``Query`` of an event recorded after it,
+``cuCtxSynchronize``, another stream's ``cuStreamWaitEvent`` when that one
+runs), so work on a stream nobody waits for never runs; ``cuMemcpy`` runs on
+the legacy default stream (``CU_STREAM_LEGACY``, 1, or 0): into GPU memory from
+pageable host memory or between GPU addresses it returns before the bytes land,
+and only a synchronisation of the legacy stream (or the next ``cuMemcpy``) lands
+them, not one of the queues' non-blocking streams; and fresh memory holds
+garbage (0xAB bytes), as the driver's does, not zeros."""
 import ctypes
 import itertools
 import threading
@@ -69,11 +82,24 @@ def _out(ref, value):
 #: ``CUresult`` values the fake returns
 INVALID_CONTEXT, INVALID_HANDLE, PEER_UNSUPPORTED, ALREADY_ENABLED, NOT_ENABLED, ILLEGAL_ADDRESS = \
     201, 400, 217, 704, 705, 700
+INVALID_VALUE, OUT_OF_RESOURCES = 1, 701
+#: an H100's block limits (``install``'s attributes): threads per block, and along x, y, z
+BLOCK_LIMITS = (1024, 1024, 1024, 64)
+
+
+#: the legacy default stream's key (handles 0 and 1, ``CU_STREAM_LEGACY``)
+LEGACY = "legacy"
 
 
 class FakeDriver:
-    def __init__(self, devices: int = 1):
+    def __init__(self, devices: int = 1, lazy: bool = False):
         self.count = devices
+        self.lazy = lazy
+        self.work: dict = {}            # (lazy) stream -> its work not yet run: callables and ("mark", id)
+        self._marks: dict = {}          # (lazy) event -> the mark of its latest record
+        self._mark_stream: dict = {}    # mark -> its stream
+        self._done_marks: set = set()
+        self._mark_ids = itertools.count(1)
         self.p2p = {(a, b): True for a in range(devices) for b in range(devices) if a != b}
         self.peers: set = set()         # (device, peer device) pairs with peer access enabled
         self.contexts = {d: next(_HANDLES) for d in range(devices)}      # primary context per device
@@ -86,6 +112,7 @@ class FakeDriver:
         self.calls = Counter()
         self._ids = _HANDLES
         self.buffers: dict = {}         # address -> ctypes buffer
+        self.pinned: set = set()        # addresses of cuMemAllocHost_v2 buffers
         self.functions: dict = {}       # CUfunction -> kernel name
         self.graphs: dict = {}          # CUgraph -> list of nodes
         self.execs: dict = {}           # CUgraphExec -> {"nodes": [...], "live": set()}
@@ -115,7 +142,8 @@ class FakeDriver:
                    INVALID_HANDLE: b"CUDA_ERROR_INVALID_HANDLE", PEER_UNSUPPORTED: b"CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
                    ALREADY_ENABLED: b"CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
                    NOT_ENABLED: b"CUDA_ERROR_PEER_ACCESS_NOT_ENABLED",
-                   ILLEGAL_ADDRESS: b"CUDA_ERROR_ILLEGAL_ADDRESS"}.get(rc, b"CUDA_ERROR_UNKNOWN"))
+                   ILLEGAL_ADDRESS: b"CUDA_ERROR_ILLEGAL_ADDRESS",
+                   OUT_OF_RESOURCES: b"CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"}.get(rc, b"CUDA_ERROR_UNKNOWN"))
 
     def _cuGetErrorString(self, rc, out):
         _out(out, b"refused by the fake driver")
@@ -190,6 +218,8 @@ class FakeDriver:
     def _alloc(self, n):
         buf = ctypes.create_string_buffer(max(int(n), 1))
         addr = ctypes.addressof(buf)
+        if self.lazy:                   # fresh memory holds garbage, not zeros
+            ctypes.memset(addr, 0xAB, len(buf))
         self.buffers[addr] = buf
         return addr
 
@@ -203,27 +233,111 @@ class FakeDriver:
     def _cuMemAllocHost_v2(self, out, n):
         if self.current is None:
             return INVALID_CONTEXT
-        _out(out, self._alloc(n))
+        addr = self._alloc(n)
+        self.pinned.add(addr)
+        _out(out, addr)
 
-    _cuMemAllocManaged = lambda self, out, n, flags: self._cuMemAllocHost_v2(out, n)  # noqa: E731
+    def _cuMemAllocManaged(self, out, n, flags):
+        if self.current is None:
+            return INVALID_CONTEXT
+        _out(out, self._alloc(n))
 
     def _cuMemFree_v2(self, p):
         if self.buffers.pop(_value(p), None) is None:
             return 1
         self.owner.pop(_value(p), None)
+        self.pinned.discard(_value(p))
 
     _cuMemFreeHost = _cuMemFree_v2
 
     def _cuMemcpy(self, d, s, n):
         if self.current is None:
             return INVALID_CONTEXT
-        ctypes.memmove(_value(d), _value(s), _value(n))
+        d, s, n = _value(d), _value(s), _value(n)
+        if not self.lazy:
+            ctypes.memmove(d, s, n)
+            return
+        self._flush(LEGACY)             # "a stream sync is performed before the copy"
+        if self._on_gpu(d):             # lands later, on the legacy stream
+            self._enqueue(LEGACY, self._copier(d, s, n))
+        else:                           # into the host: finished when it returns
+            ctypes.memmove(d, s, n)
 
     def _cuMemcpyAsync(self, d, s, n, stream):
         rc = self._under(stream)
         if rc:
             return rc
-        ctypes.memmove(_value(d), _value(s), _value(n))
+        self._enqueue(stream, self._copier(_value(d), _value(s), _value(n)))
+
+    def _copier(self, d, s, n):
+        """The copy as stream work: pageable host bytes are staged (read) now."""
+        if self.lazy and self._pageable(s):
+            staged = ctypes.string_at(s, n)
+            return lambda: ctypes.memmove(d, staged, n)
+        return lambda: ctypes.memmove(d, s, n)
+
+    def _buffer_at(self, address):
+        for base, buf in self.buffers.items():
+            if base <= address < base + len(buf):
+                return base
+        return None
+
+    def _pageable(self, address) -> bool:
+        return self._buffer_at(address) is None
+
+    def _on_gpu(self, address) -> bool:
+        """Device or managed memory (what the GPU's copy engines write)."""
+        base = self._buffer_at(address)
+        return base is not None and base not in self.pinned
+
+    # -- (lazy) stream work ----------------------------------------------------------------
+    @staticmethod
+    def _key(stream):
+        h = _value(stream)
+        return LEGACY if h in (None, 0, 1) else h
+
+    def _enqueue(self, stream, fn):
+        if not self.lazy:
+            fn()
+            return
+        self.work.setdefault(self._key(stream), []).append(fn)
+
+    def _flush(self, stream, mark=None):
+        """Run ``stream``'s work, up to ``mark`` when given (an event's record)."""
+        items = self.work.get(self._key(stream), [])
+        while items:
+            item = items.pop(0)
+            if isinstance(item, tuple):
+                self._done_marks.add(item[1])
+                if item[1] == mark:
+                    return
+            else:
+                item()
+
+    def _flush_to(self, mark):
+        if mark is not None and mark not in self._done_marks:
+            self._flush(self._mark_stream[mark], mark)
+
+    def _cuStreamSynchronize(self, stream):
+        self._flush(stream)
+
+    _cuStreamQuery = _cuStreamSynchronize
+
+    def _cuStreamDestroy_v2(self, stream):
+        self._flush(stream)             # (its work still completes)
+
+    def _cuEventSynchronize(self, event):
+        self._flush_to(self._marks.get(_value(event)))
+
+    _cuEventQuery = _cuEventSynchronize
+
+    def _cuCtxSynchronize(self):
+        for key in list(self.work):
+            self._flush(key)
+
+    def _cuStreamWaitEvent(self, stream, event, flags):
+        mark = self._marks.get(_value(event))
+        self._enqueue(stream, lambda: self._flush_to(mark))
 
     def _device_memory_of(self, address):
         """The device whose ``cuMemAlloc_v2`` memory holds ``address``, or None."""
@@ -240,20 +354,20 @@ class FakeDriver:
         if self._device_memory_of(d) != self._device_of.get(_value(dctx)) or \
                 self._device_memory_of(s) != self._device_of.get(_value(sctx)):
             return INVALID_HANDLE       # (the real driver reads the wrong memory: an illegal address)
-        ctypes.memmove(d, s, _value(n))
+        self._enqueue(stream, self._copier(d, s, _value(n)))
 
     def _memset(self, ptr, value, width, count):
         raw = int(value).to_bytes(width, "little") * int(count)
         ctypes.memmove(int(ptr), raw, len(raw))
 
     def _cuMemsetD8Async(self, p, v, n, s):
-        return self._under(s) or self._memset(_value(p), _value(v), 1, _value(n))
+        return self._under(s) or self._enqueue(s, lambda: self._memset(_value(p), _value(v), 1, _value(n)))
 
     def _cuMemsetD16Async(self, p, v, n, s):
-        return self._under(s) or self._memset(_value(p), _value(v), 2, _value(n))
+        return self._under(s) or self._enqueue(s, lambda: self._memset(_value(p), _value(v), 2, _value(n)))
 
     def _cuMemsetD32Async(self, p, v, n, s):
-        return self._under(s) or self._memset(_value(p), _value(v), 4, _value(n))
+        return self._under(s) or self._enqueue(s, lambda: self._memset(_value(p), _value(v), 4, _value(n)))
 
     # -- streams, events --------------------------------------------------------------
     def _cuStreamCreate(self, out, flags):
@@ -273,6 +387,11 @@ class FakeDriver:
     def _cuEventRecord(self, event, stream):
         if self.ctx_of.get(_value(event)) != self.ctx_of.get(_value(stream), self.ctx_of.get(_value(event))):
             return INVALID_HANDLE       # an event of another context than the stream's
+        if self.lazy:
+            mark = next(self._mark_ids)
+            self._marks[_value(event)] = mark
+            self._mark_stream[mark] = self._key(stream)
+            self.work.setdefault(self._key(stream), []).append(("mark", mark))
 
     def _cuEventElapsedTime(self, out, a, b):
         _out(out, 0.001)
@@ -300,6 +419,9 @@ class FakeDriver:
             return rc
         if self.ctx_of.get(_value(fn)) != self.current:
             return INVALID_HANDLE       # a function of another context's module
+        block = (_value(bx), _value(by), _value(bz))
+        if block[0] * block[1] * block[2] > BLOCK_LIMITS[0] or any(b > m for b, m in zip(block, BLOCK_LIMITS[1:])):
+            return INVALID_VALUE        # a block beyond the device, as the driver refuses it
         count = self.kernels[self.functions[_value(fn)]][0]
         values = self._values(params, count)
         here = self._device_of.get(self.current, 0)
@@ -307,7 +429,7 @@ class FakeDriver:
             there = self.owner.get(v)
             if there is not None and there != here and (here, there) not in self.peers:
                 return ILLEGAL_ADDRESS
-        self._run_kernel(fn, (gx, gy, gz), (bx, by, bz), values)
+        self._enqueue(stream, lambda: self._run_kernel(fn, (gx, gy, gz), (bx, by, bz), values))
 
     # -- graphs -------------------------------------------------------------------------
     def _cuGraphCreate(self, out, flags):
@@ -371,6 +493,9 @@ class FakeDriver:
         ex = self.execs[_value(exec_)]
         if ex["live"]:
             return 1                    # relaunched with an allocation not freed
+        if self.lazy:
+            self._enqueue(stream, lambda: [self._run_node(ex, n) for n in ex["nodes"]])
+            return
         for n in ex["nodes"]:
             rc = self._run_node(ex, n)
             if rc:
@@ -460,19 +585,20 @@ class FakeDriver:
         self.execs.pop(_value(exec_), None)
 
 
-def install(monkeypatch):
-    """The fake as the loaded driver, and a GPU device (an H100's attributes) on it."""
-    fake, devices = install_devices(monkeypatch, 1)
+def install(monkeypatch, lazy: bool = False):
+    """The fake as the loaded driver, and a GPU device (an H100's attributes) on it
+    (``lazy``: asynchronous streams, see the module docstring)."""
+    fake, devices = install_devices(monkeypatch, 1, lazy)
     return fake, devices[0]
 
 
-def install_devices(monkeypatch, count: int):
+def install_devices(monkeypatch, count: int, lazy: bool = False):
     """The fake as the loaded driver with ``count`` GPUs (H100s), and a device for each
     (named ``nvidia_gpu_sm_90@fake`` and ``...@fake1``, ``@fake2``...)."""
     from minisycl.device_configs.targets import load_target
     from minisycl.runtime.cuda import device as cuda_device_mod, driver
 
-    fake = FakeDriver(count)
+    fake = FakeDriver(count, lazy)
     monkeypatch.setattr(driver, "_lib", fake)
     monkeypatch.setattr(driver, "_tried", True)
     monkeypatch.setattr(driver, "_functions", {})

@@ -70,6 +70,7 @@ class USMQueueGraph(RuleBasedStateMachine):
     @rule(count=st.integers(0, 64), kind=st.sampled_from(["device", "shared", "host"]))
     def allocate(self, count, kind):
         a = getattr(sycl, f"malloc_{kind}")(count, np.int32, self.q)
+        self.q.memset(a, 0, 4 * count).wait()           # (a GPU's fresh memory is not zero)
         self.allocs.append((a, np.zeros(count, np.int32)))
 
     @rule(count=st.one_of(st.integers(-5, -1), st.just(2 ** 70), st.floats(), st.text(max_size=2)))

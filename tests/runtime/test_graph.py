@@ -15,6 +15,7 @@ kernel add(id<1> i, int* a, int* b, int* out) { out[i] = a[i] + b[i]; }
 kernel fillv(id<1> i, int* p, int v) { p[i] = v; }
 kernel fill_nd(nd_item<1> it, int* p, int v) { p[it.get_global_id(0)] = v; }
 kernel bump(int* p) { p[0] = p[0] + 1; }
+kernel bump_atomic(int* p) { atomic_fetch_add(p, 1); }
 """
 N = 16
 
@@ -27,7 +28,11 @@ def prog(tmp_path_factory):
 
 
 def arrays(q, count=3):
-    return [sycl.malloc_shared(N, np.int32, q) for _ in range(count)]
+    """``count`` zeroed allocations (a GPU's fresh memory is not zero)."""
+    out = [sycl.malloc_shared(N, np.int32, q) for _ in range(count)]
+    for a in out:
+        np.asarray(a)[:] = 0
+    return out
 
 
 def diamond(g, prog, a, b, c):
@@ -288,6 +293,7 @@ def test_host_tasks_keep_order(prog):
 def test_two_executable_graphs_are_independent_and_serialised(prog):
     q = sycl.queue()
     p = sycl.malloc_shared(1, np.int32, q)
+    p[0] = 0
     g = sycl.command_graph(q)
     g.add(lambda h: h.single_task(prog.kernel("bump"), p))
     e1, e2 = g.finalize(), g.finalize()
@@ -323,12 +329,15 @@ def test_update_errors(prog):
 
 
 def test_recording_stress_from_threads(prog):
-    """Submissions from several threads to one recording queue lose no work."""
+    """Submissions from several threads to one recording queue lose no work.  The
+    queue is out of order, so the 400 nodes have no edges and may run at once
+    (a GPU runs them so): each adds atomically."""
     q = sycl.queue()
     p = sycl.malloc_shared(1, np.int32, q)
+    p[0] = 0
     g = sycl.command_graph(q)
     g.begin_recording(q)
-    threads = [threading.Thread(target=lambda: [q.single_task(prog.kernel("bump"), p) for _ in range(100)])
+    threads = [threading.Thread(target=lambda: [q.single_task(prog.kernel("bump_atomic"), p) for _ in range(100)])
                for _ in range(4)]
     for t in threads:
         t.start()

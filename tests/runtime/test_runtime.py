@@ -250,6 +250,7 @@ import numpy as np
 from minisycl import runtime as sycl
 prog = sycl.build_program([{str(src)!r}])
 q = sycl.queue(); p = sycl.malloc_shared(4, np.int32, q)
+np.asarray(p)[:] = 0
 q.parallel_for(prog.kernel("inc"), 4, p).wait()
 k = prog.linked_for("inc", q.device)[0]
 print(np.asarray(p).tolist(), k.from_disk)

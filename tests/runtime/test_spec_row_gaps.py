@@ -22,6 +22,7 @@ def refused(fn, text):
 
 def one_kernel_graph(prog, q, n=4):
     p = sycl.malloc_shared(n, np.int32, q)
+    np.asarray(p)[:] = 0                    # (a GPU's fresh memory is not zero)
     g = sycl.command_graph(q)
     g.add(lambda h: h.parallel_for(prog.kernel("inc"), n, p))
     return g, p
