@@ -19,6 +19,15 @@ class event:  # noqa: N801
         self._times = {"command_submit": submit_ns, "command_start": start_ns, "command_end": end_ns}
         self._profiling = profiling
 
+    @classmethod
+    def unprofiled(cls, profiling: bool, why: str) -> "event":
+        """The event of a command that keeps no times, as none can be asked for:
+        ``get_profiling_info`` refuses with ``why`` (a graph finalized without
+        ``enable_profiling``); ``profiling``: whether its queue profiles."""
+        e = cls.__new__(cls)
+        e._profiling, e._unprofiled = profiling, why
+        return e
+
     _node = None       # set for events of commands recorded into a command graph
     _scope = None      # ... with the queue's recording (graph/recording.py), usable while it is open
     _unprofiled = None  # why profiling is refused although the queue profiles (a graph without enable_profiling)

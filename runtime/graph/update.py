@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..commands import Command, KernelCommand
 from ..validate import KINDS
-from .nodes import UPDATABLE, WHOLE_UPDATABLE, as_nodes, invalid, node_type
+from .nodes import UPDATABLE, WHOLE_UPDATABLE, as_nodes, invalid, node, node_type
 
 __all__ = ["Updater", "snapshot"]
 
@@ -33,39 +33,43 @@ class Updater:
         if not self.updatable:
             raise invalid("update() cannot be called on a executable graph which was not created with "
                           "property::updatable")
-        if isinstance(target, KINDS["command_graph"]):
+        if type(target) is node:
+            nodes = (target,)                # (the common case: one node, no list made)
+        elif isinstance(target, KINDS["command_graph"]):
             self._memory_checked = None      # new commands everywhere: check them all at the next run
             self._update_whole(target)
             return
-        if target is None:
+        elif target is None:
             raise invalid("update expects a node, a list of nodes or a command_graph, got None")
-        nodes = as_nodes(target, "update")
+        else:
+            nodes = as_nodes(target, "update")
+        mine = self._commands
         for n in nodes:
-            if n not in self._commands:
+            if n not in mine:
                 raise invalid("Node passed to update() is not part of the graph.")
             if n.kind not in UPDATABLE:
                 raise invalid(f"node_type::{n.kind.name} nodes are not supported for update. Only kernel, "
                               f"host_task, barrier and empty nodes are supported.")
         commands = {n: snapshot(n.command) for n in nodes}
         for n, cmd in commands.items():
-            before = self._commands[n]
+            before = mine[n]
             if not (isinstance(before, KernelCommand) and isinstance(cmd, KernelCommand) and
                     before.kernel is cmd.kernel):       # a kernel already checked needs no second look
                 self._check_supported(cmd)
         with self._lock:
             if self._device_graph is not None:        # the driver's update first: a refusal changes nothing
-                self._device_graph.update_nodes(commands, {n: self._commands[n] for n in commands},
-                                                lambda: {**self._commands, **commands})
+                self._device_graph.update_nodes(commands, {n: mine[n] for n in commands},
+                                                lambda: {**mine, **commands})
             rebuild = False
             for n, cmd in commands.items():
-                before, self._commands[n] = self._commands[n], cmd
+                before, mine[n] = mine[n], cmd
                 if not isinstance(cmd, KernelCommand):
                     self._unchecked.add(n)   # its memory is looked at by the next run
                 # (a kernel command's memory was checked by its packing, with no free since
                 # (snapshot); a free after it moves memory.frees(), and the next run looks at every node)
                 rebuild = rebuild or not self._plan.replace(n, cmd, before)
             if rebuild:
-                self._plan.build(self.order, self._commands)
+                self._plan.build(self.order, mine)
 
     def _update_whole(self, other) -> None:
         """Take the commands of ``other``, node by node in insertion order.  Refused
