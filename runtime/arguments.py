@@ -76,14 +76,14 @@ def pack_slots(params: list[str], args, slots, where, handler: bool = False) -> 
     _fill(slots, tuple(params), args, enumerate(args), handler, where, True)
 
 
-def repack_slots(params: list[str], values: dict, old, where, handler: bool = False):
+def repack_slots(params: tuple[str, ...], values: dict, old, where, handler: bool = False):
     """New slots: a copy of ``old`` with the arguments of ``values`` (index ->
     value) packed again, the others as they were, for an update of a few
     arguments (``KernelCommand.repack``).  ``old`` is left as it was: slots may
     be shared (an executable graph's copy of a command holds them).  A refused
     value raises, as ``pack_slots`` refuses it."""
     slots = type(old).from_buffer_copy(old)
-    _fill(slots, tuple(params), values, values.items(), handler, where, False)
+    _fill(slots, params, values, values.items(), handler, where, False)
     return slots
 
 

@@ -23,6 +23,7 @@ import struct
 
 import numpy as np
 
+from .arguments import repack_slots
 from .errors import errc, exception
 from .memory import _allocate, allocation_at, free, frees, usm_allocation
 from .program import kernel as Kernel
@@ -174,7 +175,8 @@ class KernelCommand(Command):
         the others kept, and ``packed_at`` stays that of the oldest.  Slots are
         never written in place (``snapshot`` shares them)."""
         if changed is not None:
-            self.slots = self.kernel.repack(self.slots, changed)
+            k = self.kernel
+            self.slots = repack_slots(k.params, changed, self.slots, k._where, k.handler)
             return
         packed_at = frees()
         self.slots = self.pack()

@@ -30,7 +30,7 @@ from .layouts import ClassLayouts
 from .engine import EXITING, close_engine, jit_module, keep_context, with_stack_probes
 from .jit import LinkedProgram, keep_if_code_escapes, read_bundle_bitcode
 from .device_global import bind_program, device_global, source_name
-from .arguments import pack_slots, repack_slots, slot
+from .arguments import pack_slots, slot
 from .native import run_guarded
 from ..passes.support.signature import SignatureError, parse as parse_signature
 from .spec_constants import REPLACED_WITH_DEFAULT, SpecTable
@@ -374,11 +374,6 @@ class kernel:  # noqa: N801
         if self.handler:
             slots[len(self.params)] = self._buffer_address()
         return slots
-
-    def repack(self, slots, values: dict) -> ctypes.Array:
-        """A copy of ``slots`` (this kernel's, from ``pack``) with the arguments of
-        ``values`` (index -> value) checked and packed again (``repack_slots``)."""
-        return repack_slots(self.params, values, slots, self._where, self.handler)
 
     def _buffer_address(self) -> int:
         buf = self._spec_buffer

@@ -224,7 +224,7 @@ class queue:  # noqa: N801
         else:                           # no times: its event refuses to give any
             with self._lock:
                 graph._execute(self)
-            e = event.unprofiled(self.profiling, UNPROFILED_GRAPH)
+            e = event.untimed(UNPROFILED_GRAPH)
         if host_access.ENABLED:
             host_access.submitted(self, e, (), None, "a command graph")
         return e

@@ -26,7 +26,7 @@ _NOTHING_TO_RUN = (node_type.empty, node_type.ext_oneapi_barrier, node_type.pref
 class Plan:
     """Steps: ["native", ``PlanRun``, [keep-alive of each entry]] or ["python", command];
     ``where[node]`` says where each node's command sits, for updates:
-    ("native", step, index, the entry itself) or ("python", step)."""
+    ("native", step, index, the entry itself, its keep-alive) or ("python", step)."""
 
     SMALL = 16384       # kernels with fewer work-items run inside the native plan runner
 
@@ -43,7 +43,7 @@ class Plan:
             if batch:
                 arr = (PlanEntry * len(batch))(*batch)
                 for i, n in enumerate(batch_nodes):
-                    where[n] = ("native", len(steps), i, arr[i])
+                    where[n] = ("native", len(steps), i, arr[i], keep[i])
                 steps.append(["native", PlanRun(arr, len(batch), [commands[n].kernel.name for n in batch_nodes]),
                               list(keep)])
                 batch.clear()
@@ -88,7 +88,7 @@ class Plan:
         if (where is not None and where[0] == "native" and isinstance(cmd, KernelCommand) and
                 isinstance(before, KernelCommand) and cmd.kernel is before.kernel and cmd.total < self.small and
                 not cmd.kernel.reduces):
-            entry, alive = where[3], self.steps[where[1]][2][where[2]]
+            entry, alive = where[3], where[4]
             entry.args = ctypes.addressof(cmd.slots)
             if cmd.geometry is not before.geometry or cmd.total != before.total:
                 entry.total, entry.geom = cmd.total, ctypes.addressof(cmd.geometry)
@@ -106,9 +106,17 @@ class Plan:
         step = self.steps[where[1]]
         entry, alive = self._entry(cmd)
         step[1].entries[where[2]] = entry
-        step[2][where[2]] = alive
+        where[4][:] = alive
         step[1].kernels[where[2]] = cmd.kernel.name
         return True
+
+    def repoint(self, n, cmd) -> None:
+        """``n``'s command, changed in place to new slots (its kernel and range kept),
+        runs from them (a step of its own runs the command itself: nothing to do)."""
+        where = self.where.get(n)
+        if where is not None and where[0] == "native":
+            where[3].args = ctypes.addressof(cmd.slots)
+            where[4][0] = cmd.slots
 
     def run(self, q) -> None:
         """Run the steps on the host (``q``: the queue the Python steps run on)."""

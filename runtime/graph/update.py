@@ -34,7 +34,9 @@ class Updater:
             raise invalid("update() cannot be called on a executable graph which was not created with "
                           "property::updatable")
         if type(target) is node:
-            nodes = (target,)                # (the common case: one node, no list made)
+            if self._update_in_place(target):
+                return
+            nodes = (target,)
         elif isinstance(target, KINDS["command_graph"]):
             self._memory_checked = None      # new commands everywhere: check them all at the next run
             self._update_whole(target)
@@ -70,6 +72,23 @@ class Updater:
                 rebuild = rebuild or not self._plan.replace(n, cmd, before)
             if rebuild:
                 self._plan.build(self.order, mine)
+
+    def _update_in_place(self, n) -> bool:
+        """The common update, a dynamic parameter's new value, without a new snapshot:
+        a kernel node whose command still has the kernel and range of this graph's
+        copy (the same geometry: ``set_range`` makes a new one) takes its arguments
+        and slots into the copy, and the host plan runs the new slots.  ``False``
+        (nothing done): the general way, ``update``.  (Not for a device's own graph,
+        whose update needs the copy before it: ``update_nodes``.)"""
+        own, cmd = self._commands.get(n), n.command
+        if (self._device_graph is not None or type(own) is not KernelCommand or type(cmd) is not KernelCommand or
+                own.kernel is not cmd.kernel or own.geometry is not cmd.geometry):
+            return False
+        args, slots = list(cmd.args), cmd.fresh_slots()      # (a refusal here changes nothing)
+        with self._lock:
+            own.args, own.slots, own.packed_at = args, slots, cmd.packed_at
+            self._plan.repoint(n, own)
+        return True
 
     def _update_whole(self, other) -> None:
         """Take the commands of ``other``, node by node in insertion order.  Refused
