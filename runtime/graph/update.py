@@ -4,7 +4,10 @@ another modifiable graph of the same topology.
 A node update takes each node's command as its modifiable graph now has it
 (``snapshot``: the executable graph's own copy, arguments packed again).  The
 device's own form of the graph (``backend.device_graph``) is updated first,
-so that a refusal there changes nothing; then the host plan."""
+so that a refusal there changes nothing; then the host plan.  The common
+update, one kernel node after a dynamic parameter's new value, takes the new
+slots into the graph's copy in place (``_update_in_place``): no copy made, no
+plan entry looked up again."""
 from __future__ import annotations
 
 from ..commands import Command, KernelCommand
