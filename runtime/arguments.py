@@ -38,7 +38,7 @@ from .memory import allocation_at, usm_allocation
 from .reductions import reduction_packer
 from .work_groups import pack_local
 
-__all__ = ["slot", "pack_slots", "element_bytes", "SCALARS", "pointer_target"]
+__all__ = ["slot", "pack_slots", "repack_slots", "element_bytes", "SCALARS", "pointer_target"]
 
 #: source type -> NumPy type of the value
 SCALARS = {"bool": np.bool_, "char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16,
@@ -73,16 +73,34 @@ def pack_slots(params: list[str], args, slots, where, handler: bool = False) -> 
     (``Signature.struct_slots``; ``slots`` has room for them), its own slot holding
     their address, so they live as long as ``slots``; ``handler``: a slot for a
     ``kernel_handler`` comes before them (the caller fills it)."""
-    i = 0
-    params = tuple(params)
+    _fill(slots, tuple(params), args, enumerate(args), handler, where, True)
+
+
+def repack_slots(params: tuple[str, ...], values: dict, old, where, handler: bool = False):
+    """New slots: a copy of ``old`` with the arguments of ``values`` (index ->
+    value) packed again, the others as they were, for an update of a few
+    arguments (``KernelCommand.repack``).  ``old`` is left as it was: slots may
+    be shared (an executable graph's copy of a command holds them).  A refused
+    value raises, as ``pack_slots`` refuses it."""
+    slots = type(old).from_buffer_copy(old)
+    _fill(slots, params, values, values.items(), handler, where, False)
+    return slots
+
+
+def _fill(slots, params: tuple, values, items, handler: bool, where, every: bool) -> None:
+    """Pack ``items`` ((index, value) pairs; ``values[index]`` is the value) into
+    ``slots``; every struct argument's slot is pointed at its bytes in ``slots``,
+    which those of ``items`` get (``every``: all arguments are in ``items``)."""
     packs, structs = _PLANS.get((params, handler)) or _plan(params, handler)
+    i = 0
     try:
-        for i, (pack, value) in enumerate(zip(packs, args)):
-            slots[i] = pack(value)
+        for i, value in items:
+            slots[i] = packs[i](value)
         if structs:
             base = ctypes.addressof(slots)
             for i, at, size in structs:
-                ctypes.memmove(base + 8 * at, _struct_bytes(args[i], size), size)
+                if every or i in values:
+                    ctypes.memmove(base + 8 * at, _struct_bytes(values[i], size), size)
                 slots[i] = base + 8 * at
     except _Refused as refused:
         raise exception(errc.invalid, refused.say(where(i, params[i]))) from None
@@ -118,6 +136,16 @@ def _packer(param: Param):
                 return value.ptr                    # the common case, directly (_pointer checks the rest)
             return _pointer(ty, value)
         return pointer
+    kind = _KINDS.get(ty)
+    if kind is not None and kind[0] == "int":
+        _, low, high, bits = kind
+        mask = (1 << bits) - 1
+
+        def integer(value):
+            if type(value) is int and low <= value <= high:
+                return value & mask                 # the common case, directly (_integer checks the rest)
+            return _slot(ty, value)
+        return integer
     return lambda value: _slot(ty, value)
 
 

@@ -23,6 +23,7 @@ import struct
 
 import numpy as np
 
+from .arguments import repack_slots
 from .errors import errc, exception
 from .memory import _allocate, allocation_at, free, frees, usm_allocation
 from .program import kernel as Kernel
@@ -166,10 +167,18 @@ class KernelCommand(Command):
         """Slots for the current values of the arguments."""
         return self.kernel.pack([a.resolve() if isinstance(a, DynamicValue) else a for a in self.args])
 
-    def repack(self) -> None:
+    def repack(self, changed: dict | None = None) -> None:
         """``slots`` for the current values of the arguments; ``packed_at`` says when
         (``memory.frees()`` before the packing): while no allocation has been freed
-        since, the slots point to live memory (``fresh_slots``)."""
+        since, the slots point to live memory (``fresh_slots``).  ``changed``: the
+        new values (resolved) of the only arguments that changed, index -> value
+        (a dynamic parameter's update): they are packed into a copy of the slots,
+        the others kept, and ``packed_at`` stays that of the oldest.  Slots are
+        never written in place (``snapshot`` shares them)."""
+        if changed is not None:
+            k = self.kernel
+            self.slots = repack_slots(k.params, changed, self.slots, k._where, k.handler)
+            return
         packed_at = frees()
         self.slots = self.pack()
         self.packed_at = packed_at

@@ -19,6 +19,16 @@ class event:  # noqa: N801
         self._times = {"command_submit": submit_ns, "command_start": start_ns, "command_end": end_ns}
         self._profiling = profiling
 
+    @staticmethod
+    def untimed(why: str) -> "event":
+        """The event of a command that keeps no times, as none can be asked for:
+        ``get_profiling_info`` refuses with ``why`` (a graph finalized without
+        ``enable_profiling``), whether its queue profiles or not."""
+        e = event.__new__(event)
+        e._unprofiled = why
+        return e
+
+    _profiling = False
     _node = None       # set for events of commands recorded into a command graph
     _scope = None      # ... with the queue's recording (graph/recording.py), usable while it is open
     _unprofiled = None  # why profiling is refused although the queue profiles (a graph without enable_profiling)
@@ -28,7 +38,8 @@ class event:  # noqa: N801
             raise exception(errc.invalid, f"{what} method cannot be used for an event associated with a command graph.")
 
     def wait(self) -> None:
-        self._recorded("wait")
+        if self._node is not None:      # (a completed command's wait costs this test and the next)
+            self._recorded("wait")
         if host_access.ENABLED:
             host_access.waited_event(self)
 

@@ -361,7 +361,7 @@ def check_graph_submission(q, graph) -> None:
     if not hasattr(graph, "memory_in_use"):
         raise exception(errc.invalid, f"ext_oneapi_graph expects an executable command graph (finalize() a "
                                       f"modifiable one first), got {type(graph).__name__}")
-    if q.device != graph.device or q.context is not graph.context:
+    if q.context is not graph.context or (q.device is not graph.device and q.device != graph.device):
         raise exception(errc.invalid, f"an executable graph for {graph.device.name} (context {graph.context.id}) "
                                       f"cannot be submitted to a queue of {q.device.name} (context "
                                       f"{q.context.id}): the device and context must be the graph's")

@@ -460,7 +460,8 @@ no:
 }
 
 ; Run the launch %e (an %entry) over [%begin, %end) under the guard: the one
-; place that reads a launch, for the workers' slots and for a plan's entries.
+; place that reads a launch of the workers' slots (a plan's entries:
+; @guarded_entries).
 define internal i32 @run_block(ptr %e, i64 %begin, i64 %end, ptr %faddr) {
 entry:
   %fn = load ptr, ptr %e
@@ -469,14 +470,6 @@ entry:
   %gp = getelementptr %entry, ptr %e, i32 0, i32 3
   %geom = load ptr, ptr %gp
   %s = call i32 @guarded(ptr %fn, ptr %args, i64 %begin, i64 %end, ptr %geom, ptr %faddr)
-  ret i32 %s
-}
-
-define internal i32 @run_entry(ptr %e, i64 %begin, ptr %faddr) {
-entry:
-  %ep = getelementptr %entry, ptr %e, i32 0, i32 2
-  %end = load i64, ptr %ep
-  %s = call i32 @run_block(ptr %e, i64 %begin, i64 %end, ptr %faddr)
   ret i32 %s
 }
 
@@ -778,36 +771,99 @@ finish:
   ret i32 %st3
 }
 
-; Entries run in order on the calling thread; the index of the one that
-; faulted (its signal and address in %fault[0..1]), or -1.
-define i64 @msycl_run_plan(ptr %entries, i64 %count, ptr %fault) {
+; A plan's entries run in order on the calling thread under one guard (a
+; jump buffer for the whole run, not one per entry: an entry costs its call).
+; %job is { entries, count, signal, fault address } (native.py's PlanJob); the
+; index of the entry that faulted or was interrupted, its signal and address in
+; the job, or -1.
+define i64 @msycl_run_plan(ptr %job) {
 entry:
   call void @begin_launch()
   call void @ensure_handlers()
-  %at = call i64 @run_entries(ptr %entries, i64 %count, ptr %fault)
+  %entries = load ptr, ptr %job
+  %np = getelementptr { ptr, i64, i64, i64 }, ptr %job, i32 0, i32 1
+  %count = load i64, ptr %np
+  %faddr = getelementptr { ptr, i64, i64, i64 }, ptr %job, i32 0, i32 3
+  %at = alloca i64, align 8
+  %s = call i32 @guarded_entries(ptr %entries, i64 %count, ptr %at, ptr %faddr)
   call void @end_launch()
-  ret i64 %at
-}
-
-define internal i64 @run_entries(ptr %entries, i64 %count, ptr %fault) {
-start:
-  %empty = icmp eq i64 %count, 0
-  br i1 %empty, label %done, label %loop
-loop:
-  %i = phi i64 [ 0, %start ], [ %next, %ok ]
-  %e = getelementptr %entry, ptr %entries, i64 %i
-  %addr = getelementptr i64, ptr %fault, i64 1
-  %s = call i32 @run_entry(ptr %e, i64 0, ptr %addr)
   %bad = icmp ne i32 %s, 0
-  br i1 %bad, label %faulted, label %ok
-ok:
-  %next = add i64 %i, 1
-  %more = icmp ult i64 %next, %count
-  br i1 %more, label %loop, label %done
+  br i1 %bad, label %faulted, label %done
 faulted:
   %sig = sext i32 %s to i64
-  store i64 %sig, ptr %fault
+  %sp = getelementptr { ptr, i64, i64, i64 }, ptr %job, i32 0, i32 2
+  store i64 %sig, ptr %sp
+  %i = load i64, ptr %at
   ret i64 %i
 done:
   ret i64 -1
+}
+
+; @guarded for a list of entries: 0, or the signal that stopped entry *%at
+; (2: SIGINT) with the faulting address in *%faddr.  The index of the entry
+; running lives in memory (volatile), so the path after a jump reads it.
+define internal i32 @guarded_entries(ptr %entries, i64 %count, ptr %at, ptr %faddr) noinline {
+entry:
+  %buf = alloca [512 x i8], align 16
+  %cur = alloca i64, align 8
+  store volatile i64 0, ptr %cur
+  %altk = load i32, ptr @alt_key
+  %alt = call ptr @pthread_getspecific(i32 %altk)
+  %noalt = icmp eq ptr %alt, null
+  br i1 %noalt, label %make_alt, label %armed
+make_alt:
+  call void @alt_stack()
+  br label %armed
+armed:
+  %key = load i32, ptr @key
+  %r = call i32 @__sigsetjmp(ptr %buf, i32 0) returns_twice
+  %ok = icmp eq i32 %r, 0
+  br i1 %ok, label %run, label %faulted
+run:
+  %s0 = call i32 @pthread_setspecific(i32 %key, ptr %buf)
+  %none = icmp eq i64 %count, 0
+  br i1 %none, label %done, label %loop
+loop:
+  %i = phi i64 [ 0, %run ], [ %i1, %called ]
+  store volatile i64 %i, ptr %cur
+  ; SIGINT that came before the buffer was in place, or during an entry before
+  %c = load atomic i64, ptr @cancel seq_cst, align 8
+  %cut = icmp ne i64 %c, 0
+  br i1 %cut, label %stopped, label %call
+call:
+  %e = getelementptr %entry, ptr %entries, i64 %i
+  %fn = load ptr, ptr %e
+  %ap = getelementptr %entry, ptr %e, i32 0, i32 1
+  %args = load ptr, ptr %ap
+  %tp = getelementptr %entry, ptr %e, i32 0, i32 2
+  %end = load i64, ptr %tp
+  %gp = getelementptr %entry, ptr %e, i32 0, i32 3
+  %geom = load ptr, ptr %gp
+  call void %fn(ptr %args, i64 0, i64 %end, ptr %geom)
+  br label %called
+called:
+  %i1 = add i64 %i, 1
+  %more = icmp ult i64 %i1, %count
+  br i1 %more, label %loop, label %done
+done:
+  %s1 = call i32 @pthread_setspecific(i32 %key, ptr null)
+  ret i32 0
+stopped:
+  %s3 = call i32 @pthread_setspecific(i32 %key, ptr null)
+  store i64 %i, ptr %at
+  store i64 0, ptr %faddr
+  ret i32 2
+faulted:
+  %s2 = call i32 @pthread_setspecific(i32 %key, ptr null)
+  ; the handler left its signal blocked: unblock it (the jump did not restore the mask)
+  %set = alloca [128 x i8], align 8
+  %z = call i32 @sigemptyset(ptr %set)
+  %a = call i32 @sigaddset(ptr %set, i32 %r)
+  %m = call i32 @pthread_sigmask(i32 1, ptr %set, ptr null)
+  %addrp = getelementptr i8, ptr %buf, i64 480
+  %addr = load volatile i64, ptr %addrp
+  store i64 %addr, ptr %faddr
+  %which = load volatile i64, ptr %cur
+  store i64 %which, ptr %at
+  ret i32 %r
 }

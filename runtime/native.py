@@ -18,9 +18,9 @@ process and gives:
     back-to-back launches hand off in about a microsecond while an idle
     runtime uses no CPU.  Concurrent callers do not queue behind each other:
     whoever finds the workers busy runs its whole range itself.
-``msycl_run_plan(entries, n, fault)``
-    runs a list of small launches back to back (a graph's plan), stopping at
-    the first that faults.
+``msycl_run_plan(job)``
+    runs a list of small launches back to back (a graph's plan) under one
+    guard, stopping at the first that faults.
 
 Every piece runs under a guard: ``sigsetjmp`` before calling the launcher,
 and handlers for SIGSEGV, SIGBUS, SIGFPE and SIGILL that ``siglongjmp`` back
@@ -62,7 +62,7 @@ from importlib import resources
 from .engine import compile_ir, keep_context
 from .errors import errc, exception
 
-__all__ = ["run_range", "run_plan", "run_guarded", "PlanEntry", "SIGNALS"]
+__all__ = ["run_range", "PlanRun", "run_guarded", "PlanEntry", "SIGNALS"]
 
 #: per architecture: futex syscall number, spin-wait hint intrinsic and its call
 _ARCH = {"x86_64": (202, "declare void @llvm.x86.sse2.pause()", "call void @llvm.x86.sse2.pause()"),
@@ -81,6 +81,13 @@ SIGNALS = {4: ("SIGILL", "illegal instruction (a trap or unreachable code)", Fal
            11: ("SIGSEGV", "invalid memory access", True)}
 #: a launcher: ``void (ptr args, i64 begin, i64 end, ptr geometry)``
 _LAUNCH = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
+
+
+class PlanJob(ctypes.Structure):
+    """What ``msycl_run_plan`` takes: the entries, their count, and where it says
+    which signal stopped an entry and at what address."""
+    _fields_ = [("entries", ctypes.c_void_p), ("count", ctypes.c_int64), ("signal", ctypes.c_int64),
+                ("address", ctypes.c_int64)]
 
 
 class PlanEntry(ctypes.Structure):
@@ -108,7 +115,7 @@ class _Native:
         addr = self.engine.get_function_address
         P, I64 = ctypes.c_void_p, ctypes.c_int64
         self.run = ctypes.CFUNCTYPE(ctypes.c_int32, P, P, I64, P, I64, P)(addr("msycl_run"))
-        self.run_plan = ctypes.CFUNCTYPE(I64, P, I64, P)(addr("msycl_run_plan"))
+        self.run_plan = ctypes.CFUNCTYPE(I64, P)(addr("msycl_run_plan"))
         ctypes.CFUNCTYPE(None, I64)(addr("msycl_init"))(workers)
         self.after_fork = ctypes.CFUNCTYPE(None)(addr("msycl_after_fork"))
 
@@ -184,15 +191,28 @@ def run_guarded(launch: int, args, subject: str) -> None:
         raise _fault("", sig, addr.value, subject)
 
 
-def run_plan(entries, count: int, kernels: list[str]) -> None:
-    """Run ``count`` plan entries in order on the calling thread; ``kernels``
-    names them for the error a fault raises."""
-    native = _native()
-    if native is None:
-        for e in entries[:count]:
-            _LAUNCH(e.fn)(e.args, 0, e.total, e.geom)
-        return
-    fault = (ctypes.c_int64 * 2)()
-    at = native.run_plan(ctypes.addressof(entries), count, fault)
-    if at >= 0:
-        raise _fault(kernels[at], fault[0], fault[1])
+class PlanRun:
+    """Runs ``count`` plan entries in order on the calling thread (``msycl_run_plan``);
+    ``kernels`` names them for the error a fault raises.  Resolved once (the entry
+    point and its one argument, a ``PlanJob``, made beforehand), so that a replay
+    of a graph's plan costs one ctypes call of one ready argument.  The entries may
+    be changed in place between runs (an update repoints one); one run at a time
+    (the graph's lock)."""
+
+    __slots__ = ("entries", "count", "kernels", "_call", "_job", "_arg")
+
+    def __init__(self, entries, count: int, kernels: list[str]):
+        self.entries, self.count, self.kernels = entries, count, kernels
+        native = _native()
+        self._call = native.run_plan if native is not None else None
+        self._job = PlanJob(ctypes.addressof(entries), count, 0, 0)
+        self._arg = ctypes.c_void_p(ctypes.addressof(self._job))
+
+    def __call__(self) -> None:
+        if self._call is None:
+            for e in self.entries[:self.count]:
+                _LAUNCH(e.fn)(e.args, 0, e.total, e.geom)
+            return
+        at = self._call(self._arg)
+        if at >= 0:
+            raise _fault(self.kernels[at], self._job.signal, self._job.address)

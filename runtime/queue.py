@@ -213,15 +213,18 @@ class queue:  # noqa: N801
         is not recording, it runs directly (no handler, command or closure: the
         same checks, ``check_graph_submission``); a replay costs little more than
         its plan."""
-        if depends_on is not None or self._recording is not None or not self._graphs_directly:
+        if depends_on is not None or self._recording_ref is not None or not self._graphs_directly:
             return self.submit(lambda h: h.ext_oneapi_graph(graph), depends_on)
         check_graph_submission(self, graph)
-        submitted = time.perf_counter_ns()
-        with self._lock:
-            graph._execute(self)
-        e = event(submitted, submitted, time.perf_counter_ns(), self.profiling)
-        if not graph.profiling:
-            e._unprofiled = UNPROFILED_GRAPH
+        if graph.profiling:
+            submitted = time.perf_counter_ns()
+            with self._lock:
+                graph._execute(self)
+            e = event(submitted, submitted, time.perf_counter_ns(), self.profiling)
+        else:                           # no times: its event refuses to give any
+            with self._lock:
+                graph._execute(self)
+            e = event.untimed(UNPROFILED_GRAPH)
         if host_access.ENABLED:
             host_access.submitted(self, e, (), None, "a command graph")
         return e

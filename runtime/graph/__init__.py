@@ -14,7 +14,7 @@ The package follows the extension's steps, one module each:
 * ``executable.py`` — ``executable_command_graph``: the finalized snapshot,
   its checks and its replay;
 * ``plan.py`` — the host's plan: runs of small kernels handed to one native
-  entry point (``native.run_plan``), so replaying them costs no Python per node;
+  entry point (``native.PlanRun``), so replaying them costs no Python per node;
 * ``update.py`` — executable graph update, per node and whole-graph;
 * ``backend.py`` — the one place that asks a device back end what it runs
   itself (a CUDA graph, ``cuda/graph.py``);

@@ -39,12 +39,13 @@ class dynamic_parameter(DynamicValue):  # noqa: N801
                           f"value), got {len(args)} arguments")
         self.graph, self.value = graph, value
         self._uses: list[tuple[KernelCommand, int]] = []    # (command, argument index) registered with it
-        self._commands: list[KernelCommand] = []            # ... those commands, once each
+        self._commands: dict[KernelCommand, list[int]] = {}  # ... by command: its argument indexes
 
     def _register(self, cmd: KernelCommand, index: int) -> None:
         self._uses.append((cmd, index))
-        if cmd not in self._commands:
-            self._commands.append(cmd)
+        indexes = self._commands.setdefault(cmd, [])
+        if index not in indexes:
+            indexes.append(index)
 
     def resolve(self):
         return self.value
@@ -52,22 +53,24 @@ class dynamic_parameter(DynamicValue):  # noqa: N801
     def update(self, value) -> None:
         """New value for every argument registered with it (each takes it, whatever
         other dynamic parameters it is also registered with); executable graphs see
-        it after ``update(node)``.  A value a kernel refuses changes nothing."""
-        old, moved = self.value, []
+        it after ``update(node)``.  Only those arguments are packed again
+        (``KernelCommand.repack``).  A value a kernel refuses changes nothing."""
+        old, moved, slots = self.value, [], []
         self.value = value
         for cmd, i in self._uses:
             if cmd.args[i] is not self:         # (registered with another one too, updated last)
                 moved.append((cmd, i, cmd.args[i]))
                 cmd.args[i] = self
         try:
-            for cmd in self._commands:
-                cmd.repack()
+            for cmd, indexes in self._commands.items():
+                slots.append((cmd, cmd.slots))
+                cmd.repack(dict.fromkeys(indexes, value))
         except exception:
             self.value = old
             for cmd, i, arg in moved:
                 cmd.args[i] = arg
-            for cmd in self._commands:
-                cmd.repack()
+            for cmd, before in slots:           # (the refused one's are as they were)
+                cmd.slots = before
             raise
 
 

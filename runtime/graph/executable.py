@@ -51,6 +51,13 @@ class executable_command_graph(Updater):  # noqa: N801
         self._plan = Plan(self.device, self.context, 0 if backend.runs_steps(self._queue) else Plan.SMALL)
         self._plan.build(self.order, self._commands)
         self._device_graph = backend.device_graph(self)
+        #: how a replay runs off the host plan, chosen once: the device's graph, or the steps on a GPU queue
+        if self._device_graph is not None:
+            self._replay = self._device_graph.launch
+        elif backend.runs_steps(self._queue):
+            self._replay = lambda q: q.run_graph_steps(self._plan.steps)
+        else:
+            self._replay = None
 
     def _check_supported(self, cmd) -> None:
         """A kernel the device cannot run is refused here, whatever its range
@@ -88,14 +95,14 @@ class executable_command_graph(Updater):  # noqa: N801
         self._unchecked.clear()             # (kept when refused: the next run refuses again)
 
     def _execute(self, q: queue) -> None:
+        """One replay on ``q`` (of the graph's device and context: ``check_graph_submission``)."""
         with self._lock:                     # one execution of this graph at a time
-            self._check_memory()
-            if self._device_graph is not None:         # one CUDA graph launch on the queue's stream
-                self._device_graph.launch(q)
-            elif backend.runs_steps(q):                # a GPU queue: command by command on its stream
-                q.run_graph_steps(self._plan.steps)
-            else:
+            if self._unchecked or self._memory_checked != memory.frees():
+                self._check_memory()
+            if self._replay is None:
                 self._plan.run(self._queue)
+            else:
+                self._replay(q)
 
 
 class _NodeName:

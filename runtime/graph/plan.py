@@ -1,17 +1,19 @@
 """The host's way of running an executable graph: a plan of steps.
 
 Runs of small kernels are handed to one native entry point
-(``native.run_plan``) that calls their launchers back to back, so replaying
-them costs no Python per node.  Large kernels, work-group kernels, host tasks
-and copies are steps of their own, run in between in plan order.  An update
-of a kernel node whose kernel and size class stay only repoints its entry."""
+(``native.PlanRun``: ``msycl_run_plan``) that calls their launchers back to
+back, so replaying them costs no Python per node and one ctypes call per run.
+Large kernels, work-group kernels, host tasks and copies are steps of their
+own, run in between in plan order.  An update of a kernel node whose kernel
+and size class stay only repoints its entry, in place: the next replay runs
+it with no plan rebuilt and nothing looked up again."""
 from __future__ import annotations
 
 import ctypes
 
 from .. import assertions
 from ..commands import KernelCommand
-from ..native import PlanEntry, run_plan
+from ..native import PlanEntry, PlanRun
 from .nodes import node_type
 
 __all__ = ["Plan"]
@@ -22,8 +24,9 @@ _NOTHING_TO_RUN = (node_type.empty, node_type.ext_oneapi_barrier, node_type.pref
 
 
 class Plan:
-    """Steps: ["native", entries array, count, {index: keep-alive}, kernel names] or
-    ["python", command]; ``where[node]`` says where each node's command sits, for updates."""
+    """Steps: ["native", ``PlanRun``, [keep-alive of each entry]] or ["python", command];
+    ``where[node]`` says where each node's command sits, for updates:
+    ("native", step, index, the entry itself, its keep-alive) or ("python", step)."""
 
     SMALL = 16384       # kernels with fewer work-items run inside the native plan runner
 
@@ -40,9 +43,9 @@ class Plan:
             if batch:
                 arr = (PlanEntry * len(batch))(*batch)
                 for i, n in enumerate(batch_nodes):
-                    where[n] = ("native", len(steps), i)
-                steps.append(["native", arr, len(batch), dict(enumerate(keep)),
-                              [commands[n].kernel.name for n in batch_nodes]])
+                    where[n] = ("native", len(steps), i, arr[i], keep[i])
+                steps.append(["native", PlanRun(arr, len(batch), [commands[n].kernel.name for n in batch_nodes]),
+                              list(keep)])
                 batch.clear()
                 keep.clear()
                 batch_nodes.clear()
@@ -74,8 +77,7 @@ class Plan:
     def _entry(self, cmd: KernelCommand):
         linked, _ = cmd.kernel.program.linked_for(cmd.kernel.name, self.device, self.context)
         launcher = linked.launcher(cmd.kernel.name)
-        entry = PlanEntry(launcher, ctypes.cast(cmd.slots, ctypes.c_void_p), cmd.total,
-                          ctypes.cast(cmd.geometry, ctypes.c_void_p))
+        entry = PlanEntry(launcher, ctypes.addressof(cmd.slots), cmd.total, ctypes.addressof(cmd.geometry))
         return entry, [cmd.slots, cmd.geometry, linked]
 
     def replace(self, n, cmd, before=None) -> bool:
@@ -86,11 +88,11 @@ class Plan:
         if (where is not None and where[0] == "native" and isinstance(cmd, KernelCommand) and
                 isinstance(before, KernelCommand) and cmd.kernel is before.kernel and cmd.total < self.small and
                 not cmd.kernel.reduces):
-            step = self.steps[where[1]]
-            entry = step[1][where[2]]
-            entry.args, entry.total, entry.geom = ctypes.addressof(cmd.slots), cmd.total, \
-                ctypes.addressof(cmd.geometry)
-            step[3][where[2]] = [cmd.slots, cmd.geometry, step[3][where[2]][2]]
+            entry, alive = where[3], where[4]
+            entry.args = ctypes.addressof(cmd.slots)
+            if cmd.geometry is not before.geometry or cmd.total != before.total:
+                entry.total, entry.geom = cmd.total, ctypes.addressof(cmd.geometry)
+            alive[0], alive[1] = cmd.slots, cmd.geometry      # (alive[2], the linked program, stays)
             return True
         if where is None:
             return cmd is None or n.kind in (node_type.empty, node_type.ext_oneapi_barrier)
@@ -103,16 +105,24 @@ class Plan:
             return False
         step = self.steps[where[1]]
         entry, alive = self._entry(cmd)
-        step[1][where[2]] = entry
-        step[3][where[2]] = alive
-        step[4][where[2]] = cmd.kernel.name
+        step[1].entries[where[2]] = entry
+        where[4][:] = alive
+        step[1].kernels[where[2]] = cmd.kernel.name
         return True
+
+    def repoint(self, n, cmd) -> None:
+        """``n``'s command, changed in place to new slots (its kernel and range kept),
+        runs from them (a step of its own runs the command itself: nothing to do)."""
+        where = self.where.get(n)
+        if where is not None and where[0] == "native":
+            where[3].args = ctypes.addressof(cmd.slots)
+            where[4][0] = cmd.slots
 
     def run(self, q) -> None:
         """Run the steps on the host (``q``: the queue the Python steps run on)."""
-        for kind, *rest in self.steps:
-            if kind == "native":
-                run_plan(rest[0], rest[1], rest[3])
+        for step in self.steps:
+            if step[0] == "native":
+                step[1]()
                 assertions.check()      # a failed assert in one of its kernels (assertions.py)
             else:
-                rest[0].run(q)
+                step[1].run(q)

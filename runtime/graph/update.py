@@ -4,12 +4,15 @@ another modifiable graph of the same topology.
 A node update takes each node's command as its modifiable graph now has it
 (``snapshot``: the executable graph's own copy, arguments packed again).  The
 device's own form of the graph (``backend.device_graph``) is updated first,
-so that a refusal there changes nothing; then the host plan."""
+so that a refusal there changes nothing; then the host plan.  The common
+update, one kernel node after a dynamic parameter's new value, takes the new
+slots into the graph's copy in place (``_update_in_place``): no copy made, no
+plan entry looked up again."""
 from __future__ import annotations
 
 from ..commands import Command, KernelCommand
 from ..validate import KINDS
-from .nodes import UPDATABLE, WHOLE_UPDATABLE, as_nodes, invalid, node_type
+from .nodes import UPDATABLE, WHOLE_UPDATABLE, as_nodes, invalid, node, node_type
 
 __all__ = ["Updater", "snapshot"]
 
@@ -33,39 +36,62 @@ class Updater:
         if not self.updatable:
             raise invalid("update() cannot be called on a executable graph which was not created with "
                           "property::updatable")
-        if isinstance(target, KINDS["command_graph"]):
+        if type(target) is node:
+            if self._update_in_place(target):
+                return
+            nodes = (target,)
+        elif isinstance(target, KINDS["command_graph"]):
             self._memory_checked = None      # new commands everywhere: check them all at the next run
             self._update_whole(target)
             return
-        if target is None:
+        elif target is None:
             raise invalid("update expects a node, a list of nodes or a command_graph, got None")
-        nodes = as_nodes(target, "update")
+        else:
+            nodes = as_nodes(target, "update")
+        mine = self._commands
         for n in nodes:
-            if n not in self._commands:
+            if n not in mine:
                 raise invalid("Node passed to update() is not part of the graph.")
             if n.kind not in UPDATABLE:
                 raise invalid(f"node_type::{n.kind.name} nodes are not supported for update. Only kernel, "
                               f"host_task, barrier and empty nodes are supported.")
         commands = {n: snapshot(n.command) for n in nodes}
         for n, cmd in commands.items():
-            before = self._commands[n]
+            before = mine[n]
             if not (isinstance(before, KernelCommand) and isinstance(cmd, KernelCommand) and
                     before.kernel is cmd.kernel):       # a kernel already checked needs no second look
                 self._check_supported(cmd)
         with self._lock:
             if self._device_graph is not None:        # the driver's update first: a refusal changes nothing
-                self._device_graph.update_nodes(commands, {n: self._commands[n] for n in commands},
-                                                lambda: {**self._commands, **commands})
+                self._device_graph.update_nodes(commands, {n: mine[n] for n in commands},
+                                                lambda: {**mine, **commands})
             rebuild = False
             for n, cmd in commands.items():
-                before, self._commands[n] = self._commands[n], cmd
+                before, mine[n] = mine[n], cmd
                 if not isinstance(cmd, KernelCommand):
                     self._unchecked.add(n)   # its memory is looked at by the next run
                 # (a kernel command's memory was checked by its packing, with no free since
                 # (snapshot); a free after it moves memory.frees(), and the next run looks at every node)
                 rebuild = rebuild or not self._plan.replace(n, cmd, before)
             if rebuild:
-                self._plan.build(self.order, self._commands)
+                self._plan.build(self.order, mine)
+
+    def _update_in_place(self, n) -> bool:
+        """The common update, a dynamic parameter's new value, without a new snapshot:
+        a kernel node whose command still has the kernel and range of this graph's
+        copy (the same geometry: ``set_range`` makes a new one) takes its arguments
+        and slots into the copy, and the host plan runs the new slots.  ``False``
+        (nothing done): the general way, ``update``.  (Not for a device's own graph,
+        whose update needs the copy before it: ``update_nodes``.)"""
+        own, cmd = self._commands.get(n), n.command
+        if (self._device_graph is not None or type(own) is not KernelCommand or type(cmd) is not KernelCommand or
+                own.kernel is not cmd.kernel or own.geometry is not cmd.geometry):
+            return False
+        args, slots = list(cmd.args), cmd.fresh_slots()      # (a refusal here changes nothing)
+        with self._lock:
+            own.args, own.slots, own.packed_at = args, slots, cmd.packed_at
+            self._plan.repoint(n, own)
+        return True
 
     def _update_whole(self, other) -> None:
         """Take the commands of ``other``, node by node in insertion order.  Refused

@@ -80,6 +80,28 @@ def test_fault_in_a_graph_replay(prog):
     assert list(x) == [5] * 16
 
 
+@pytest.mark.cpu_only("a kernel's invalid access is caught by the CPU device's fault guard (see above)")
+def test_a_fault_inside_a_plan_names_its_kernel(prog):
+    """A plan's entries run under one guard: the entry that faulted is told apart
+    from those before and after it, and the plan runs again once fixed."""
+    q = sycl.queue()
+    x = sycl.malloc_shared(16, np.int32, q)
+    g = sycl.command_graph(q.get_context(), q.get_device())
+    at = sycl.dynamic_parameter(g, 1 << 40)
+    first = g.add(lambda h: h.parallel_for(prog.kernel("fillv"), 16, x, 1))
+    poke = g.add(lambda h: h.single_task(prog.kernel("poke"), x, at), depends_on=[first])
+    g.add(lambda h: h.parallel_for(prog.kernel("fillv"), 8, x, 5), depends_on=[poke])
+    exe = g.finalize(updatable=True)
+    for _ in range(2):                      # refused each time, the guard left as it was
+        msg = fault(lambda: q.ext_oneapi_graph(exe))
+        assert "kernel 'poke' stopped with SIGSEGV" in msg, msg
+    assert list(x) == [1] * 16              # the entry after the fault did not run
+    at.update(3)
+    exe.update(poke)
+    q.ext_oneapi_graph(exe).wait()
+    assert list(x) == [5] * 8 + [1] * 8
+
+
 def test_a_fault_outside_kernels_still_ends_the_process(prog):
     """Python's faulthandler, installed before the runtime, still reports it."""
     code = ("import ctypes, faulthandler, numpy as np\n"
