@@ -66,15 +66,19 @@ def call_if_helpers(module: Module, marker: str) -> list[str]:
     return list(module.functions_with(marker))
 
 
-def split_device_and_host(module: Module, roots: tuple[list[str], list[str]] | None = None
-                          ) -> tuple[Module, Module]:
+def split_device_and_host(module: Module, roots: tuple[list[str], list[str]] | None = None,
+                          host_done=None) -> tuple[Module, Module]:
     """(device module, host module) of a single-source module (step 2); ``roots``:
-    its ``device_and_host_roots``, when the caller has them already."""
+    its ``device_and_host_roots``, when the caller has them already.  The host
+    half is cut first, and ``host_done(host)`` (when given) is called with it
+    finished, before the device half is cut: the pass starts LLVM's
+    verification of the host half there, so that it runs beside the rest of
+    the pipeline's Python."""
     on_host, on_device = call_if_helpers(module, CALL_IF_ON_HOST), call_if_helpers(module, CALL_IF_ON_DEVICE)
     used = [g for g in USED_LISTS if g in module.globals]
     dev_roots, host_roots = roots or device_and_host_roots(module)
     halves = []
-    for starts, emptied, suffix in ((dev_roots, on_host, ""), (host_roots, on_device, ".host")):
+    for starts, emptied, suffix in ((host_roots, on_device, ".host"), (dev_roots, on_host, "")):
         if suffix:
             names, host_code = module.closure(starts, skip_bodies_of=emptied), []
         else:                   # host-only virtual methods that only vtables reach: bodies not followed (step 5)
@@ -86,7 +90,9 @@ def split_device_and_host(module: Module, roots: tuple[list[str], list[str]] | N
                               closed=not host_code)
         _drop_noinline(half)
         halves.append(half)
-    return halves[0], halves[1]
+        if suffix and host_done is not None:
+            host_done(half)
+    return halves[1], halves[0]
 
 
 def _drop_noinline(module: Module) -> None:
@@ -198,11 +204,10 @@ class SplitIfDevice:
 
     def run(self, module: Module, am) -> PassResult:
         roots = device_and_host_roots(module)
-        device, host = split_device_and_host(module, roots)
+        started = Module.start_verification if am.ctx.verify_host_in_background else None
+        device, host = split_device_and_host(module, roots, started)
         module.take_contents_of(device)
         am.ctx.host_module = host
-        if am.ctx.verify_host_in_background:
-            host.start_verification()
         am.invalidate(PassResult.NONE)
         check_device_code(module, [r for r in roots[0] if r in module.functions], am.ctx.diagnostics,
                           am.get("callgraph").edges)
