@@ -35,7 +35,7 @@ Tests: ``tests/lit/passes/split-if-device/``.
 """
 from __future__ import annotations
 
-from .callgraph import CallGraph, find_path, sccs
+from .callgraph import CallGraph, find_path, reachable_and_cyclic, sccs
 from .ir import DISCARDABLE_LINKAGES, USED_LISTS, Module
 from .entry_points import entry_points
 from .host_only_virtuals import VIRTUAL, device_closure, stub_vtable_slots
@@ -126,7 +126,7 @@ def check_device_code(device: Module, roots: list[str], diags, graph: dict[str, 
     graph = graph if graph is not None else CallGraph.of(device).edges
     host_only = {n: v for n, v in device.functions_with(HOST_ONLY).items() if v != VIRTUAL}
     undefined = device.functions_with(UNDEFINED)
-    reach = CallGraph(graph).reachable(roots)
+    reach, cyclic = reachable_and_cyclic(graph, roots)
 
     refused = host_only.keys() | undefined.keys()
     for caller in reach:
@@ -142,7 +142,8 @@ def check_device_code(device: Module, roots: list[str], diags, graph: dict[str, 
                     diags.error(loc or function_loc(device, fn),
                                 f"virtual call to '{target}' from device code, but it has no indirectly_callable "
                                 f"property{_where(device, loc)}")
-    _check_recursion(device, graph, reach, diags)
+    if cyclic:
+        _check_recursion(device, graph, reach, diags)
 
 
 def _where(device: Module, loc) -> str:

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from minisycl.passes import parse_pipeline
+from minisycl.passes.callgraph import reachable, reachable_and_cyclic, sccs
 from minisycl.passes.ir import module as ir_module, parse_text, verify_and_serialize
 from minisycl.passes.manager import PassContext, PassManager
 from minisycl.passes.ir.lexer import _NAME
@@ -66,3 +67,17 @@ def test_the_bench_modules_outputs_are_byte_for_byte_as_before(groups, backgroun
         module, PassContext(verify_host_in_background=background))
     outputs = verify_and_serialize([ctx.host_module, module])
     assert hashlib.sha256("\0".join(outputs).encode()).hexdigest()[:16] == PINNED[groups]
+
+
+GRAPHS = st.integers(1, 9).flatmap(lambda n: st.tuples(
+    st.dictionaries(st.integers(0, n).map(str), st.lists(st.integers(0, n + 1).map(str), max_size=4), max_size=n),
+    st.lists(st.integers(0, n + 1).map(str), max_size=n + 2)))
+
+
+@FUZZ
+@given(GRAPHS)
+def test_one_walk_finds_what_reachable_and_sccs_find(graph):
+    edges, roots = graph
+    reach, cyclic = reachable_and_cyclic(edges, roots)
+    assert reach == reachable(edges, roots)
+    assert cyclic == any(len(c) > 1 or c[0] in edges.get(c[0], ()) for c in sccs(edges, reach))
