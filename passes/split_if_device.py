@@ -48,10 +48,16 @@ _HOST_ROOT_LISTS = ("llvm.global_ctors", "llvm.global_dtors")
 
 def device_and_host_roots(module: Module) -> tuple[list[str], list[str]]:
     """(device roots, host roots) of step 1, in module order."""
+    return device_roots(module), host_roots(module)
+
+
+def host_roots(module: Module) -> list[str]:
+    """The host roots of step 1: every externally visible definition that is
+    not a kernel, and the global constructor/destructor lists."""
     host = [name for name, fn in module.functions.items()
             if fn.body is not None and not fn.is_kernel and fn.linkage not in DISCARDABLE_LINKAGES]
     host += [g for g in _HOST_ROOT_LISTS if g in module.globals]
-    return device_roots(module), host
+    return host
 
 
 def device_roots(module: Module) -> list[str]:
@@ -66,33 +72,41 @@ def call_if_helpers(module: Module, marker: str) -> list[str]:
     return list(module.functions_with(marker))
 
 
-def split_device_and_host(module: Module, roots: tuple[list[str], list[str]] | None = None,
-                          host_done=None) -> tuple[Module, Module]:
+def split_device_and_host(module: Module, roots: tuple[list[str], list[str]] | None = None
+                          ) -> tuple[Module, Module]:
     """(device module, host module) of a single-source module (step 2); ``roots``:
-    its ``device_and_host_roots``, when the caller has them already.  The host
-    half is cut first, and ``host_done(host)`` (when given) is called with it
-    finished, before the device half is cut: the pass starts LLVM's
-    verification of the host half there, so that it runs beside the rest of
-    the pipeline's Python."""
-    on_host, on_device = call_if_helpers(module, CALL_IF_ON_HOST), call_if_helpers(module, CALL_IF_ON_DEVICE)
+    its ``device_and_host_roots``, when the caller has them already."""
+    host = host_half(module, roots[1] if roots else host_roots(module))
+    return device_half(module, roots[0] if roots else device_roots(module)), host
+
+
+def host_half(module: Module, roots: list[str]) -> Module:
+    """Step 2's host module: what ``roots`` (``host_roots``) reach, with the
+    ``if_device`` helpers emptied."""
+    return _half(module, roots, call_if_helpers(module, CALL_IF_ON_DEVICE), ".host")
+
+
+def device_half(module: Module, roots: list[str]) -> Module:
+    """Step 2's device module: what ``roots`` (``device_roots``) reach, with
+    the ``if_host`` helpers emptied."""
+    return _half(module, roots, call_if_helpers(module, CALL_IF_ON_HOST), "")
+
+
+def _half(module: Module, starts: list[str], emptied: list[str], suffix: str) -> Module:
+    """One half of step 2: what ``starts`` reach without looking into the
+    ``emptied`` helpers, extracted from ``module`` (cost proportional to the half)."""
     used = [g for g in USED_LISTS if g in module.globals]
-    dev_roots, host_roots = roots or device_and_host_roots(module)
-    halves = []
-    for starts, emptied, suffix in ((host_roots, on_device, ".host"), (dev_roots, on_host, "")):
-        if suffix:
-            names, host_code = module.closure(starts, skip_bodies_of=emptied), []
-        else:                   # host-only virtual methods that only vtables reach: bodies not followed (step 5)
-            names, host_code = device_closure(module, starts, emptied)
-        reached = set(names)
-        # (a host-only virtual keeps its body and names here, its callees only declared, until step 5
-        # replaces it: so the extraction declares what it needs instead of taking a closed set)
-        half = module.extract(names + used, stub=[h for h in emptied if h in reached], name=module.name + suffix,
-                              closed=not host_code)
-        _drop_noinline(half)
-        halves.append(half)
-        if suffix and host_done is not None:
-            host_done(half)
-    return halves[1], halves[0]
+    if suffix:
+        names, host_code = module.closure(starts, skip_bodies_of=emptied), []
+    else:                   # host-only virtual methods that only vtables reach: bodies not followed (step 5)
+        names, host_code = device_closure(module, starts, emptied)
+    reached = set(names)
+    # (a host-only virtual keeps its body and names here, its callees only declared, until step 5
+    # replaces it: so the extraction declares what it needs instead of taking a closed set)
+    half = module.extract(names + used, stub=[h for h in emptied if h in reached], name=module.name + suffix,
+                          closed=not host_code)
+    _drop_noinline(half)
+    return half
 
 
 def _drop_noinline(module: Module) -> None:
@@ -204,13 +218,15 @@ class SplitIfDevice:
     name = "split-if-device"
 
     def run(self, module: Module, am) -> PassResult:
-        roots = device_and_host_roots(module)
-        started = Module.start_verification if am.ctx.verify_host_in_background else None
-        device, host = split_device_and_host(module, roots, started)
-        module.take_contents_of(device)
+        # the host half first: LLVM verifies it (when the caller writes it) beside all that follows
+        host = host_half(module, host_roots(module))
+        if am.ctx.verify_host_in_background:
+            host.start_verification()
+        roots = device_roots(module)
+        module.take_contents_of(device_half(module, roots))
         am.ctx.host_module = host
         am.invalidate(PassResult.NONE)
-        check_device_code(module, [r for r in roots[0] if r in module.functions], am.ctx.diagnostics,
+        check_device_code(module, [r for r in roots if r in module.functions], am.ctx.diagnostics,
                           am.get("callgraph").edges)
         if stub_vtable_slots(module):
             return PassResult.NONE

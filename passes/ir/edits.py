@@ -159,6 +159,8 @@ class Edits:
         (LLVM prints them sorted by metadata kind ID)."""
         fn = self.functions[name]
         h = fn.header
+        if h.count("!") < 4:
+            return                  # fewer than two attachments (each is "!kind !N")
         region = h if fn.is_declaration else fn.tail
         pairs = attachment_pairs(region)
         if len(pairs) < 2:
