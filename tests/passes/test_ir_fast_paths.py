@@ -21,7 +21,7 @@ from minisycl.passes import parse_pipeline
 from minisycl.passes.callgraph import reachable, reachable_and_cyclic, sccs
 from minisycl.passes.ir import module as ir_module, parse_text, verify_and_serialize
 from minisycl.passes.manager import PassContext, PassManager
-from minisycl.passes.ir.lexer import _NAME
+from minisycl.passes.ir.lexer import _ATTR_RX, _MD_RX, _NAME, _PLAIN_ATTR_RX, _PLAIN_MD_RX, _outside_strings
 from minisycl.passes.support import knobs
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
@@ -81,3 +81,14 @@ def test_one_walk_finds_what_reachable_and_sccs_find(graph):
     reach, cyclic = reachable_and_cyclic(edges, roots)
     assert reach == reachable(edges, roots)
     assert cyclic == any(len(c) > 1 or c[0] in edges.get(c[0], ()) for c in sccs(edges, reach))
+
+
+SCANNED = st.lists(st.sampled_from(['"', ";", "\n", "#1", "#23", "!4", "!56", "#", "!", "a", " ", '"x"', "; c #7\n",
+                                    "!8a", "9", '"#3"']), max_size=40).map("".join)
+
+
+@FUZZ
+@given(SCANNED)
+def test_references_outside_strings_are_what_the_skipping_scanners_find(text):
+    assert _outside_strings(text, _PLAIN_ATTR_RX) == [n for n in _ATTR_RX.findall(text) if n]
+    assert _outside_strings(text, _PLAIN_MD_RX) == [n for n in _MD_RX.findall(text) if n]
