@@ -54,8 +54,8 @@ def device_and_host_roots(module: Module) -> tuple[list[str], list[str]]:
 def host_roots(module: Module) -> list[str]:
     """The host roots of step 1: every externally visible definition that is
     not a kernel, and the global constructor/destructor lists."""
-    host = [name for name, fn in module.functions.items()
-            if fn.body is not None and not fn.is_kernel and fn.linkage not in DISCARDABLE_LINKAGES]
+    host = [name for name, fn in module.functions.items()     # (linkage first: most definitions are discardable)
+            if fn.body is not None and fn.linkage not in DISCARDABLE_LINKAGES and not fn.is_kernel]
     host += [g for g in _HOST_ROOT_LISTS if g in module.globals]
     return host
 
