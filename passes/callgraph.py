@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 
 from .ir import Module
 
-__all__ = ["CallGraph", "sccs", "find_path", "reachable"]
+__all__ = ["CallGraph", "sccs", "find_path", "reachable", "reachable_and_cyclic"]
 
 
 class CallGraph:
@@ -50,6 +50,38 @@ def reachable(edges: dict[str, list[str]], roots: Iterable[str]) -> list[str]:
         seen[n] = None
         stack.extend(reversed([s for s in edges.get(n, ()) if s not in seen]))
     return list(seen)
+
+
+def reachable_and_cyclic(edges: dict[str, list[str]], roots: Iterable[str]) -> tuple[list[str], bool]:
+    """(``reachable(edges, roots)``, whether what it reaches holds a cycle): one
+    depth-first walk, which meets a cycle as an edge back to a node still on
+    its path.  A caller that reports cycles then needs ``sccs`` only when
+    there is one (call graphs of device code have none)."""
+    state: dict[str, bool] = {}         # True: on the walk's path; False: finished
+    get = edges.get
+    cyclic = False
+    for root in roots:
+        if root in state:
+            continue
+        state[root] = True
+        work = [(root, iter(get(root, ())))]
+        while work:
+            node, it = work[-1]
+            for s in it:
+                on_path = state.get(s)
+                if on_path is None:
+                    state[s] = True
+                    succs = get(s)
+                    if succs:
+                        work.append((s, iter(succs)))
+                        break
+                    state[s] = False
+                elif on_path:
+                    cyclic = True
+            else:
+                state[node] = False
+                work.pop()
+    return list(state), cyclic
 
 
 def sccs(edges: dict[str, list[str]], nodes: Iterable[str] | None = None) -> list[list[str]]:

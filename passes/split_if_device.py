@@ -35,7 +35,7 @@ Tests: ``tests/lit/passes/split-if-device/``.
 """
 from __future__ import annotations
 
-from .callgraph import CallGraph, find_path, sccs
+from .callgraph import CallGraph, find_path, reachable_and_cyclic, sccs
 from .ir import DISCARDABLE_LINKAGES, USED_LISTS, Module
 from .entry_points import entry_points
 from .host_only_virtuals import VIRTUAL, device_closure, stub_vtable_slots
@@ -48,10 +48,16 @@ _HOST_ROOT_LISTS = ("llvm.global_ctors", "llvm.global_dtors")
 
 def device_and_host_roots(module: Module) -> tuple[list[str], list[str]]:
     """(device roots, host roots) of step 1, in module order."""
-    host = [name for name, fn in module.functions.items()
-            if fn.body is not None and not fn.is_kernel and fn.linkage not in DISCARDABLE_LINKAGES]
+    return device_roots(module), host_roots(module)
+
+
+def host_roots(module: Module) -> list[str]:
+    """The host roots of step 1: every externally visible definition that is
+    not a kernel, and the global constructor/destructor lists."""
+    host = [name for name, fn in module.functions.items()     # (linkage first: most definitions are discardable)
+            if fn.body is not None and fn.linkage not in DISCARDABLE_LINKAGES and not fn.is_kernel]
     host += [g for g in _HOST_ROOT_LISTS if g in module.globals]
-    return device_roots(module), host
+    return host
 
 
 def device_roots(module: Module) -> list[str]:
@@ -70,23 +76,37 @@ def split_device_and_host(module: Module, roots: tuple[list[str], list[str]] | N
                           ) -> tuple[Module, Module]:
     """(device module, host module) of a single-source module (step 2); ``roots``:
     its ``device_and_host_roots``, when the caller has them already."""
-    on_host, on_device = call_if_helpers(module, CALL_IF_ON_HOST), call_if_helpers(module, CALL_IF_ON_DEVICE)
+    host = host_half(module, roots[1] if roots else host_roots(module))
+    return device_half(module, roots[0] if roots else device_roots(module)), host
+
+
+def host_half(module: Module, roots: list[str]) -> Module:
+    """Step 2's host module: what ``roots`` (``host_roots``) reach, with the
+    ``if_device`` helpers emptied."""
+    return _half(module, roots, call_if_helpers(module, CALL_IF_ON_DEVICE), ".host")
+
+
+def device_half(module: Module, roots: list[str]) -> Module:
+    """Step 2's device module: what ``roots`` (``device_roots``) reach, with
+    the ``if_host`` helpers emptied."""
+    return _half(module, roots, call_if_helpers(module, CALL_IF_ON_HOST), "")
+
+
+def _half(module: Module, starts: list[str], emptied: list[str], suffix: str) -> Module:
+    """One half of step 2: what ``starts`` reach without looking into the
+    ``emptied`` helpers, extracted from ``module`` (cost proportional to the half)."""
     used = [g for g in USED_LISTS if g in module.globals]
-    dev_roots, host_roots = roots or device_and_host_roots(module)
-    halves = []
-    for starts, emptied, suffix in ((dev_roots, on_host, ""), (host_roots, on_device, ".host")):
-        if suffix:
-            names, host_code = module.closure(starts, skip_bodies_of=emptied), []
-        else:                   # host-only virtual methods that only vtables reach: bodies not followed (step 5)
-            names, host_code = device_closure(module, starts, emptied)
-        reached = set(names)
-        # (a host-only virtual keeps its body and names here, its callees only declared, until step 5
-        # replaces it: so the extraction declares what it needs instead of taking a closed set)
-        half = module.extract(names + used, stub=[h for h in emptied if h in reached], name=module.name + suffix,
-                              closed=not host_code)
-        _drop_noinline(half)
-        halves.append(half)
-    return halves[0], halves[1]
+    if suffix:
+        names, host_code = module.closure(starts, skip_bodies_of=emptied), []
+    else:                   # host-only virtual methods that only vtables reach: bodies not followed (step 5)
+        names, host_code = device_closure(module, starts, emptied)
+    reached = set(names)
+    # (a host-only virtual keeps its body and names here, its callees only declared, until step 5
+    # replaces it: so the extraction declares what it needs instead of taking a closed set)
+    half = module.extract(names + used, stub=[h for h in emptied if h in reached], name=module.name + suffix,
+                          closed=not host_code)
+    _drop_noinline(half)
+    return half
 
 
 def _drop_noinline(module: Module) -> None:
@@ -120,7 +140,7 @@ def check_device_code(device: Module, roots: list[str], diags, graph: dict[str, 
     graph = graph if graph is not None else CallGraph.of(device).edges
     host_only = {n: v for n, v in device.functions_with(HOST_ONLY).items() if v != VIRTUAL}
     undefined = device.functions_with(UNDEFINED)
-    reach = CallGraph(graph).reachable(roots)
+    reach, cyclic = reachable_and_cyclic(graph, roots)
 
     refused = host_only.keys() | undefined.keys()
     for caller in reach:
@@ -136,7 +156,8 @@ def check_device_code(device: Module, roots: list[str], diags, graph: dict[str, 
                     diags.error(loc or function_loc(device, fn),
                                 f"virtual call to '{target}' from device code, but it has no indirectly_callable "
                                 f"property{_where(device, loc)}")
-    _check_recursion(device, graph, reach, diags)
+    if cyclic:
+        _check_recursion(device, graph, reach, diags)
 
 
 def _where(device: Module, loc) -> str:
@@ -197,14 +218,15 @@ class SplitIfDevice:
     name = "split-if-device"
 
     def run(self, module: Module, am) -> PassResult:
-        roots = device_and_host_roots(module)
-        device, host = split_device_and_host(module, roots)
-        module.take_contents_of(device)
-        am.ctx.host_module = host
+        # the host half first: LLVM verifies it (when the caller writes it) beside all that follows
+        host = host_half(module, host_roots(module))
         if am.ctx.verify_host_in_background:
             host.start_verification()
+        roots = device_roots(module)
+        module.take_contents_of(device_half(module, roots))
+        am.ctx.host_module = host
         am.invalidate(PassResult.NONE)
-        check_device_code(module, [r for r in roots[0] if r in module.functions], am.ctx.diagnostics,
+        check_device_code(module, [r for r in roots if r in module.functions], am.ctx.diagnostics,
                           am.get("callgraph").edges)
         if stub_vtable_slots(module):
             return PassResult.NONE

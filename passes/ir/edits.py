@@ -192,10 +192,14 @@ class Edits:
         (LLVM prints them sorted by metadata kind ID)."""
         fn = self.functions[name]
         h = fn.header
+        if h.count("!") < 4:
+            return                  # fewer than two attachments (each is "!kind !N")
         region = h if fn.is_declaration else fn.tail
         pairs = attachment_pairs(region)
+        if len(pairs) < 2:
+            return                  # (no rank asked: the first ask may look at the whole module)
         ordered = sorted(pairs, key=lambda p: rank(p[0]))
-        if len(pairs) < 2 or ordered == pairs:
+        if ordered == pairs:
             return
         run = "".join(f" !{k} {r}" for k, r in ordered)
         if fn.is_declaration:

@@ -53,6 +53,8 @@ def _type_end(toks, kind_at: int) -> int:
 _FIRST_GLOBAL = re.compile(r'@' + _NAME + r'|' + _SKIP)
 _PARENS = re.compile(r'[()]|' + _SKIP)
 _COMDAT_RX = re.compile(r'(?<![-a-zA-Z$._0-9@%!#])comdat(?![-a-zA-Z$._0-9])(?:\((\$' + _NAME + r')\))?|' + _SKIP)
+#: the same for text without strings and comments: the first match is the word
+_PLAIN_COMDAT_RX = re.compile(r'(?<![-a-zA-Z$._0-9@%!#])comdat(?![-a-zA-Z$._0-9])(?:\((\$' + _NAME + r')\))?')
 
 
 def _closing_paren(text: str, open_at: int) -> int:
@@ -303,6 +305,9 @@ def _comdat_of(text: str, name: str) -> str | None:
     ``$c``, a bare ``comdat`` → ``$<its own name>``."""
     if "comdat" not in text:
         return None
+    if '"' not in text and ";" not in text:
+        m = _PLAIN_COMDAT_RX.search(text)
+        return None if m is None else m.group(1) or "$" + quote_name(name)
     for m in _COMDAT_RX.finditer(text):
         if m.group(0)[0] == "c":
             return m.group(1) or "$" + quote_name(name)

@@ -8,6 +8,7 @@ whole module (post-link extracts one image per kernel or source).
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Iterable, Self
 
 from .edits import _as_declaration, _filter_used, _stubbed
@@ -154,17 +155,17 @@ class Extraction:
         (sorting the part, not walking the whole module); the ``llvm.used``
         lists keep only the members defined among them."""
         out = type(self)()
-        functions, globals_ = self.functions, self.globals
-        order = sorted(chosen, key=self._positions().__getitem__)
-        out.functions = {n: chosen[n] for n in order if n in functions}
-        for n in order:
-            if n in globals_:
-                ent = chosen[n]
-                if n in USED_LISTS:
-                    ent = _filter_used(ent, {k for k, v in chosen.items() if not v.is_declaration})
-                    if ent is None:
-                        continue
-                out.globals[n] = ent
+        position = self._positions().__getitem__
+        order = sorted(chosen, key=position)
+        first = bisect_left(order, len(self.globals), key=position)     # globals come first, then functions
+        out.functions = {n: chosen[n] for n in order[first:]}
+        for n in order[:first]:
+            ent = chosen[n]
+            if n in USED_LISTS:
+                ent = _filter_used(ent, {k for k, v in chosen.items() if not v.is_declaration})
+                if ent is None:
+                    continue
+            out.globals[n] = ent
         return out
 
     def _declare_missing(self, refs: Iterable[str], chosen: dict) -> None:

@@ -43,12 +43,25 @@ __all__ = ["Module"]
 # with its first token (LLVM prints one entity per line, a function body up to
 # a line that is just "}"; nothing in a body starts a line with "}").  Before a
 # function's name only strings can hold an "@".
-# Both repetitions are possessive (``*+``): giving back a line or a string could
+# Every repetition is possessive (``*+``): giving back a line or a string could
 # never make the match succeed, and a backtracking group keeps a frame per
 # iteration (a function of a million lines cost 700 MB to cut; now 120 MB).
-_HEAD = r'(?:[^\n@"]|"[^"\n]*")*+'
-_ENTITY = re.compile(r'^(?:(define ' + _HEAD + r'@(' + _NAME + r')\([^\n]*)\n((?:[^}\n][^\n]*\n|\n)*+\}\n)'
-                     r'|(declare ' + _HEAD + r'@(' + _NAME + r')\([^\n]*)\n|([^\s;\n][^\n]*)\n)', re.M)
+# The head is "unrolled" (runs of plain characters between whole strings, not
+# one alternation per character): the same language, cut in 60% of the time.
+_HEAD = r'[^\n@"]*+(?:"[^"\n]*+"[^\n@"]*+)*+'
+_ENTITY = re.compile(r'^(?:(define ' + _HEAD + r'@(' + _NAME + r')\([^\n]*+)\n((?:[^}\n][^\n]*+\n|\n)*+\}\n)'
+                     r'|(declare ' + _HEAD + r'@(' + _NAME + r')\([^\n]*+)\n|([^\s;\n][^\n]*+)\n)', re.M)
+
+
+def _functions_text(functions) -> str:
+    """The functions' texts (``Function.text``), a blank line between two, as
+    one join of their headers and bodies (half the time of joining each
+    function's own text, which copies every body once more first)."""
+    functions = list(functions)
+    parts = [""] * (2 * len(functions))
+    parts[0::2] = [f.header for f in functions]
+    parts[1::2] = [f.body or "" for f in functions]
+    return "\n".join(parts)
 
 
 class Module(Extraction, Edits):
@@ -123,12 +136,12 @@ class Module(Extraction, Edits):
         """This module's IR text: entities in LLVM's order and layout, the
         numbers of attribute groups and metadata nodes as they are (not compacted)."""
         variables = "".join(g.line + "\n" for g in self.globals.values())
-        functions = "\n".join(f.text() for f in self.functions.values())
+        functions = _functions_text(self.functions.values())
         after = ""
         if names_equivalents(variables) or names_equivalents(functions):     # LLVM's order would not parse back
             before, fns, moved = parseable_order(self.globals, self.functions)
             variables = "".join(g.line + "\n" for g in before)
-            functions = "\n".join(f.text() for f in fns)
+            functions = _functions_text(fns)
             after = "".join(g.line + "\n" for g in moved)
         sections = [
             "".join(line + "\n" for line in self.header),
