@@ -382,7 +382,7 @@ class _Tables:
 class _Reduce:
     """How one grammar rule turns the values it pops into the value it pushes."""
 
-    __slots__ = ("origin", "size", "unit", "plain", "steps", "trailing", "expand1", "build")
+    __slots__ = ("origin", "size", "unit", "plain", "steps", "trailing", "expand1", "build", "fn")
 
     def __init__(self, rule, builder: "_Builder"):
         self.origin = str(rule.origin.name)
@@ -408,6 +408,8 @@ class _Reduce:
         self.unit = self.expand1 and self.size == 1 and len(self.steps) == 1 and simple
         #: every popped value is a child, in order
         self.plain = simple and len(self.steps) == self.size
+        #: popped values -> pushed value: the builder itself where the values are its children as they are
+        self.fn = self.build if self.plain and not self.expand1 and self.build is not None else self.apply
 
     def children(self, popped: list) -> list:
         if self.plain:
@@ -442,24 +444,24 @@ class _SyntaxError(Exception):
 
 
 def _run(tables: _Tables, tokens: list[Token], end: Token):
-    """The value of the ``start`` rule over ``tokens`` then ``end``; raises ``_SyntaxError``."""
+    """The value of the ``start`` rule over ``tokens`` then ``end``; raises ``_SyntaxError``.
+
+    The state on top of the stack lives in ``state``; ``states`` holds those
+    below it, one per value in ``values``."""
     actions, chains, accept = tables.actions, tables.unit_chains, tables.end
-    states = [tables.start]
+    state = tables.start
+    states: list[int] = []
     values: list = []
     push_state, push_value = states.append, values.append
     for tok in itertools.chain(tokens, (end,)):
         kind = tok[0]
-        while True:
-            act = actions[states[-1]].get(kind)
-            if type(act) is int:                     # shift
-                push_state(act)
-                push_value(tok)
-                break
+        act = actions[state].get(kind)
+        while type(act) is not int:                  # reduce until the token shifts
             if act is None:
-                raise _SyntaxError(tok, tables.expected(states[-1]))
+                raise _SyntaxError(tok, tables.expected(state))
             if act.unit:                             # ?rule: other -- goto only
-                below = states[-2]
-                key = (below, states[-1], kind)
+                below = states[-1]
+                key = (below, state, kind)
                 top = chains.get(key)
                 if top is None:                      # follow the chain once, then remember it
                     top = actions[below][act.origin]
@@ -468,20 +470,26 @@ def _run(tables: _Tables, tokens: list[Token], end: Token):
                         top = actions[below][nxt.origin]
                         nxt = actions[top].get(kind)
                     chains[key] = top
-                states[-1] = top
-                continue
-            n = act.size
-            if n:
-                popped = values[-n:]
-                del values[-n:], states[-n:]
-                value = act.apply(popped)
+                state = top
             else:
-                value = act.apply([])
-            state = actions[states[-1]][act.origin]
-            if state == accept:                      # `start` reduced before the end: done
-                return value
-            push_value(value)
-            push_state(state)
+                n = act.size
+                if n:
+                    value = act.fn(values[-n:])
+                    del values[-n:]
+                    below = states[-n]
+                    del states[-n:]
+                else:
+                    value = act.fn([])
+                    below = state
+                state = actions[below][act.origin]
+                if state == accept:                  # `start` reduced before the end: done
+                    return value
+                push_state(below)
+                push_value(value)
+            act = actions[state].get(kind)
+        push_state(state)                            # shift
+        push_value(tok)
+        state = act
     raise AssertionError("parser: input ended without reaching the accepting state")
 
 
