@@ -96,10 +96,17 @@ Token = tuple
 # repeats one character class: a backtracking group (``(?:a|b)*``) keeps a
 # frame per character, which made a 10 MB comment or string cost gigabytes.
 # ``test_lexer_bounds`` checks time and memory on long tokens of each kind.
+# The alternatives are tried in order, so the commonest come first: names, then
+# the punctuators no comment or number starts with (``OP``: all but ``/`` and
+# ``.``, which ``PUNCT`` takes after the comments and numbers had their turn).
+_PUNCT_RE = "|".join(re.escape(p) for p in sorted(PUNCT, key=len, reverse=True))     # longest first
+_OP_RE = "|".join(re.escape(p) for p in sorted(PUNCT, key=len, reverse=True) if p[0] not in "/.")
 _TOKEN_RE = re.compile(r"""
     [ \t\r\f\v]*
     (?:
-      (?P<nl>\n)
+      (?P<NAME>[A-Za-z_][A-Za-z_0-9]*)
+    | (?P<OP>""" + _OP_RE + r""")
+    | (?P<nl>\n)
     | (?P<lcomment>//[^\n]*)
     | (?P<bcomment>/\*(?:[^*]|\*(?!/))*+\*/)
     | (?P<ucomment>/\*)
@@ -109,8 +116,7 @@ _TOKEN_RE = re.compile(r"""
     | (?P<STRING>"[^\\"\n]*+(?:\\.[^\\"\n]*+)*+")
     | (?P<ustring>"[^\\"\n]*+(?:\\.[^\\"\n]*+)*+)
     | (?P<uchar>'[^\\'\n]*+(?:\\.[^\\'\n]*+)*+'?)
-    | (?P<NAME>[A-Za-z_][A-Za-z_0-9]*)
-    | (?P<PUNCT><<=|>>=|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||\+=|-=|\*=|/=|%=|&=|\|=|\^=|::|[-+*/%<>=!~&|^?:;,.()\[\]{}])
+    | (?P<PUNCT>""" + _PUNCT_RE + r""")
     | (?P<bad>.)
     | (?P<eof>$)
     )
@@ -129,27 +135,32 @@ def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
     start = 1 if text.startswith("\ufeff") else 0      # a UTF-8 byte-order mark
     for m in _TOKEN_RE.finditer(text, start):
         kind = m.lastgroup
-        if kind == "nl":
-            line += 1
-            line_start = m.end()
-            continue
         if kind == "NAME":
             value = m.group(kind)
             kind = keywords.get(value, "NAME")
-            if kind == "NAME" and (after_class or value in type_names):
-                kind = "TYPE_NAME"
-                type_names.add(value)
-            after_class = kind == "CLASS"
-            if kind == "ERROR":
-                diags.error(SourceLoc(filename, line, m.start("NAME") - line_start + 1, len(value)),
-                            UNSUPPORTED[value])
-        elif kind == "PUNCT":
+            if kind == "NAME":
+                if after_class or value in type_names:
+                    kind = "TYPE_NAME"
+                    type_names.add(value)
+                    after_class = False
+            elif kind == "CLASS":
+                after_class = True
+            else:
+                after_class = False
+                if kind == "ERROR":
+                    diags.error(SourceLoc(filename, line, m.start("NAME") - line_start + 1, len(value)),
+                                UNSUPPORTED[value])
+        elif kind == "OP" or kind == "PUNCT":
             value = m.group(kind)
             kind = punct[value]
             after_class = False
             # `[[` opens a property list (never valid in an expression).
             if kind == "_LSQB" and tokens and tokens[-1][0] == "_LSQB" and last_end == m.end() - 1:
                 tokens[-1] = ("_PROPS",) + tokens[-1][1:]
+        elif kind == "nl":
+            line += 1
+            line_start = m.end()
+            continue
         elif kind == "lcomment" or kind == "eof":
             continue
         elif kind == "bcomment":
