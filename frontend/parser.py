@@ -408,34 +408,37 @@ class _Reduce:
         self.unit = self.expand1 and self.size == 1 and len(self.steps) == 1 and simple
         #: every popped value is a child, in order
         self.plain = simple and len(self.steps) == self.size
-        #: popped values -> pushed value: the builder itself where the values are its children as they are
-        self.fn = self.build if self.plain and not self.expand1 and self.build is not None else self.apply
+        #: popped values -> pushed value (``_reducer``): the builder itself where the values are its children
+        self.fn = self.build if self.plain and not self.expand1 and self.build is not None else _reducer(self, name)
 
-    def children(self, popped: list) -> list:
-        if self.plain:
-            return popped
-        out: list = []
-        for i, expand, pending in self.steps:
-            if pending:
-                out.extend([None] * pending)
-            if expand:
-                if out:
-                    out.extend(popped[i])
-                else:                   # grow a repetition's own list: linear, not quadratic
-                    out = popped[i]
-            else:
-                out.append(popped[i])
-        if self.trailing:
-            out.extend([None] * self.trailing)
-        return out
 
-    def apply(self, popped: list):
-        children = self.children(popped)
-        if self.expand1 and len(children) == 1:
-            return children[0]
-        if self.build is None:          # a ``__`` repetition: its children, spliced by the parent
-            return children
-        return self.build(children)
+def _reducer(red: _Reduce, name: str):
+    """A function of the popped values that shapes them as Lark does (``_Tables``)
+    and builds the value, written out for the rule: dropped tokens skipped, each
+    ``None`` placeholder and each spliced repetition in its place.  Generated (as
+    ``collections.namedtuple`` does) because the generic loop over ``steps`` was a
+    large share of the parse.  A rule that starts with a repetition grows that
+    repetition's own list, so a long one costs linear time, not quadratic."""
+    parts, base = [], None
+    for i, expand, pending in red.steps:
+        parts += ["None"] * pending
+        if expand and base is None and not parts:
+            base = f"p[{i}]"
+        else:
+            parts.append(f"*p[{i}]" if expand else f"p[{i}]")
+    parts += ["None"] * red.trailing
+    if base is None:
+        body = [f"c = [{', '.join(parts)}]"]
+    else:
+        body = [f"c = {base}"] + ([f"c += [{', '.join(parts)}]"] if parts else [])
+    if red.expand1:
+        body.append("if len(c) == 1: return c[0]")
+    body.append("return c" if red.build is None else "return build(c)")
+    fname = "reduce_" + "".join(ch if ch.isalnum() else "_" for ch in name)
+    source = f"def {fname}(p):\n" + "".join(f"    {line}\n" for line in body)
+    namespace = {"build": red.build}
+    exec(compile(source, f"<parser rule {name}>", "exec"), namespace)
+    return namespace[fname]
 
 
 class _SyntaxError(Exception):
