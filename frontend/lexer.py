@@ -224,6 +224,10 @@ def _check_escapes(literal: str, filename: str, line: int, col: int, diags: Diag
         i = literal.find("\\", i + 2)
 
 
+#: the tokens ``split_top_level`` looks at
+_SPLIT_KINDS = frozenset(("_LBRACE", "RBRACE", "_LPAR", "_RPAR", "_SEMI"))
+
+
 def split_top_level(tokens: list[Token]) -> list[list[Token]]:
     """Cut the token list into top-level declarations (error-recovery units).
 
@@ -239,6 +243,9 @@ def split_top_level(tokens: list[Token]) -> list[list[Token]]:
     i = 0
     while i < n:
         t = tokens[i][0]
+        if t not in _SPLIT_KINDS:           # most tokens: one set lookup
+            i += 1
+            continue
         if t == "_LBRACE":
             if depth == 0:
                 in_parens = parens > 0

@@ -41,6 +41,10 @@ def unescape(body: str) -> str:
     return "".join(out)
 
 
+#: ``SourceLoc(...)`` without the named tuple's Python-level ``__new__`` (one per AST node)
+_new_loc = tuple.__new__
+
+
 class _TokenList(Lexer):
     """Lark 'lexer' that hands over the tokens ``lexer.tokenize`` already made."""
 
@@ -58,7 +62,7 @@ class _Builder:
     file = "<input>"
 
     def _loc(self, tok: Token) -> SourceLoc:
-        return SourceLoc(self.file, tok[2], tok[3], len(tok[1]) or 1)
+        return _new_loc(SourceLoc, (self.file, tok[2], tok[3], len(tok[1]) or 1))
 
     # top level
     def start(self, c):
@@ -575,12 +579,14 @@ def parse(text: str, filename: str, diags: DiagnosticSink) -> ast.Unit:
     diags.sources.setdefault(filename, text)
     tables, builder = _tables()
     builder.file = filename
+    errors = diags.error_count
     tokens = tokenize(text, filename, diags)
+    lexical_errors = diags.error_count > errors     # only then can a chunk hold an ERROR token
     if LOCAL_WORD in text:
         mark_local(tokens)
     items: list = []
     for chunk in split_top_level(tokens):
-        if any(t[0] == "ERROR" for t in chunk):
+        if lexical_errors and any(t[0] == "ERROR" for t in chunk):
             continue                        # the lexer said why; nothing more to say here
         last = chunk[-1]
         end = ("$END", "", last[2], last[3] + len(last[1]))
