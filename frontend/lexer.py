@@ -130,7 +130,6 @@ def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
     type_names: set[str] = set()
     line, line_start = 1, 0
     after_class = False
-    last_end = -1           # where the previous token ended (for `[[`)
     keywords, punct = KEYWORDS, PUNCT
     start = 1 if text.startswith("\ufeff") else 0      # a UTF-8 byte-order mark
     for m in _TOKEN_RE.finditer(text, start):
@@ -154,8 +153,10 @@ def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
             value = m.group(kind)
             kind = punct[value]
             after_class = False
-            # `[[` opens a property list (never valid in an expression).
-            if kind == "_LSQB" and tokens and tokens[-1][0] == "_LSQB" and last_end == m.end() - 1:
+            # `[[` opens a property list (never valid in an expression): the
+            # previous token a `[` on this line, right before this one
+            if kind == "_LSQB" and tokens and tokens[-1][0] == "_LSQB" and tokens[-1][2] == line and \
+                    line_start + tokens[-1][3] == m.end() - 1:
                 tokens[-1] = ("_PROPS",) + tokens[-1][1:]
         elif kind == "nl":
             line += 1
@@ -186,8 +187,7 @@ def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
             after_class = False
             if (kind == "STRING" or kind == "CHAR") and "\\" in value:
                 _check_escapes(value, filename, line, m.start(kind) - line_start + 1, diags)
-        last_end = m.end()
-        append((kind, value, line, last_end - len(value) - line_start + 1))
+        append((kind, value, line, m.end() - len(value) - line_start + 1))
     return tokens
 
 
