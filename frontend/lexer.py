@@ -153,10 +153,8 @@ def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
             value = m.group(kind)
             kind = punct[value]
             after_class = False
-            # `[[` opens a property list (never valid in an expression): the
-            # previous token a `[` on this line, right before this one
-            if kind == "_LSQB" and tokens and tokens[-1][0] == "_LSQB" and tokens[-1][2] == line and \
-                    line_start + tokens[-1][3] == m.end() - 1:
+            # `[[` opens a property list (never valid in an expression)
+            if kind == "_LSQB" and _bracket_before(tokens, line, m.end() - line_start):
                 tokens[-1] = ("_PROPS",) + tokens[-1][1:]
         elif kind == "nl":
             line += 1
@@ -173,12 +171,7 @@ def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
             continue
         elif kind in _LEXICAL_ERRORS:
             value = m.group(kind)
-            col = m.start(kind) - line_start + 1
-            what = _LEXICAL_ERRORS[kind]
-            if kind == "uchar":
-                what = _char_error(value)
-            diags.error(SourceLoc(filename, line, col, 1 if kind != "uchar" else len(value)),
-                        what.format(value=value))
+            _lexical_error(kind, value, SourceLoc(filename, line, m.start(kind) - line_start + 1), diags)
             if kind == "ucomment":
                 break
             kind, after_class = "ERROR", False
@@ -205,6 +198,19 @@ _LEXICAL_ERRORS = {
     "uchar": "",
     "bad": "unexpected character {value!r}",
 }
+
+
+def _bracket_before(tokens: list[Token], line: int, col: int) -> bool:
+    """Whether the last token is a ``[`` right before column ``col`` of ``line``."""
+    return bool(tokens) and tokens[-1][0] == "_LSQB" and tokens[-1][2] == line and tokens[-1][3] == col - 1
+
+
+def _lexical_error(kind: str, value: str, at: SourceLoc, diags: DiagnosticSink) -> None:
+    """Report the lexical error ``kind`` (a key of ``_LEXICAL_ERRORS``) of ``value`` at ``at``."""
+    if kind == "uchar":
+        diags.error(at._replace(length=len(value)), _char_error(value))
+    else:
+        diags.error(at, _LEXICAL_ERRORS[kind].format(value=value))
 
 
 def _char_error(text: str) -> str:
