@@ -96,10 +96,17 @@ Token = tuple
 # repeats one character class: a backtracking group (``(?:a|b)*``) keeps a
 # frame per character, which made a 10 MB comment or string cost gigabytes.
 # ``test_lexer_bounds`` checks time and memory on long tokens of each kind.
+# The alternatives are tried in order, so the commonest come first: names, then
+# the punctuators no comment or number starts with (``OP``: all but ``/`` and
+# ``.``, which ``PUNCT`` takes after the comments and numbers had their turn).
+_PUNCT_RE = "|".join(re.escape(p) for p in sorted(PUNCT, key=len, reverse=True))     # longest first
+_OP_RE = "|".join(re.escape(p) for p in sorted(PUNCT, key=len, reverse=True) if p[0] not in "/.")
 _TOKEN_RE = re.compile(r"""
     [ \t\r\f\v]*
     (?:
-      (?P<nl>\n)
+      (?P<NAME>[A-Za-z_][A-Za-z_0-9]*)
+    | (?P<OP>""" + _OP_RE + r""")
+    | (?P<nl>\n)
     | (?P<lcomment>//[^\n]*)
     | (?P<bcomment>/\*(?:[^*]|\*(?!/))*+\*/)
     | (?P<ucomment>/\*)
@@ -109,8 +116,7 @@ _TOKEN_RE = re.compile(r"""
     | (?P<STRING>"[^\\"\n]*+(?:\\.[^\\"\n]*+)*+")
     | (?P<ustring>"[^\\"\n]*+(?:\\.[^\\"\n]*+)*+)
     | (?P<uchar>'[^\\'\n]*+(?:\\.[^\\'\n]*+)*+'?)
-    | (?P<NAME>[A-Za-z_][A-Za-z_0-9]*)
-    | (?P<PUNCT><<=|>>=|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||\+=|-=|\*=|/=|%=|&=|\|=|\^=|::|[-+*/%<>=!~&|^?:;,.()\[\]{}])
+    | (?P<PUNCT>""" + _PUNCT_RE + r""")
     | (?P<bad>.)
     | (?P<eof>$)
     )
@@ -124,32 +130,36 @@ def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
     type_names: set[str] = set()
     line, line_start = 1, 0
     after_class = False
-    last_end = -1           # where the previous token ended (for `[[`)
     keywords, punct = KEYWORDS, PUNCT
     start = 1 if text.startswith("\ufeff") else 0      # a UTF-8 byte-order mark
     for m in _TOKEN_RE.finditer(text, start):
         kind = m.lastgroup
-        if kind == "nl":
-            line += 1
-            line_start = m.end()
-            continue
         if kind == "NAME":
             value = m.group(kind)
             kind = keywords.get(value, "NAME")
-            if kind == "NAME" and (after_class or value in type_names):
-                kind = "TYPE_NAME"
-                type_names.add(value)
-            after_class = kind == "CLASS"
-            if kind == "ERROR":
-                diags.error(SourceLoc(filename, line, m.start("NAME") - line_start + 1, len(value)),
-                            UNSUPPORTED[value])
-        elif kind == "PUNCT":
+            if kind == "NAME":
+                if after_class or value in type_names:
+                    kind = "TYPE_NAME"
+                    type_names.add(value)
+                    after_class = False
+            elif kind == "CLASS":
+                after_class = True
+            else:
+                after_class = False
+                if kind == "ERROR":
+                    diags.error(SourceLoc(filename, line, m.start("NAME") - line_start + 1, len(value)),
+                                UNSUPPORTED[value])
+        elif kind == "OP" or kind == "PUNCT":
             value = m.group(kind)
             kind = punct[value]
             after_class = False
-            # `[[` opens a property list (never valid in an expression).
-            if kind == "_LSQB" and tokens and tokens[-1][0] == "_LSQB" and last_end == m.end() - 1:
+            # `[[` opens a property list (never valid in an expression)
+            if kind == "_LSQB" and _bracket_before(tokens, line, m.end() - line_start):
                 tokens[-1] = ("_PROPS",) + tokens[-1][1:]
+        elif kind == "nl":
+            line += 1
+            line_start = m.end()
+            continue
         elif kind == "lcomment" or kind == "eof":
             continue
         elif kind == "bcomment":
@@ -161,12 +171,7 @@ def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
             continue
         elif kind in _LEXICAL_ERRORS:
             value = m.group(kind)
-            col = m.start(kind) - line_start + 1
-            what = _LEXICAL_ERRORS[kind]
-            if kind == "uchar":
-                what = _char_error(value)
-            diags.error(SourceLoc(filename, line, col, 1 if kind != "uchar" else len(value)),
-                        what.format(value=value))
+            _lexical_error(kind, value, SourceLoc(filename, line, m.start(kind) - line_start + 1), diags)
             if kind == "ucomment":
                 break
             kind, after_class = "ERROR", False
@@ -175,8 +180,7 @@ def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
             after_class = False
             if (kind == "STRING" or kind == "CHAR") and "\\" in value:
                 _check_escapes(value, filename, line, m.start(kind) - line_start + 1, diags)
-        last_end = m.end()
-        append((kind, value, line, last_end - len(value) - line_start + 1))
+        append((kind, value, line, m.end() - len(value) - line_start + 1))
     return tokens
 
 
@@ -196,6 +200,19 @@ _LEXICAL_ERRORS = {
 }
 
 
+def _bracket_before(tokens: list[Token], line: int, col: int) -> bool:
+    """Whether the last token is a ``[`` right before column ``col`` of ``line``."""
+    return bool(tokens) and tokens[-1][0] == "_LSQB" and tokens[-1][2] == line and tokens[-1][3] == col - 1
+
+
+def _lexical_error(kind: str, value: str, at: SourceLoc, diags: DiagnosticSink) -> None:
+    """Report the lexical error ``kind`` (a key of ``_LEXICAL_ERRORS``) of ``value`` at ``at``."""
+    if kind == "uchar":
+        diags.error(at._replace(length=len(value)), _char_error(value))
+    else:
+        diags.error(at, _LEXICAL_ERRORS[kind].format(value=value))
+
+
 def _char_error(text: str) -> str:
     if len(text) < 2 or not text.endswith("'"):
         return "missing terminating ' character"
@@ -213,6 +230,10 @@ def _check_escapes(literal: str, filename: str, line: int, col: int, diags: Diag
         i = literal.find("\\", i + 2)
 
 
+#: the tokens ``split_top_level`` looks at
+_SPLIT_KINDS = frozenset(("_LBRACE", "RBRACE", "_LPAR", "_RPAR", "_SEMI"))
+
+
 def split_top_level(tokens: list[Token]) -> list[list[Token]]:
     """Cut the token list into top-level declarations (error-recovery units).
 
@@ -228,6 +249,9 @@ def split_top_level(tokens: list[Token]) -> list[list[Token]]:
     i = 0
     while i < n:
         t = tokens[i][0]
+        if t not in _SPLIT_KINDS:           # most tokens: one set lookup
+            i += 1
+            continue
         if t == "_LBRACE":
             if depth == 0:
                 in_parens = parens > 0

@@ -41,6 +41,10 @@ def unescape(body: str) -> str:
     return "".join(out)
 
 
+#: ``SourceLoc(...)`` without the named tuple's Python-level ``__new__`` (one per AST node)
+_new_loc = tuple.__new__
+
+
 class _TokenList(Lexer):
     """Lark 'lexer' that hands over the tokens ``lexer.tokenize`` already made."""
 
@@ -58,7 +62,7 @@ class _Builder:
     file = "<input>"
 
     def _loc(self, tok: Token) -> SourceLoc:
-        return SourceLoc(self.file, tok[2], tok[3], len(tok[1]) or 1)
+        return _new_loc(SourceLoc, (self.file, tok[2], tok[3], len(tok[1]) or 1))
 
     # top level
     def start(self, c):
@@ -382,7 +386,7 @@ class _Tables:
 class _Reduce:
     """How one grammar rule turns the values it pops into the value it pushes."""
 
-    __slots__ = ("origin", "size", "unit", "plain", "steps", "trailing", "expand1", "build")
+    __slots__ = ("origin", "size", "unit", "plain", "steps", "trailing", "expand1", "build", "fn")
 
     def __init__(self, rule, builder: "_Builder"):
         self.origin = str(rule.origin.name)
@@ -408,32 +412,37 @@ class _Reduce:
         self.unit = self.expand1 and self.size == 1 and len(self.steps) == 1 and simple
         #: every popped value is a child, in order
         self.plain = simple and len(self.steps) == self.size
+        #: popped values -> pushed value (``_reducer``): the builder itself where the values are its children
+        self.fn = self.build if self.plain and not self.expand1 and self.build is not None else _reducer(self, name)
 
-    def children(self, popped: list) -> list:
-        if self.plain:
-            return popped
-        out: list = []
-        for i, expand, pending in self.steps:
-            if pending:
-                out.extend([None] * pending)
-            if expand:
-                if out:
-                    out.extend(popped[i])
-                else:                   # grow a repetition's own list: linear, not quadratic
-                    out = popped[i]
-            else:
-                out.append(popped[i])
-        if self.trailing:
-            out.extend([None] * self.trailing)
-        return out
 
-    def apply(self, popped: list):
-        children = self.children(popped)
-        if self.expand1 and len(children) == 1:
-            return children[0]
-        if self.build is None:          # a ``__`` repetition: its children, spliced by the parent
-            return children
-        return self.build(children)
+def _reducer(red: _Reduce, name: str):
+    """A function of the popped values that shapes them as Lark does (``_Tables``)
+    and builds the value, written out for the rule: dropped tokens skipped, each
+    ``None`` placeholder and each spliced repetition in its place.  Generated (as
+    ``collections.namedtuple`` does) because the generic loop over ``steps`` was a
+    large share of the parse.  A rule that starts with a repetition grows that
+    repetition's own list, so a long one costs linear time, not quadratic."""
+    parts, base = [], None
+    for i, expand, pending in red.steps:
+        parts += ["None"] * pending
+        if expand and base is None and not parts:
+            base = f"p[{i}]"
+        else:
+            parts.append(f"*p[{i}]" if expand else f"p[{i}]")
+    parts += ["None"] * red.trailing
+    if base is None:
+        body = [f"c = [{', '.join(parts)}]"]
+    else:
+        body = [f"c = {base}"] + ([f"c += [{', '.join(parts)}]"] if parts else [])
+    if red.expand1:
+        body.append("if len(c) == 1: return c[0]")
+    body.append("return c" if red.build is None else "return build(c)")
+    fname = "reduce_" + "".join(ch if ch.isalnum() else "_" for ch in name)
+    source = f"def {fname}(p):\n" + "".join(f"    {line}\n" for line in body)
+    namespace = {"build": red.build}
+    exec(compile(source, f"<parser rule {name}>", "exec"), namespace)
+    return namespace[fname]
 
 
 class _SyntaxError(Exception):
@@ -442,24 +451,24 @@ class _SyntaxError(Exception):
 
 
 def _run(tables: _Tables, tokens: list[Token], end: Token):
-    """The value of the ``start`` rule over ``tokens`` then ``end``; raises ``_SyntaxError``."""
+    """The value of the ``start`` rule over ``tokens`` then ``end``; raises ``_SyntaxError``.
+
+    The state on top of the stack lives in ``state``; ``states`` holds those
+    below it, one per value in ``values``."""
     actions, chains, accept = tables.actions, tables.unit_chains, tables.end
-    states = [tables.start]
+    state = tables.start
+    states: list[int] = []
     values: list = []
     push_state, push_value = states.append, values.append
     for tok in itertools.chain(tokens, (end,)):
         kind = tok[0]
-        while True:
-            act = actions[states[-1]].get(kind)
-            if type(act) is int:                     # shift
-                push_state(act)
-                push_value(tok)
-                break
+        act = actions[state].get(kind)
+        while type(act) is not int:                  # reduce until the token shifts
             if act is None:
-                raise _SyntaxError(tok, tables.expected(states[-1]))
+                raise _SyntaxError(tok, tables.expected(state))
             if act.unit:                             # ?rule: other -- goto only
-                below = states[-2]
-                key = (below, states[-1], kind)
+                below = states[-1]
+                key = (below, state, kind)
                 top = chains.get(key)
                 if top is None:                      # follow the chain once, then remember it
                     top = actions[below][act.origin]
@@ -468,20 +477,26 @@ def _run(tables: _Tables, tokens: list[Token], end: Token):
                         top = actions[below][nxt.origin]
                         nxt = actions[top].get(kind)
                     chains[key] = top
-                states[-1] = top
-                continue
-            n = act.size
-            if n:
-                popped = values[-n:]
-                del values[-n:], states[-n:]
-                value = act.apply(popped)
+                state = top
             else:
-                value = act.apply([])
-            state = actions[states[-1]][act.origin]
-            if state == accept:                      # `start` reduced before the end: done
-                return value
-            push_value(value)
-            push_state(state)
+                n = act.size
+                if n:
+                    value = act.fn(values[-n:])
+                    del values[-n:]
+                    below = states[-n]
+                    del states[-n:]
+                else:
+                    value = act.fn([])
+                    below = state
+                state = actions[below][act.origin]
+                if state == accept:                  # `start` reduced before the end: done
+                    return value
+                push_state(below)
+                push_value(value)
+            act = actions[state].get(kind)
+        push_state(state)                            # shift
+        push_value(tok)
+        state = act
     raise AssertionError("parser: input ended without reaching the accepting state")
 
 
@@ -564,12 +579,14 @@ def parse(text: str, filename: str, diags: DiagnosticSink) -> ast.Unit:
     diags.sources.setdefault(filename, text)
     tables, builder = _tables()
     builder.file = filename
+    errors = diags.error_count
     tokens = tokenize(text, filename, diags)
+    lexical_errors = diags.error_count > errors     # only then can a chunk hold an ERROR token
     if LOCAL_WORD in text:
         mark_local(tokens)
     items: list = []
     for chunk in split_top_level(tokens):
-        if any(t[0] == "ERROR" for t in chunk):
+        if lexical_errors and any(t[0] == "ERROR" for t in chunk):
             continue                        # the lexer said why; nothing more to say here
         last = chunk[-1]
         end = ("$END", "", last[2], last[3] + len(last[1]))

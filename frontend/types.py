@@ -11,10 +11,8 @@ class Type:
     __slots__ = ()
     is_void = is_bool = is_int = is_float = is_ptr = is_array = is_class = is_item = is_reducer = False
     is_handler = False
-
-    @property
-    def is_arith(self) -> bool:
-        return self.is_int or self.is_float or self.is_bool
+    #: ``is_int or is_float or is_bool`` (a class attribute: read per expression)
+    is_arith = False
 
 
 class VoidType(Type):
@@ -28,6 +26,7 @@ class VoidType(Type):
 class BoolType(Type):
     __slots__ = ()
     is_bool = True
+    is_arith = True
     rank = 0
     signed = False
     bits = 1
@@ -39,6 +38,7 @@ class BoolType(Type):
 class IntType(Type):
     __slots__ = ("name", "bits", "signed", "rank")
     is_int = True
+    is_arith = True
 
     def __init__(self, name, bits, signed, rank):
         self.name, self.bits, self.signed, self.rank = name, bits, signed, rank
@@ -50,6 +50,7 @@ class IntType(Type):
 class FloatType(Type):
     __slots__ = ("name", "bits")
     is_float = True
+    is_arith = True
 
     def __init__(self, name, bits):
         self.name, self.bits = name, bits
@@ -302,11 +303,13 @@ def promote(t: Type) -> Type:
     return t
 
 
+_FLOAT_OF_BITS = {16: HALF, 32: FLOAT, 64: DOUBLE}
+
+
 def usual_arithmetic(a: Type, b: Type) -> Type:
     """C's usual arithmetic conversions for two arithmetic operand types."""
     if a.is_float or b.is_float:
-        bits = max(x.bits for x in (a, b) if x.is_float)
-        return {16: HALF, 32: FLOAT, 64: DOUBLE}[bits]
+        return _FLOAT_OF_BITS[max(a.bits if a.is_float else 0, b.bits if b.is_float else 0)]
     a, b = promote(a), promote(b)
     if a is b:
         return a

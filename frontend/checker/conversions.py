@@ -19,7 +19,7 @@ class Conversions(Part):
     def convert(self, e, to, what):
         """Implicit conversion of rvalue ``e`` to type ``to`` (C rules), or an error."""
         src = e.ty
-        if src is None or to is None or src == to or src is to or src is types.ERROR or to is types.ERROR:
+        if src is to or src is None or to is None or src == to or src is types.ERROR or to is types.ERROR:
             return e
         if src.is_array:
             e = self.rvalue(e)

@@ -77,8 +77,8 @@ class Expressions(Part):
 
     def set(self, e, ty, lvalue=False):
         e.ty, e.lvalue = ty, lvalue
-        if ty is not None and ty.is_float and self.cx.fn is not None:
-            self.note_type_aspects(ty, e.loc, f"an expression of type '{ty}'")
+        if (ty is DOUBLE or ty is HALF) and self.cx.fn is not None:     # the scalars with an aspect
+            self.note_type_aspects(ty, e.loc, "an expression of type '{}'")
         return e
 
     def bad(self, e):

@@ -31,8 +31,8 @@ class Statements(Part):
         for (pname, pty), p in zip(sym.params, node.params if sym.params else []):
             if pname is not None:
                 self.scopes.declare(pname, LocalSym(pname, pty, False, body_bound, True, p.loc))
-            self.note_type_aspects(pty, p.loc, f"parameter of type '{pty}'")
-        self.note_type_aspects(sym.ret, node.loc, f"return type '{sym.ret}'")
+            self.note_type_aspects(pty, p.loc, "parameter of type '{}'")
+        self.note_type_aspects(sym.ret, node.loc, "return type '{}'")
         node.body = self.block(node.body, new_scope=False)
         if not sym.ret.is_void and completes(node.body):
             self.error(node.body.end, f"non-void function '{sym.display}' does not return a value in all control paths")
@@ -72,7 +72,7 @@ class Statements(Part):
         previous = self.scopes.declared_here(dcl.name)
         if previous is not None:
             self.error(dcl.loc, f"redefinition of '{dcl.name}'", [self.note(previous.loc, "previous definition is here")])
-        self.note_type_aspects(ty, dcl.loc, f"variable of type '{ty}'")
+        self.note_type_aspects(ty, dcl.loc, "variable of type '{}'")
         workgroup = s.type.local and not s.type.ptr
         if workgroup:
             self.workgroup_variable(s, dcl, ty)

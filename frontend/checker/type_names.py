@@ -129,16 +129,33 @@ class TypeNames(Part):
 
     def note_type_aspects(self, ty, loc, what):
         """Record the aspects a value of ``ty`` needs (double: fp64, half: fp16) on
-        the function being checked."""
+        the function being checked; ``what`` names the value, with ``{}`` where the
+        type goes (formatted only when an aspect is recorded: this runs per expression)."""
         cx = self.cx
         fn = cx.fn
         if fn is None or ty is None:
             return
-        if types.contains(ty, lambda t: t is DOUBLE):
-            fn.aspects.setdefault((Aspect.fp64, cx.region), (loc, what))
-        if types.contains(ty, lambda t: t is HALF):
+        if ty.is_array or ty.is_class:
+            double, half = types.contains(ty, _is_double), types.contains(ty, _is_half)
+        else:                                   # a scalar or pointer: ``contains`` tests ``ty`` alone
+            double, half = ty is DOUBLE, ty is HALF
+        if double:
+            key = (Aspect.fp64, cx.region)
+            if key not in fn.aspects:
+                fn.aspects[key] = (loc, what.format(ty))
+        if half:
             self.prog.uses_half = True
-            fn.aspects.setdefault((Aspect.fp16, cx.region), (loc, what))
+            key = (Aspect.fp16, cx.region)
+            if key not in fn.aspects:
+                fn.aspects[key] = (loc, what.format(ty))
+
+
+def _is_double(t) -> bool:
+    return t is DOUBLE
+
+
+def _is_half(t) -> bool:
+    return t is HALF
 
 
 def _not_spec_constant(ty) -> str | None:

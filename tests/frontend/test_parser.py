@@ -89,3 +89,14 @@ def test_same_errors_as_lark_on_mutations(parsers):
         assert ours == theirs
         errors += theirs[0] == "error"
     assert errors > 100          # the mutations did exercise the error path
+
+
+@pytest.mark.parametrize("text, props", [
+    ("[[a]]", True), ("x [[a]]", True), ("[ [a]]", False), ("[\n[a]]", False), ("[/**/[a]]", False),
+    ("a[[b]]", True), ("a[ [b]]", False),
+])
+def test_props_open_only_at_two_adjacent_brackets(text, props):
+    """``[[`` (a property list) is two ``[`` with nothing between them, on one line."""
+    kinds = [t[0] for t in tokenize(text, "t.ksl", DiagnosticSink())]
+    assert ("_PROPS" in kinds) == props
+    assert kinds.count("_LSQB") == (1 if props else 2)
