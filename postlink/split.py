@@ -28,6 +28,7 @@ from __future__ import annotations
 from ..device_configs.targets import TargetInfo
 from ..passes.host_only_virtuals import with_vtable_stubs
 from ..passes.ir import Module
+from ..passes.ir.bitcode_worker import BitcodeWorker
 from .aot_filter import emptied_virtual_functions, target_compatible
 from .device_globals import check_image_scope
 from .dummies import dummy_image, needs_dummy
@@ -56,10 +57,11 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     for that device config (else the JIT flow); ``device_globals``: write
     ``[SYCL/device globals]`` and check ``device_image_scope``.
     ``serialize`` (``"bitcode"`` or ``"text"``), for a caller that writes
-    every image so: LLVM verifies each image (and writes its bitcode) on the
-    verifier thread as soon as the image is made, while the split goes on
-    with the next (``Module.start_verification``; ``verify_and_serialize``
-    takes the results)."""
+    every image so: LLVM verifies each image (and writes its bitcode) as soon
+    as the image is made, while the split goes on with the next
+    (``Module.start_verification``, on a forked child for bitcode:
+    ``passes/ir/bitcode_worker.py``; ``verify_and_serialize`` takes the
+    results)."""
     if serialize not in (None, "bitcode", "text"):
         raise ValueError(f"serialize: expected 'bitcode', 'text' or None, got {serialize!r}")
     if mode not in SPLIT_MODES and mode != WHOLE:
@@ -72,6 +74,26 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     groups = group_entry_points(module, entry_points(module, kernels_only=only_kernels,
                                                        virtual_functions="include" if jit else "exclude"), mode, jit, virtual)
     ctx = SplitContext.of(module, virtual, jit)
+    worker = BitcodeWorker() if serialize == "bitcode" else None
+    try:
+        images = _images(module, ctx, groups, mode=mode, emptied=emptied, virtual=virtual, jit=jit,
+                         device_globals=device_globals, vf_keys=vf_keys, target=target, serialize=serialize,
+                         worker=worker)
+    finally:
+        if worker is not None:
+            worker.finish()
+    if device_globals and len(images) > 1:
+        check_image_scope(images)
+    if target is not None:
+        images = [im for im in images if target_compatible(im, target)]
+    return images
+
+
+def _images(module: Module, ctx: SplitContext, groups, *, mode: str, emptied, virtual, jit: bool,
+            device_globals: bool, vf_keys: str, target: TargetInfo | None, serialize: str | None,
+            worker: BitcodeWorker | None) -> list[Image]:
+    """``split_module``'s loop: one image per group (and its dummy), each handed
+    to LLVM (``worker``, or the verifier thread) as soon as it is made."""
     images: list[Image] = []
     held: set[str] = set()              # what the kernel images made so far define (for the copier image)
     for key, members, vset, copier in groups:
@@ -92,9 +114,5 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
             images.append(dummy_image(image, virtual))
         if serialize is not None:
             for im in images[-2 if images[-1] is not image else -1:]:
-                im.module.start_verification(bitcode=serialize == "bitcode")
-    if device_globals and len(images) > 1:
-        check_image_scope(images)
-    if target is not None:
-        images = [im for im in images if target_compatible(im, target)]
+                im.module.start_verification(bitcode=serialize == "bitcode", worker=worker)
     return images

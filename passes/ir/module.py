@@ -178,16 +178,20 @@ class Module(Extraction, Edits):
         close_in_background(ref)
         return data
 
-    def start_verification(self, bitcode: bool = False) -> None:
+    def start_verification(self, bitcode: bool = False, worker=None) -> None:
         """Start ``verify`` of the module as it is now on a second thread, where
         LLVM works (llvmlite lets go of the GIL) while Python goes on; a later
         ``verify`` of the unchanged module takes that result.  ``bitcode``:
         the thread also writes the bitcode and lets go of LLVM's module at
         once, for a later ``bitcode`` (the post-link step starts each image so
-        while it goes on with the next)."""
+        while it goes on with the next); ``worker`` (a ``BitcodeWorker``, with
+        ``bitcode``): it does that work instead of the thread."""
         text = self.text()
-        job = in_background(verified_bitcode, text, self.name) if bitcode else \
-            in_background(parse_and_verify, text, self.name)
+        if bitcode:
+            job = worker.submit(text, self.name) if worker is not None else \
+                in_background(verified_bitcode, text, self.name)
+        else:
+            job = in_background(parse_and_verify, text, self.name)
         self._early = (text, job, bitcode)
 
     def take_contents_of(self, other: "Module") -> None:
