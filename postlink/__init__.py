@@ -106,11 +106,10 @@ def _group_files(images: list[Image], tables: list[TableSpec], files: dict[str, 
     first = tables[0].table
     directory = out_dir if out_dir is not None else os.path.dirname(first)
     prefix = os.path.join(directory, os.path.splitext(os.path.basename(first))[0])
-    codes = verify_and_serialize([im.module for im in images], bitcode=not text_ir)
     rows: list[list[list[str]]] = [[] for _ in tables]
-    for i, (im, code) in enumerate(zip(images, codes)):
+    for i, im in enumerate(images):
         ir = f"{prefix}_{i}" + (".ll" if text_ir else ".bc")
-        files[ir] = code.encode() if isinstance(code, str) else code
+        files[ir] = _serialized(im.module, not text_ir)
         sym = f"{prefix}_{i}.sym"
         imported = f"{prefix}_{i}.imported_sym"
         if imports:
@@ -136,6 +135,13 @@ def _group_files(images: list[Image], tables: list[TableSpec], files: dict[str, 
                 row.append(sym)
             table_rows.append(row)
     return rows
+
+
+def _serialized(module, bitcode: bool):
+    """An image's code (``verify_and_serialize``), made when its file is
+    written (``write_files``): the images LLVM has written already go to disk
+    while it writes the rest (``split_module(serialize=...)``)."""
+    return lambda: verify_and_serialize([module], bitcode=bitcode)[0]
 
 
 def write_outputs(images: list[Image], table: str, *, out_dir: str | None = None, text_ir: bool = False,

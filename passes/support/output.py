@@ -49,7 +49,11 @@ def write_output(path: str, data: bytes | str, *, inputs) -> None:
 def write_files(outputs: list[tuple[str, bytes | str]], *, inputs) -> None:
     """Write several outputs all or nothing, after ``check_outputs(paths, inputs)``
     (see the module docstring).  Each folder is resolved once (post-link
-    writes thousands of files into one)."""
+    writes thousands of files into one).  A file's data may also be a
+    function that returns it, called when that file is written, in order: a
+    caller writes the files whose data is ready while the rest is still being
+    made (post-link's images, as LLVM writes their bitcode); an exception it
+    raises leaves every path as it was, as any failure does."""
     folders: dict[str, str] = {}
     check_outputs([path for path, _ in outputs], inputs, folders)
     replaced, in_place = [], []
@@ -57,12 +61,12 @@ def write_files(outputs: list[tuple[str, bytes | str]], *, inputs) -> None:
     try:
         for path, data in outputs:
             path = os.fsdecode(path)
-            raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
             target = destination(path, folders)
-            (in_place if target is None else replaced).append((path, target, raw))
+            (in_place if target is None else replaced).append((path, target, data))
         path = None
         _replace_all(replaced)
-        for path, _, raw in in_place:
+        for path, _, data in in_place:
+            raw = _bytes(data)
             if path == "-":
                 sys.stdout.flush()
                 sys.stdout.buffer.write(raw)
@@ -81,7 +85,7 @@ _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0
     getattr(os, "O_BINARY", 0)
 
 
-def _replace_all(replaced: list[tuple[str, str, bytes]]) -> None:
+def _replace_all(replaced: list[tuple[str, str, object]]) -> None:
     """Each ``(path, target, data)``: ``data`` into a temporary file beside
     ``target``, then every temporary renamed over its target; on a failure
     the temporaries made are removed and no target is touched."""
@@ -91,7 +95,8 @@ def _replace_all(replaced: list[tuple[str, str, bytes]]) -> None:
     token = os.urandom(4).hex()
     path = None
     try:
-        for path, target, raw in replaced:
+        for path, target, data in replaced:
+            raw = _bytes(data)
             fd, tmp, token = _temporary(os.path.dirname(target) or ".", len(temps), token)
             temps.append(tmp)
             try:
@@ -112,6 +117,13 @@ def _replace_all(replaced: list[tuple[str, str, bytes]]) -> None:
         for tmp in temps[done:]:
             if os.path.lexists(tmp):
                 os.unlink(tmp)
+
+
+def _bytes(data) -> bytes:
+    """A file's data as bytes (text encoded keeping its bytes; a function called)."""
+    if callable(data):
+        data = data()
+    return data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
 
 
 def _temporary(folder: str, serial: int, token: str) -> tuple[int, str, str]:
