@@ -59,7 +59,7 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     ``serialize`` (``"bitcode"`` or ``"text"``), for a caller that writes
     every image so: LLVM verifies each image (and writes its bitcode) as soon
     as the image is made, while the split goes on with the next
-    (``Module.start_verification``, on a forked child for bitcode:
+    (``Module.start_verification``, for bitcode in a forked child:
     ``passes/ir/bitcode_worker.py``; ``verify_and_serialize`` takes the
     results)."""
     if serialize not in (None, "bitcode", "text"):
@@ -74,26 +74,7 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     groups = group_entry_points(module, entry_points(module, kernels_only=only_kernels,
                                                        virtual_functions="include" if jit else "exclude"), mode, jit, virtual)
     ctx = SplitContext.of(module, virtual, jit)
-    worker = BitcodeWorker() if serialize == "bitcode" else None
-    try:
-        images = _images(module, ctx, groups, mode=mode, emptied=emptied, virtual=virtual, jit=jit,
-                         device_globals=device_globals, vf_keys=vf_keys, target=target, serialize=serialize,
-                         worker=worker)
-    finally:
-        if worker is not None:
-            worker.finish()
-    if device_globals and len(images) > 1:
-        check_image_scope(images)
-    if target is not None:
-        images = [im for im in images if target_compatible(im, target)]
-    return images
-
-
-def _images(module: Module, ctx: SplitContext, groups, *, mode: str, emptied, virtual, jit: bool,
-            device_globals: bool, vf_keys: str, target: TargetInfo | None, serialize: str | None,
-            worker: BitcodeWorker | None) -> list[Image]:
-    """``split_module``'s loop: one image per group (and its dummy), each handed
-    to LLVM (``worker``, or the verifier thread) as soon as it is made."""
+    worker = BitcodeWorker()            # forks only when many images come to it
     images: list[Image] = []
     held: set[str] = set()              # what the kernel images made so far define (for the copier image)
     for key, members, vset, copier in groups:
@@ -115,4 +96,9 @@ def _images(module: Module, ctx: SplitContext, groups, *, mode: str, emptied, vi
         if serialize is not None:
             for im in images[-2 if images[-1] is not image else -1:]:
                 im.module.start_verification(bitcode=serialize == "bitcode", worker=worker)
+    worker.finish()                     # (left unfinished by an error: the worker's end kills its child)
+    if device_globals and len(images) > 1:
+        check_image_scope(images)
+    if target is not None:
+        images = [im for im in images if target_compatible(im, target)]
     return images
