@@ -159,7 +159,8 @@ def _write_all(files: list[tuple[str, bytes]], tables: list[tuple[str, bytes]], 
     from ..passes.support.output import destination, write_files
     for path, _ in tables:                  # name the table the user gave, not an image beside it
         destination(path)
-    for folder in sorted({os.path.dirname(os.path.abspath(path)) for path, _ in files}):
+    heads = {os.path.dirname(path) for path, _ in files}    # images share a folder: abspath once per folder
+    for folder in sorted({os.path.abspath(head) for head in heads}):
         if not os.path.isdir(folder):       # -out-dir
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), folder)
     write_files(files + tables, inputs=inputs)

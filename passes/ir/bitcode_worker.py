@@ -209,15 +209,19 @@ class BitcodeWorker:
 
 
 class _Answer:
-    """One module's place in the worker's answers (what ``Module.bitcode`` takes)."""
+    """One module's place in the worker's answers (what ``Module.bitcode``
+    takes; as a ``Future``'s, its ``result()`` is the same each time)."""
 
-    __slots__ = ("worker", "index")
+    __slots__ = ("worker", "index", "value")
 
     def __init__(self, worker: BitcodeWorker, index: int):
-        self.worker, self.index = worker, index
+        self.worker, self.index, self.value = worker, index, None
 
     def result(self) -> tuple:
-        return self.worker._answer(self.index)
+        if self.value is None:
+            self.value = self.worker._answer(self.index)
+            self.worker = None
+        return self.value
 
 
 class _Child:

@@ -54,7 +54,7 @@ def write_files(outputs: list[tuple[str, bytes | str]], *, inputs) -> None:
     caller writes the files whose data is ready while the rest is still being
     made (post-link's images, as LLVM writes their bitcode); an exception it
     raises leaves every path as it was, as any failure does."""
-    folders: dict[str, str] = {}
+    folders = _Folders()
     check_outputs([path for path, _ in outputs], inputs, folders)
     replaced, in_place = [], []
     path = None
@@ -215,20 +215,37 @@ def destination(path: str, folders: dict[str, str] | None = None) -> str | None:
     return None
 
 
+class _Folders(dict):
+    """Folder as given -> its real path (an existing folder), and, in
+    ``paths``, what ``_real_path`` found for each path (``write_files`` asks
+    twice: the output check, then the destination)."""
+
+    def __init__(self):
+        super().__init__()
+        self.paths: dict[str, tuple[str, bool]] = {}
+
+
 def _real_path(path: str, folders: dict[str, str] | None) -> tuple[str, bool]:
     """``os.path.realpath`` of a ``path`` that names no file (or a dangling
     link), and whether its folder was known: resolved once per ``folders``
     (folder as given -> its real path, an existing folder), a plain new name
     in a known folder is that folder's real path and the name."""
+    memo = getattr(folders, "paths", None)
+    if memo is not None and path in memo:
+        return memo[path]
     head, tail = os.path.split(path)
     if folders is not None and head in folders and tail not in ("", ".", "..") and not os.path.islink(path):
-        return os.path.join(folders[head], tail), True
-    target = os.path.realpath(path)
-    folder = os.path.dirname(target)
-    if folders is not None and tail not in ("", ".", "..") and target == os.path.join(folder, tail) and \
-            os.path.isdir(folder):
-        folders[head] = folder
-    return target, False
+        found = os.path.join(folders[head], tail), True
+    else:
+        target = os.path.realpath(path)
+        folder = os.path.dirname(target)
+        if folders is not None and tail not in ("", ".", "..") and target == os.path.join(folder, tail) and \
+                os.path.isdir(folder):
+            folders[head] = folder
+        found = target, False
+    if memo is not None:
+        memo[path] = found
+    return found
 
 
 def _renamed(err: OSError, path: str) -> bool:

@@ -29,6 +29,7 @@ def test_answers_are_the_threads_in_order():
     worker.finish()
     assert worker._run is not None                  # the child took all but the first five
     assert [h.result() for h in handles] == [verified_bitcode(t, n) for t, n in texts]
+    assert [h.result() for h in handles] == [verified_bitcode(t, n) for t, n in texts]     # as a Future's
 
 
 def test_a_module_that_does_not_verify_is_one_answer():
