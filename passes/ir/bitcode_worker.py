@@ -45,6 +45,8 @@ __all__ = ["BitcodeWorker", "FORK_AFTER"]
 
 #: modules verified on the thread before the child is forked
 FORK_AFTER = 24
+#: bytes of modules sent to the child at once
+BATCH = 1 << 15
 
 #: the parent's ends of every live worker's pipes: a child forked later closes them
 #: (else it would hold another child's input open)
@@ -65,6 +67,8 @@ class BitcodeWorker:
         self._answers: dict[int, tuple] = {}
         self._sent = self._received = 0
         self._buffer = bytearray()           # answers read, not yet parsed
+        self._batch: list[bytes] = []      # records not sent yet, and their size
+        self._batched = 0
         self._pending: collections.deque = collections.deque()     # what the pipe did not take yet
         self._ended: str | None = None      # why the child gave no more answers
         self._finished = False
@@ -88,6 +92,7 @@ class BitcodeWorker:
         """No more modules: the child ends after its last answer."""
         if self._run is not None and not self._finished and self._ended is None:
             self._queue(_RECORD.pack(b"E", 0))
+            self._send_batch()
         self._finished = True
 
     # -- the parent's side ----------------------------------------------------------
@@ -123,9 +128,18 @@ class BitcodeWorker:
         weakref.finalize(self, self._child.close)
 
     def _queue(self, record: bytes) -> None:
-        """Send ``record`` as far as the pipe takes it now; the rest waits in
+        """Send ``record`` with the next batch (``BATCH`` bytes: one write, not
+        one per module), as far as the pipe takes it now; the rest waits in
         ``_pending`` (the split never waits for the child)."""
-        self._pending.append(memoryview(record))
+        self._batch.append(record)
+        self._batched += len(record)
+        if self._batched >= BATCH:
+            self._send_batch()
+
+    def _send_batch(self) -> None:
+        if self._batch:
+            self._pending.append(memoryview(b"".join(self._batch)))
+            self._batch, self._batched = [], 0
         self._flush()
 
     def _flush(self) -> None:
@@ -145,6 +159,7 @@ class BitcodeWorker:
 
     def _wait(self) -> None:
         """Until the child answers (its input written meanwhile)."""
+        self._send_batch()
         poll = select.poll()
         poll.register(self._from_child, select.POLLIN)
         if self._pending:
