@@ -4,8 +4,9 @@
 kernels, about 10,000 functions, 100 virtual-function sets; ``gen_ir.py``) and at
 twice the size, exactly as ``minisycl post-link -split=MODE -properties in.ll -o
 out.table`` does it (load, split, properties, every image verified and written
-as bitcode; LLVM verifies and writes each image's bitcode in a forked child,
-``passes/ir/bitcode_worker.py``, while the split goes on with the next).
+as bitcode; LLVM verifies and writes each image's bitcode in a forked child
+where a core is free, else on a second thread, ``passes/ir/bitcode_worker.py``,
+while the split goes on with the next).
 
 The figure (issue 28): post-link's time over LLVM's own work for the same
 result, which no text-based post-link can avoid: LLVM's parse + verify + print

@@ -59,9 +59,9 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     ``serialize`` (``"bitcode"`` or ``"text"``), for a caller that writes
     every image so: LLVM verifies each image (and writes its bitcode) as soon
     as the image is made, while the split goes on with the next
-    (``Module.start_verification``, for bitcode in a forked child:
-    ``passes/ir/bitcode_worker.py``; ``verify_and_serialize`` takes the
-    results)."""
+    (``Module.start_verification``, for bitcode in a forked child where a
+    core is free: ``passes/ir/bitcode_worker.py``; ``verify_and_serialize``
+    takes the results)."""
     if serialize not in (None, "bitcode", "text"):
         raise ValueError(f"serialize: expected 'bitcode', 'text' or None, got {serialize!r}")
     if mode not in SPLIT_MODES and mode != WHOLE:

@@ -22,9 +22,11 @@ internal error, as a module that does not verify is.  The worker going away
 (collected, or the process ending) kills and reaps a child still running.
 
 The first ``FORK_AFTER`` modules go to the verifier thread: for a few images
-a fork (a few milliseconds) is not worth it.  Without ``os.fork``, or with
-``MINISYCL_VERIFY_THREADS=1``, every module goes the thread's way
-(``in_background``)."""
+a fork (a few milliseconds) is not worth it.  Nor is it without a free core
+(``_spare_core``: the load average says the machine is busy), without
+``os.fork``, or with ``MINISYCL_VERIFY_THREADS=1``: then every module goes
+the thread's way (``in_background``).  Which way a module went never changes
+its bytes."""
 from __future__ import annotations
 
 import collections
@@ -60,6 +62,7 @@ class BitcodeWorker:
 
     def __init__(self, fork_after: int | None = None):
         self._fork_after = FORK_AFTER if fork_after is None else fork_after
+        self._forks: bool | None = None if fork_after is None else self._can_fork()    # decided once
         self._submitted = 0                 # all modules, the thread's included
         self._run = None
         self._child: _Child | None = None
@@ -75,7 +78,11 @@ class BitcodeWorker:
 
     def submit(self, text: str, name: str):
         self._submitted += 1
-        if self._run is None and (self._submitted <= self._fork_after or not self._can_fork()):
+        if self._run is None and self._submitted <= self._fork_after:
+            return in_background(verified_bitcode, text, name)
+        if self._forks is None:
+            self._forks = self._can_fork() and _spare_core()
+        if not self._forks:
             return in_background(verified_bitcode, text, name)
         if self._run is None:
             self._start()
@@ -221,6 +228,23 @@ class BitcodeWorker:
             self._run.wait()                # it ends on ``E``, or on the end of its input
             self._child.close()
         return answer
+
+
+def _spare_core() -> bool:
+    """Whether a core is free for the child: the cores this process may use
+    exceed the machine's load average by one.  On a machine already busy (CI's
+    two shared cores) a child only adds its cost (the fork, copying the pages
+    the parent writes while the child lives, the pipes: about 5% more CPU)
+    and runs no sooner than the thread would."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return cores > 1
+    return load + 1 <= cores
 
 
 class _Answer:

@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from minisycl.passes.ir.bitcode_worker import BitcodeWorker
+from minisycl.passes.ir.bitcode_worker import FORK_AFTER, BitcodeWorker
 from minisycl.passes.ir.bridge import verified_bitcode
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the worker forks")
@@ -100,3 +100,14 @@ def test_one_thread_setting_forks_nothing(monkeypatch):
     worker.finish()
     assert worker._run is None
     assert [h.result() for h in handles] == [verified_bitcode(module(i), "m") for i in range(3)]
+
+
+@pytest.mark.parametrize("load, forks", [(64.0, False), (0.0, True)])
+def test_the_child_only_where_a_core_is_free(monkeypatch, load, forks):
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    worker = BitcodeWorker()
+    handles = [worker.submit(module(i), "m") for i in range(FORK_AFTER + 5)]
+    worker.finish()
+    assert (worker._run is not None) == forks
+    assert [h.result() for h in handles] == [verified_bitcode(module(i), "m") for i in range(FORK_AFTER + 5)]
