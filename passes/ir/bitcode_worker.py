@@ -11,7 +11,8 @@ waited for the rest.  A child has an interpreter of its own, so LLVM's work on
 the images runs beside the split on another core.
 
 Protocol (``bridge``'s records: kind, length, payload): the parent writes
-``M`` (the module's name, NUL, its text) per module and ``E`` at the end; the
+``M`` (the length of the module's name, 4 bytes little-endian, the name, its
+text) per module and ``E`` at the end; the
 child answers each ``M`` in order with ``B`` (the bitcode) or ``P`` (LLVM's
 complaint).  The parent never waits to write: what the pipe does not take
 now waits in a queue, sent on the next ``submit`` or while the parent waits
@@ -89,7 +90,8 @@ class BitcodeWorker:
         index = self._sent
         self._sent += 1
         if self._ended is None:
-            payload = name.encode("utf-8", "surrogateescape") + b"\0" + text.encode("utf-8", "surrogateescape")
+            raw_name = name.encode("utf-8", "surrogateescape")      # (a name may hold any character, NUL too)
+            payload = len(raw_name).to_bytes(4, "little") + raw_name + text.encode("utf-8", "surrogateescape")
             self._queue(_RECORD.pack(b"M", len(payload)) + payload)
         if self._ended is not None and index not in self._answers:
             self._answers[index] = (None, self._ended)
@@ -302,7 +304,8 @@ def _serve(inp: int, out: int, errors: int) -> None:
                 if kind != b"M":
                     break
                 payload = reader.read(length)
-                name, _, text = payload.partition(b"\0")
+                size = int.from_bytes(payload[:4], "little")
+                name, text = payload[4:4 + size], payload[4 + size:]
                 data, problem = verified_bitcode(text.decode("utf-8", "surrogateescape"),
                                                  name.decode("utf-8", "surrogateescape"))
                 if problem is None:

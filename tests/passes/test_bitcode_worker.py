@@ -23,7 +23,7 @@ BAD = "define i32 @g() {\n  %a = add i32 %b, 1\n  %b = add i32 %a, 1\n  ret i32 
 
 
 def test_answers_are_the_threads_in_order():
-    texts = [(module(i), f"m{i}") for i in range(60)] + [(module(60), "\udcff-name")]
+    texts = [(module(i), f"m{i}") for i in range(60)] + [(module(60), "\udcff-name"), (module(61), "a\0b")]
     worker = BitcodeWorker(fork_after=5)
     handles = [worker.submit(t, n) for t, n in texts]
     worker.finish()
