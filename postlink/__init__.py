@@ -106,11 +106,10 @@ def _group_files(images: list[Image], tables: list[TableSpec], files: dict[str, 
     first = tables[0].table
     directory = out_dir if out_dir is not None else os.path.dirname(first)
     prefix = os.path.join(directory, os.path.splitext(os.path.basename(first))[0])
-    codes = verify_and_serialize([im.module for im in images], bitcode=not text_ir)
     rows: list[list[list[str]]] = [[] for _ in tables]
-    for i, (im, code) in enumerate(zip(images, codes)):
+    for i, im in enumerate(images):
         ir = f"{prefix}_{i}" + (".ll" if text_ir else ".bc")
-        files[ir] = code.encode() if isinstance(code, str) else code
+        files[ir] = _serialized(im.module, not text_ir)
         sym = f"{prefix}_{i}.sym"
         imported = f"{prefix}_{i}.imported_sym"
         if imports:
@@ -138,6 +137,13 @@ def _group_files(images: list[Image], tables: list[TableSpec], files: dict[str, 
     return rows
 
 
+def _serialized(module, bitcode: bool):
+    """An image's code (``verify_and_serialize``), made when its file is
+    written (``write_files``): the images LLVM has written already go to disk
+    while it writes the rest (``split_module(serialize=...)``)."""
+    return lambda: verify_and_serialize([module], bitcode=bitcode)[0]
+
+
 def write_outputs(images: list[Image], table: str, *, out_dir: str | None = None, text_ir: bool = False,
                   properties: bool = False, symbols: bool = False, target: str | None = None) -> list[list[str]]:
     """One table of ``images`` (all of them; ``target`` only names the ``.prop``
@@ -153,7 +159,8 @@ def _write_all(files: list[tuple[str, bytes]], tables: list[tuple[str, bytes]], 
     from ..passes.support.output import destination, write_files
     for path, _ in tables:                  # name the table the user gave, not an image beside it
         destination(path)
-    for folder in sorted({os.path.dirname(os.path.abspath(path)) for path, _ in files}):
+    heads = {os.path.dirname(path) for path, _ in files}    # images share a folder: abspath once per folder
+    for folder in sorted({os.path.abspath(head) for head in heads}):
         if not os.path.isdir(folder):       # -out-dir
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), folder)
     write_files(files + tables, inputs=inputs)

@@ -28,6 +28,7 @@ from __future__ import annotations
 from ..device_configs.targets import TargetInfo
 from ..passes.host_only_virtuals import with_vtable_stubs
 from ..passes.ir import Module
+from ..passes.ir.bitcode_worker import BitcodeWorker
 from .aot_filter import emptied_virtual_functions, target_compatible
 from .device_globals import check_image_scope
 from .dummies import dummy_image, needs_dummy
@@ -56,9 +57,10 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     for that device config (else the JIT flow); ``device_globals``: write
     ``[SYCL/device globals]`` and check ``device_image_scope``.
     ``serialize`` (``"bitcode"`` or ``"text"``), for a caller that writes
-    every image so: LLVM verifies each image (and writes its bitcode) on the
-    verifier thread as soon as the image is made, while the split goes on
-    with the next (``Module.start_verification``; ``verify_and_serialize``
+    every image so: LLVM verifies each image (and writes its bitcode) as soon
+    as the image is made, while the split goes on with the next
+    (``Module.start_verification``, for bitcode in a forked child where a
+    core is free: ``passes/ir/bitcode_worker.py``; ``verify_and_serialize``
     takes the results)."""
     if serialize not in (None, "bitcode", "text"):
         raise ValueError(f"serialize: expected 'bitcode', 'text' or None, got {serialize!r}")
@@ -72,6 +74,7 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     groups = group_entry_points(module, entry_points(module, kernels_only=only_kernels,
                                                        virtual_functions="include" if jit else "exclude"), mode, jit, virtual)
     ctx = SplitContext.of(module, virtual, jit)
+    worker = BitcodeWorker()            # forks only when many images come to it
     images: list[Image] = []
     held: set[str] = set()              # what the kernel images made so far define (for the copier image)
     for key, members, vset, copier in groups:
@@ -93,7 +96,8 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
             images.append(dummy_image(image, virtual))
         if serialize is not None:
             for im in images[-2 if images[-1] is not image else -1:]:
-                im.module.start_verification(bitcode=serialize == "bitcode")
+                im.module.start_verification(bitcode=serialize == "bitcode", worker=worker)
+    worker.finish()                     # (left unfinished by an error: the worker's end kills its child)
     if device_globals and len(images) > 1:
         check_image_scope(images)
     if target is not None:

@@ -533,15 +533,7 @@ def _work_child(work, out: int, errors: int) -> None:
     ``os._exit`` leaves it."""
     code = 70
     try:
-        faulthandler.disable()
-        for sig in _FATAL:
-            with contextlib.suppress(ValueError, OSError):
-                signal.signal(sig, signal.SIG_DFL)
-        with contextlib.suppress(ValueError, OSError):
-            signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the parent's to act on
-        if resource is not None:
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        os.dup2(errors, 2)
+        child_setup(errors)
         try:
             data = work()
         except Exception as err:        # noqa: BLE001 - reported to the parent as text
@@ -551,6 +543,21 @@ def _work_child(work, out: int, errors: int) -> None:
         code = 0
     finally:
         os._exit(code)
+
+
+def child_setup(errors: int) -> None:
+    """A worker child's first steps: a crash in LLVM is expected, not a Python
+    bug (no fault handler, default fatal signals, no core file); Ctrl-C is the
+    parent's to act on; LLVM's messages go to the file ``errors``."""
+    faulthandler.disable()
+    for sig in _FATAL:
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(sig, signal.SIG_DFL)
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the parent's to act on
+    if resource is not None:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    os.dup2(errors, 2)
 
 
 def _fatal(status: int, stderr: str) -> str:

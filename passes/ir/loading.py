@@ -169,9 +169,9 @@ def load(path: str) -> Module:
 def verify_and_serialize(modules: list[Module], bitcode: bool = False) -> list:
     """Verify every module with LLVM, then return its bitcode or the very text
     LLVM verified: callers write nothing unless all of them are valid."""
-    texts = [m.text() for m in modules]
     if bitcode:
-        return [m.bitcode(t) for m, t in zip(modules, texts)]
+        return [m.bitcode() for m in modules]
+    texts = [m.text() for m in modules]
     for m, t in zip(modules, texts):
         close_in_background(m.verify(t))
     return texts

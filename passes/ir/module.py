@@ -177,31 +177,43 @@ class Module(Extraction, Edits):
 
     def bitcode(self, text: str | None = None) -> bytes:
         """``verify``, then LLVM's bitcode of the module (taken from
-        ``start_verification(bitcode=True)`` when the module is unchanged)."""
+        ``start_verification(bitcode=True)`` when the module is unchanged:
+        the same text, or, without ``text``, the same entities)."""
         early = self._early
-        text = self.text() if text is None else text
-        if early is not None and early[0] == text and early[2]:
+        if early is not None and early[2] and (early[3] == self._state() if text is None else early[0] == text):
             self._early = None
             data, problem = early[1].result()
             if problem is not None:
                 raise RuntimeError(problem)
             return data
-        ref = self.verify(text)
+        ref = self.verify(self.text() if text is None else text)
         data = ref.as_bitcode()
         close_in_background(ref)
         return data
 
-    def start_verification(self, bitcode: bool = False) -> None:
+    def start_verification(self, bitcode: bool = False, worker=None) -> None:
         """Start ``verify`` of the module as it is now on a second thread, where
         LLVM works (llvmlite lets go of the GIL) while Python goes on; a later
         ``verify`` of the unchanged module takes that result.  ``bitcode``:
         the thread also writes the bitcode and lets go of LLVM's module at
         once, for a later ``bitcode`` (the post-link step starts each image so
-        while it goes on with the next)."""
+        while it goes on with the next); ``worker`` (a ``BitcodeWorker``, with
+        ``bitcode``): it does that work instead of the thread."""
         text = self.text()
-        job = in_background(verified_bitcode, text, self.name) if bitcode else \
-            in_background(parse_and_verify, text, self.name)
-        self._early = (text, job, bitcode)
+        if bitcode:
+            job = worker.submit(text, self.name) if worker is not None else \
+                in_background(verified_bitcode, text, self.name)
+        else:
+            job = in_background(parse_and_verify, text, self.name)
+        self._early = (text, job, bitcode, self._state())
+
+    def _state(self) -> tuple:
+        """What ``text()`` and LLVM's name of the module are made of: entities
+        never change (an edit puts a new one in), so an equal state is an equal
+        text, found without printing the module again."""
+        return (self.name, tuple(self.header), tuple(self.types.items()), tuple(self.comdats.items()),
+                tuple(self.globals.items()), tuple(self.functions.items()), tuple(self.attribute_groups.items()),
+                tuple(self.named_metadata.items()), tuple(self.metadata.items()))
 
     def take_contents_of(self, other: "Module") -> None:
         """Become ``other``: this object takes its contents (a pass that

@@ -33,12 +33,10 @@ names the user's path, never a temporary file.
 """
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
 import sys
-import tempfile
 
 __all__ = ["write_output", "write_files", "destination", "check_outputs", "shown"]
 
@@ -50,37 +48,25 @@ def write_output(path: str, data: bytes | str, *, inputs) -> None:
 
 def write_files(outputs: list[tuple[str, bytes | str]], *, inputs) -> None:
     """Write several outputs all or nothing, after ``check_outputs(paths, inputs)``
-    (see the module docstring)."""
-    check_outputs([path for path, _ in outputs], inputs)
-    outputs = [(os.fsdecode(path), data) for path, data in outputs]
+    (see the module docstring).  Each folder is resolved once (post-link
+    writes thousands of files into one).  A file's data may also be a
+    function that returns it, called when that file is written, in order: a
+    caller writes the files whose data is ready while the rest is still being
+    made (post-link's images, as LLVM writes their bitcode); an exception it
+    raises leaves every path as it was, as any failure does."""
+    folders = _Folders()
+    check_outputs([path for path, _ in outputs], inputs, folders)
     replaced, in_place = [], []
-    folders: dict[str, str] = {}            # each folder resolved once (post-link writes thousands of files)
-    for path, data in outputs:
-        raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
-        with _naming(path):
-            target = destination(path, folders)
-        (in_place if target is None else replaced).append((path, target, raw))
-    temps: list[str] = []
-    done = 0
-    mode = 0o666 & ~_umask() if replaced else 0
+    path = None
     try:
-        for path, target, raw in replaced:
-            with _naming(path):
-                fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target) or ".", prefix=".minisycl-")
-                temps.append(tmp)
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(raw)
-                    os.fchmod(fh.fileno(), mode)
-        for (path, target, _), tmp in zip(replaced, temps):
-            with _naming(path):
-                os.replace(tmp, target)
-            done += 1
-    finally:
-        for tmp in temps[done:]:
-            if os.path.lexists(tmp):
-                os.unlink(tmp)
-    for path, _, raw in in_place:
-        with _naming(path):
+        for path, data in outputs:
+            path = os.fsdecode(path)
+            target = destination(path, folders)
+            (in_place if target is None else replaced).append((path, target, data))
+        path = None
+        _replace_all(replaced)
+        for path, _, data in in_place:
+            raw = _bytes(data)
             if path == "-":
                 sys.stdout.flush()
                 sys.stdout.buffer.write(raw)
@@ -88,17 +74,82 @@ def write_files(outputs: list[tuple[str, bytes | str]], *, inputs) -> None:
             else:
                 with open(path, "wb") as fh:
                     fh.write(raw)
+    except OSError as err:
+        if path is None or not _renamed(err, path):
+            raise
+        raise _naming(err, path) from None
 
 
-def check_outputs(outputs, inputs) -> None:
+#: a temporary file: created here, never through a link, not inherited by children
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | \
+    getattr(os, "O_BINARY", 0)
+
+
+def _replace_all(replaced: list[tuple[str, str, object]]) -> None:
+    """Each ``(path, target, data)``: ``data`` into a temporary file beside
+    ``target``, then every temporary renamed over its target; on a failure
+    the temporaries made are removed and no target is touched."""
+    temps: list[str] = []
+    done = 0
+    mode = 0o666 & ~_umask() if replaced else 0
+    token = os.urandom(4).hex()
+    path = None
+    try:
+        for path, target, data in replaced:
+            raw = _bytes(data)
+            fd, tmp, token = _temporary(os.path.dirname(target) or ".", len(temps), token)
+            temps.append(tmp)
+            try:
+                view = memoryview(raw)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fchmod(fd, mode)
+            finally:
+                os.close(fd)
+        for (path, target, _), tmp in zip(replaced, temps):
+            os.replace(tmp, target)
+            done += 1
+    except OSError as err:
+        if path is None or not _renamed(err, path):
+            raise
+        raise _naming(err, path) from None
+    finally:
+        for tmp in temps[done:]:
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+
+
+def _bytes(data) -> bytes:
+    """A file's data as bytes (text encoded keeping its bytes; a function called)."""
+    if callable(data):
+        data = data()
+    return data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+
+
+def _temporary(folder: str, serial: int, token: str) -> tuple[int, str, str]:
+    """A new file ``.minisycl-<token>-<serial>`` in ``folder`` (mode 0600 until
+    written): ``(fd, its path, the token used)``; a name taken makes a new
+    token."""
+    for _ in range(100):
+        tmp = os.path.join(folder, f".minisycl-{token}-{serial}")
+        try:
+            return os.open(tmp, _TEMP_FLAGS, 0o600), tmp, token
+        except FileExistsError:
+            token = os.urandom(4).hex()
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", os.path.join(folder, ".minisycl-*"))
+
+
+def check_outputs(outputs, inputs, folders: dict[str, str] | None = None) -> None:
     """``UserError`` naming both paths if an output is one of ``inputs`` or the
     same file as another output (see the module docstring); ``-`` (standard
-    input or output) and files that are not regular take no part."""
+    input or output) and files that are not regular take no part.
+    ``folders``: as for ``destination``."""
     from .diagnostics import UserError
     seen: dict[object, tuple[str, str]] = {}
+    folders = {} if folders is None else folders
     for role, paths in (("input", inputs), ("output", outputs)):
         for path in paths:
-            key = _identity(path)
+            key = _identity(path, folders)
             if key is None:
                 continue
             if key in seen:
@@ -111,7 +162,7 @@ def check_outputs(outputs, inputs) -> None:
             seen[key] = (role, path)
 
 
-def _identity(path) -> object | None:
+def _identity(path, folders: dict[str, str]) -> object | None:
     """What names a file: (device, inode) when it exists, its real path when not;
     ``None`` for ``-`` and files that are not regular (written in place)."""
     path = os.fsdecode(path)
@@ -120,7 +171,7 @@ def _identity(path) -> object | None:
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
-        return ("path", os.path.realpath(path))
+        return ("path", _real_path(path, folders)[0])
     except (OSError, ValueError):
         return None                         # unreadable: ``destination`` reports it when written
     return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
@@ -153,15 +204,9 @@ def destination(path: str, folders: dict[str, str] | None = None) -> str | None:
     try:
         st = os.stat(path)                      # follows links
     except FileNotFoundError:
-        head, tail = os.path.split(path)
-        if folders is not None and head in folders and tail not in ("", ".", "..") and not os.path.islink(path):
-            return os.path.join(folders[head], tail)    # a new file in a folder resolved before
-        target = os.path.realpath(path)         # a new file, or a dangling link's target
-        folder = os.path.dirname(target)
-        if not os.path.isdir(folder):
+        target, known = _real_path(path, folders)   # a new file, or a dangling link's target
+        if not known and not os.path.isdir(os.path.dirname(target)):
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path) from None
-        if folders is not None and tail not in ("", ".", "..") and target == os.path.join(folder, tail):
-            folders[head] = folder
         return target
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
@@ -170,15 +215,48 @@ def destination(path: str, folders: dict[str, str] | None = None) -> str | None:
     return None
 
 
-@contextlib.contextmanager
-def _naming(path: str):
-    """An ``OSError`` inside names ``path`` (not a temporary file, or nothing)."""
-    try:
-        yield
-    except OSError as err:
-        if err.filename == path or err.errno is None:
-            raise
-        raise type(err)(err.errno, err.strerror, path) from None
+class _Folders(dict):
+    """Folder as given -> its real path (an existing folder), and, in
+    ``paths``, what ``_real_path`` found for each path (``write_files`` asks
+    twice: the output check, then the destination)."""
+
+    def __init__(self):
+        super().__init__()
+        self.paths: dict[str, tuple[str, bool]] = {}
+
+
+def _real_path(path: str, folders: dict[str, str] | None) -> tuple[str, bool]:
+    """``os.path.realpath`` of a ``path`` that names no file (or a dangling
+    link), and whether its folder was known: resolved once per ``folders``
+    (folder as given -> its real path, an existing folder), a plain new name
+    in a known folder is that folder's real path and the name."""
+    memo = getattr(folders, "paths", None)
+    if memo is not None and path in memo:
+        return memo[path]
+    head, tail = os.path.split(path)
+    if folders is not None and head in folders and tail not in ("", ".", "..") and not os.path.islink(path):
+        found = os.path.join(folders[head], tail), True
+    else:
+        target = os.path.realpath(path)
+        folder = os.path.dirname(target)
+        if folders is not None and tail not in ("", ".", "..") and target == os.path.join(folder, tail) and \
+                os.path.isdir(folder):
+            folders[head] = folder
+        found = target, False
+    if memo is not None:
+        memo[path] = found
+    return found
+
+
+def _renamed(err: OSError, path: str) -> bool:
+    """Whether ``err`` must be raised again naming ``path`` (it names another
+    file, a temporary one, or none)."""
+    return not (err.filename == path or err.errno is None)
+
+
+def _naming(err: OSError, path: str) -> OSError:
+    """``err`` naming ``path`` (not a temporary file, or nothing)."""
+    return type(err)(err.errno, err.strerror, path)
 
 
 def _umask() -> int:

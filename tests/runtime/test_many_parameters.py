@@ -78,13 +78,24 @@ def test_many_parameters_in_a_graph_with_an_update(tmp_path):
 def test_first_launch_grows_linearly_with_the_parameter_count():
     """1,000 and 4,000 parameters, less the cost of a kernel of 10: linear growth
     is a ratio near 4, the quadratic growth this replaced was near 16 (4,000
-    parameters took ~15 s).  The bound leaves room for a loaded machine."""
-    from bench_first_launch import first_launch         # bench/: each call a fresh kernel
+    parameters took ~15 s).  Measured robustly on a loaded machine: CPU time
+    (this process and the children it waits for: time other work takes from
+    it does not count, and a 1 s launch is preempted more often than a short
+    one), after a warm-up (the process's first JIT), the three sizes
+    interleaved in two rounds, the best of each.  (Wall time here, one launch
+    each, the first paying the warm-up, once gave a ratio of 46 against a
+    bound of 40.)"""
+    from bench_first_launch import cpu_time, first_launch     # bench/: each call a fresh kernel
     tag = f"t{os.getpid()}"
-    small = first_launch(10, tag)
-    t1, t4 = first_launch(1000, tag), first_launch(4000, tag)
-    ratio = (t4 - small) / max(t1 - small, 0.05)
-    assert ratio < 9, f"first launch: 10 params {small:.2f}s, 1,000 {t1:.2f}s, 4,000 {t4:.2f}s (growth x{ratio:.1f})"
+    first_launch(10, f"{tag}w", clock=cpu_time)
+    best = {}
+    for rnd in range(2):
+        for n in (10, 1000, 4000):
+            t = first_launch(n, f"{tag}r{rnd}", clock=cpu_time)
+            best[n] = min(best.get(n, t), t)
+    small, t1, t4 = best[10], best[1000], best[4000]
+    ratio = (t4 - small) / max(t1 - small, 0.01)
+    assert ratio < 9, f"first launch (CPU): 10 params {small:.2f}s, 1,000 {t1:.2f}s, 4,000 {t4:.2f}s (growth x{ratio:.1f})"
 
 
 def test_kernel_handle_is_linear_in_the_parameter_count():
@@ -95,11 +106,13 @@ def test_kernel_handle_is_linear_in_the_parameter_count():
     assert len(parse(small).args) == 2001
     assert parse(big).args[-1].kind == "reducer" and len(parse(big).args) == 20001
 
-    def best(text):
-        times = []
-        for _ in range(5):
-            t0 = time.perf_counter()
+    # this thread's CPU time (a loaded machine's preemption inflates a long run's
+    # wall time more than a short one's: 46x once, against the bound of 40),
+    # the two sizes interleaved, the best of five each
+    times = {small: [], big: []}
+    for _ in range(5):
+        for text in (small, big):
+            t0 = time.thread_time()
             parse(text)
-            times.append(time.perf_counter() - t0)
-        return min(times)
-    assert best(big) < 40 * best(small)           # linear: ~10x; the quadratic split was ~100x
+            times[text].append(time.thread_time() - t0)
+    assert min(times[big]) < 40 * min(times[small])      # linear: ~10x; the quadratic split was ~100x
