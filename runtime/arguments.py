@@ -67,16 +67,22 @@ def slot(ty: str, value, where: str) -> int:
         raise exception(errc.invalid, refused.say(where)) from None
 
 
-def pack_slots(params: list[str], args, slots, where, handler: bool = False) -> None:
+def pack_slots(params: list[str], args, slots, where, handler: bool = False, only=None) -> None:
     """``slots[i]`` for each argument; ``where(i, ty)`` names parameter ``i`` in an error.
     A struct argument's bytes go in the slots after the parameters' own
     (``Signature.struct_slots``; ``slots`` has room for them), its own slot holding
     their address, so they live as long as ``slots``; ``handler``: a slot for a
-    ``kernel_handler`` comes before them (the caller fills it)."""
+    ``kernel_handler`` comes before them (the caller fills it).  ``only``: the
+    indices of the (non-struct) arguments to check and pack, the other slots
+    kept (a launch that repeats the previous one's other arguments)."""
     i = 0
     params = tuple(params)
     packs, structs = _PLANS.get((params, handler)) or _plan(params, handler)
     try:
+        if only is not None:
+            for i in only:
+                slots[i] = packs[i](args[i])
+            return
         for i, (pack, value) in enumerate(zip(packs, args)):
             slots[i] = pack(value)
         if structs:

@@ -348,7 +348,7 @@ def test_repeated_launch_reuses_checked_slots_but_sees_frees(gpu, monkeypatch):
     q.parallel_for(k, 4, p, one)
     packs = []
     real = cuda_queue_mod.pack_slots
-    monkeypatch.setattr(cuda_queue_mod, "pack_slots", lambda *a: (packs.append(1), real(*a)))
+    monkeypatch.setattr(cuda_queue_mod, "pack_slots", lambda *a, **kw: (packs.append(1), real(*a, **kw)))
     q.parallel_for(k, 4, p, one)
     assert packs == []                                   # the same objects: nothing packed again
     q.parallel_for(k, 4, other, one)
