@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import ctypes
 import time
-from operator import attrgetter, is_not
+from operator import is_not
 
 import numpy as np
 
@@ -214,7 +214,7 @@ class _Launch:
     ``allocations`` (those of its arguments), ``call`` (the whole argument list
     of its ``cuLaunchKernel``, ``None`` for an empty range)."""
 
-    __slots__ = ("fn", "linked", "flag", "n", "total", "dims", "slots", "params", "pointers", "scalars", "local",
+    __slots__ = ("fn", "linked", "flag", "n", "total", "dims", "slots", "params", "byref", "pointers", "scalars", "local",
                  "direct", "shapes", "last", "call", "allocations")
 
     def __init__(self, fn, k, linked):
@@ -228,6 +228,7 @@ class _Launch:
         ptrs = [ctypes.addressof(self.dims) + 8 * d for d in range(3)] if self.dims is not None else []
         ptrs += [ctypes.addressof(self.slots) + 8 * at for at in k.signature.value_slots()]
         self.params = (ctypes.c_void_p * max(len(ptrs), 1))(*ptrs)
+        self.byref = ctypes.byref(self.params)      # (what ctypes passes for it without a conversion per call)
         self.pointers = tuple(i for i, ty in enumerate(k.params) if ty.endswith("*") and not ty.startswith("local "))
         self.scalars = tuple(i for i in range(self.n) if i not in self.pointers)
         self.local = any(ty.startswith("local ") for ty in k.params)     # work-group memory sized at launch
@@ -236,8 +237,6 @@ class _Launch:
         self.shapes: dict = {}
         self.last, self.call, self.allocations = None, None, ()
 
-
-_freed = attrgetter("freed")
 
 #: argument types whose objects never change value (a fast launch may reuse their slots)
 _STABLE = PLAIN - {usm_allocation}
@@ -394,7 +393,8 @@ class cuda_queue(queue):  # noqa: N801
         seq = self._seq
         try:
             if ev is None:
-                _await("cuStreamQuery", "cuStreamSynchronize", self._stream, self._stream_query)
+                if self._stream_query(self._stream):     # (not finished, or failed: ``_await`` polls and says)
+                    _await("cuStreamQuery", "cuStreamSynchronize", self._stream, self._stream_query)
             else:
                 _await("cuEventQuery", "cuEventSynchronize", ev)
         except driver.DriverError as err:
@@ -471,7 +471,7 @@ class cuda_queue(queue):  # noqa: N801
     def _call(self, plan: _Launch, grid, block, shared: int = 0) -> tuple:
         """The arguments of ``cuLaunchKernel`` for a launch with the plan's parameters
         (pointers as ctypes objects, the rest 32-bit: ``driver.unchecked``)."""
-        return (plan.fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, self._stream, plan.params,
+        return (plan.fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, self._stream, plan.byref,
                 None)
 
     def _fire(self, k, plan: _Launch, call: tuple) -> None:
@@ -612,21 +612,33 @@ class cuda_queue(queue):  # noqa: N801
         checks and packs those (``_rescalar``)."""
         plan = self._launches.get(id(k))
         last = plan.last if plan is not None else None
-        if last is None or not (last[0] is r or (type(r) is int and r == last[0])) or len(args) != len(last[1]) \
-                or any(map(_freed, plan.allocations)):
+        if last is None or not (last[0] is r or (type(r) is int and r == last[0])) or len(args) != len(last[1]):
             return self._checked_fast(k, r, args)
+        for a in plan.allocations:
+            if a.freed:
+                return self._checked_fast(k, r, args)
         if any(map(is_not, args, last[1])):
             return self._rescalar(k, r, args, plan, last)
-        with self._lock:
+        lock = self._lock
+        lock.acquire()          # (not ``with``: this path's cost is counted in instructions)
+        try:
             dev = self.device
             if dev.lost is not None or _current.context is not dev._context:
                 dev.activate()
             if plan.last is not last:           # (another thread's launch rewrote the memory)
                 return self._checked_fast(k, r, args)
             self._seq += 1
-            if plan.call is not None:
-                self._fire(k, plan, plan.call)
+            call = plan.call
+            if call is not None:
+                rc = self._cu_launch(*call)
+                if rc:
+                    self._launch_failed(k, rc)
+                self._pending.append(k.name)
+                if plan.flag:
+                    self._asserts[plan.flag] = k.name
             return cuda_event(self, self._seq, k.name)
+        finally:
+            lock.release()
 
     def _rescalar(self, k, r, args, plan: _Launch, last) -> event:
         """A fast launch like the previous one (``last``) but for new objects as
