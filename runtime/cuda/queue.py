@@ -628,14 +628,8 @@ class cuda_queue(queue):  # noqa: N801
             if plan.last is not last:           # (another thread's launch rewrote the memory)
                 return self._checked_fast(k, r, args)
             self._seq += 1
-            call = plan.call
-            if call is not None:
-                rc = self._cu_launch(*call)
-                if rc:
-                    self._launch_failed(k, rc)
-                self._pending.append(k.name)
-                if plan.flag:
-                    self._asserts[plan.flag] = k.name
+            if plan.call is not None:
+                self._fire(k, plan, plan.call)
             return cuda_event(self, self._seq, k.name)
         finally:
             lock.release()
