@@ -208,14 +208,13 @@ class _Launch:
     call, so the memory is rewritten by the next launch), and the (grid, block)
     of each range seen.
 
-    For the fast path (``cuda_queue._fast``): whether the kernel may take it
-    (``direct``), and what its previous fast launch left: ``last`` (the range and
+    For the fast path (``cuda_queue._fast``), what its previous fast launch left: ``last`` (the range and
     arguments as given; ``None`` once anything else rewrote the memory),
     ``allocations`` (those of its arguments), ``call`` (the whole argument list
     of its ``cuLaunchKernel``, ``None`` for an empty range)."""
 
     __slots__ = ("fn", "linked", "flag", "n", "total", "dims", "slots", "params", "byref", "pointers", "scalars", "local",
-                 "direct", "shapes", "last", "call", "allocations")
+                 "shapes", "last", "call", "allocations")
 
     def __init__(self, fn, k, linked):
         self.fn, self.linked = fn, linked
@@ -232,8 +231,6 @@ class _Launch:
         self.pointers = tuple(i for i, ty in enumerate(k.params) if ty.endswith("*") and not ty.startswith("local "))
         self.scalars = tuple(i for i in range(self.n) if i not in self.pointers)
         self.local = any(ty.startswith("local ") for ty in k.params)     # work-group memory sized at launch
-        # (an nd_range, work-group memory or a kernel_handler's slot: the command group's path)
-        self.direct = not self.local and not k.handler and not (k.item is not None and k.item.startswith("nd_item"))
         self.shapes: dict = {}
         self.last, self.call, self.allocations = None, None, ()
 
@@ -660,12 +657,18 @@ class cuda_queue(queue):  # noqa: N801
             plan.last = (r, args)
             return cuda_event(self, self._seq, k.name)
 
-    def _checked_fast(self, k, r, args) -> event:
-        plan = self._launches.get(id(k))
-        if not isinstance(k, Kernel) or (plan is not None and not plan.direct) or not all(
-                type(a) in _PLAIN or not (isinstance(a, (DynamicValue, reduction)) or foreign(a)) for a in args) \
-                or k.item is not None and k.item.startswith("nd_item") or k.handler \
+    @staticmethod
+    def _direct(k, args) -> bool:
+        """Whether a launch of ``k`` with ``args`` may skip the command group: a kernel
+        without an ``nd_item``, work-group memory or a ``kernel_handler``'s slot, and
+        no argument that is a dynamic value, a reduction or another library's memory."""
+        if not isinstance(k, Kernel) or k.handler or k.item is not None and k.item.startswith("nd_item") \
                 or any(t.startswith("local ") for t in k.params):
+            return False
+        return all(type(a) in _PLAIN or not (isinstance(a, (DynamicValue, reduction)) or foreign(a)) for a in args)
+
+    def _checked_fast(self, k, r, args) -> event:
+        if not self._direct(k, args):
             return self.submit(lambda h: h.parallel_for(k, r, *args))
         _, geometry = launch_geometry(k, r)
         if len(args) != len(k.params):
