@@ -9,7 +9,13 @@
 (e) first launch (lowering, PTX, driver JIT) and cached launch (PTX from the disk cache);
 (f) the tiled matrix product of docs/language.md (16x16 tiles in work-group memory, one output
     per work-item) and the same idea with 128x128 tiles, 8x8 outputs per work-item, at
-    n = 4096 in TFLOP/s (target >= 10 TFLOP/s fp32), beside cuBLAS (CuPy's matmul).
+    n = 4096 in TFLOP/s (target >= 10 TFLOP/s fp32), beside cuBLAS (CuPy's matmul);
+(g) the NVRTC suite (issue 31 point 5, ``nvrtc_suite.py``): saxpy, the naive and tiled matrix
+    products, a work-group reduction, a scan and a stencil, each written in our language and in
+    CUDA C compiled by NVRTC (CuPy's ``RawModule``), timed at the same sizes (best of 5 batches
+    of 10 launches, wall clock around each batch and one synchronisation), every result
+    checked against the other and NumPy; target: NVRTC's time / ours >= 0.95 each.  Without
+    CuPy the NVRTC half is skipped (and said so); ours still runs and is checked.
 
 CUDA's figures come from CuPy (NVRTC-compiled kernels of the same code) timed in
 this run when ``cupy`` imports; otherwise the figures CUDA gave on the lent H100
@@ -17,7 +23,7 @@ this run when ``cupy`` imports; otherwise the figures CUDA gave on the lent H100
 best of several runs timed with wall clock around ``wait()`` (minisycl) and
 ``synchronize()`` (CuPy).
 
-    python bench/bench_gpu.py [--n 67108864] [--matmul 2048] [--tiled 4096]
+    python bench/bench_gpu.py [--n 67108864] [--matmul 2048] [--tiled 4096] [--suite-only | --no-suite]
 """
 from __future__ import annotations
 
@@ -31,6 +37,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import best, source_file  # noqa: E402
+import nvrtc_suite  # noqa: E402
 
 from minisycl import runtime as sycl  # noqa: E402
 
@@ -258,12 +265,47 @@ def cupy_figures(n: int, m: int, t: int) -> dict | None:
     return out
 
 
+def suite_figures(gpu, repeat: int = 5) -> None:
+    """(g): print each kernel of the NVRTC suite, ours beside NVRTC's."""
+    try:
+        import cupy as cp
+    except ImportError:
+        cp = None
+    prog = sycl.build_program([source_file(nvrtc_suite.KSL, "suite.ksl")])
+    q = sycl.queue(gpu, in_order=True)
+    module = cp.RawModule(code=nvrtc_suite.CUDA) if cp is not None else None
+    print("NVRTC suite (same kernels in our language and in CUDA C compiled by NVRTC; best of 5 x 10 launches):")
+    if cp is None:
+        print("  CuPy is not installed: the NVRTC half is skipped (ours runs and is checked against NumPy)")
+    print(f"  {'kernel':48} {'minisycl':>11} {'NVRTC':>11} {'NVRTC/ours':>10}  results (target >= 0.95)")
+    rng = np.random.default_rng(5)
+    for case in nvrtc_suite.CASES:
+        size = nvrtc_suite.BENCH_SIZES[case.name]
+        host = case.inputs(size, rng)
+        want = case.want(*host)
+        ours, ours_s = nvrtc_suite.run_ours(sycl, prog, q, case, size, host, repeat)
+        checks = [f"ours {'=' if nvrtc_suite.agrees(case, ours, want) else '!='} NumPy"]
+        if module is not None:
+            theirs, cuda_s = nvrtc_suite.run_cuda(cp, module, case, size, host, repeat)
+            checks += [f"NVRTC {'=' if nvrtc_suite.agrees(case, theirs, want) else '!='} NumPy",
+                       f"ours {'=' if nvrtc_suite.agrees(case, ours, theirs) else '!='} NVRTC"]
+            ratio = cuda_s / ours_s
+            print(f"  {case.what.format(size):48} {ours_s * 1e6:9.1f}us {cuda_s * 1e6:9.1f}us {ratio:10.2f}  "
+                  f"{', '.join(checks)}{'' if ratio >= 0.95 else '  (below target)'}")
+        else:
+            print(f"  {case.what.format(size):48} {ours_s * 1e6:9.1f}us {'-':>11} {'-':>10}  {', '.join(checks)}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1 << 26)
     ap.add_argument("--matmul", type=int, default=2048)
     ap.add_argument("--tiled", type=int, default=4096, help="n of the tiled products (a multiple of 128)")
+    ap.add_argument("--suite-only", action="store_true", help="only the NVRTC suite (g)")
+    ap.add_argument("--no-suite", action="store_true", help="everything but the NVRTC suite (g)")
     args = ap.parse_args(argv)
+    if args.suite_only and args.no_suite:
+        ap.error("--suite-only and --no-suite exclude each other")
     gpus = [d for d in sycl.get_devices() if getattr(d, "backend", None) == "cuda"]
     if not gpus:
         print("bench_gpu: no NVIDIA GPU (the CUDA driver lists none): nothing to measure")
@@ -272,6 +314,9 @@ def main(argv=None):
     print(f"device: {gpu.name} [{gpu.describe()}]")
     if args.tiled % 128:
         ap.error("--tiled must be a multiple of 128")
+    if args.suite_only:
+        suite_figures(gpu)
+        return 0
     ours = minisycl_figures(gpu, args.n, args.matmul, args.tiled)
     cuda = cupy_figures(args.n, args.matmul, args.tiled)
     label = "CUDA (CuPy, this run)" if cuda else "CUDA (reference, bench/README.md)"
@@ -311,6 +356,8 @@ def main(argv=None):
     if "tiled_cuda_tflops" in cuda:
         print(f"tiled matmul n={t}, docs/language.md's kernel written in CUDA (NVRTC): {cuda['tiled_cuda_tflops']:.1f} "
               f"TFLOP/s; ours/CUDA {tf(ours['tiled_s']) / cuda['tiled_cuda_tflops']:.2f}")
+    if not args.no_suite:
+        suite_figures(gpu)
     return 0
 
 

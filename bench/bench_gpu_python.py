@@ -4,8 +4,8 @@ The GPU runtime runs on ``tests/runtime/fake_cuda.py`` (a stand-in for
 libcuda) with the calls of a launch and a wait (``cuLaunchKernel``,
 ``cuStreamSynchronize``, event calls, ``cuCtxSetCurrent``) replaced by a
 function that returns at once, so what is timed is minisycl's own Python per
-``single_task(nop, p).wait()`` and ``parallel_for(saxpy, 2^26, 2.0, x, y).wait()``
-(best of 5 runs of 20000).  The GPU's own figures come from ``bench_gpu.py``.
+``single_task(nop, p).wait()``, ``parallel_for(saxpy, 2^26, 2.0, x, y).wait()`` and 100
+``single_task(nop, p)`` with one wait (best of 5 runs of 20000 launches).  The GPU's own figures come from ``bench_gpu.py``.
 
     python bench/bench_gpu_python.py [--profile]
 """
@@ -51,6 +51,7 @@ def main(argv=None):
                  "cuEventCreate", "cuStreamWaitEvent"):
         driver._functions[name] = returns
     q._cu_launch = returns
+    q._stream_query = returns
 
     def per_call(fn, count=20000):
         best = float("inf")
@@ -62,6 +63,11 @@ def main(argv=None):
         return best
     print(f"single_task(nop).wait():              {per_call(lambda: q.single_task(nop, p).wait()) * 1e6:.2f} us of Python")
     print(f"parallel_for(saxpy, 2^26).wait():     {per_call(lambda: q.parallel_for(saxpy, n, 2.0, x, y).wait()) * 1e6:.2f} us of Python")
+    def eager():
+        for _ in range(100):
+            q.single_task(nop, p)
+        q.wait()
+    print(f"100 x single_task(nop), one wait:     {per_call(eager, 200) / 100 * 1e6:.2f} us of Python per kernel")
     print(f"submit(single_task(nop)).wait():      "
           f"{per_call(lambda: q.submit(lambda h: h.single_task(nop, p)).wait()) * 1e6:.2f} us of Python (general path)")
     if "--profile" in argv:

@@ -67,13 +67,19 @@ def slot(ty: str, value, where: str) -> int:
         raise exception(errc.invalid, refused.say(where)) from None
 
 
-def pack_slots(params: list[str], args, slots, where, handler: bool = False) -> None:
+def pack_slots(params: list[str], args, slots, where, handler: bool = False, only=None) -> None:
     """``slots[i]`` for each argument; ``where(i, ty)`` names parameter ``i`` in an error.
     A struct argument's bytes go in the slots after the parameters' own
     (``Signature.struct_slots``; ``slots`` has room for them), its own slot holding
     their address, so they live as long as ``slots``; ``handler``: a slot for a
-    ``kernel_handler`` comes before them (the caller fills it)."""
-    _fill(slots, tuple(params), args, enumerate(args), handler, where, True)
+    ``kernel_handler`` comes before them (the caller fills it).  ``only``: the
+    indices of the (non-struct) arguments to check and pack, the other slots
+    kept (a launch that repeats the previous one's other arguments)."""
+    if only is None:
+        _fill(slots, tuple(params), args, enumerate(args), handler, where, True)
+    else:
+        values = {i: args[i] for i in only}
+        _fill(slots, tuple(params), values, values.items(), handler, where, False)
 
 
 def repack_slots(params: tuple[str, ...], values: dict, old, where, handler: bool = False):

@@ -162,7 +162,7 @@ class Backend(abc.ABC):
 from .addresses import checked_address, checked_count, checked_memory  # noqa: E402
 from .arguments import pack_slots  # noqa: E402
 from .assertions import failure  # noqa: E402
-from .commands import Command, DynamicValue, KernelCommand, foreign, launch_geometry  # noqa: E402
+from .commands import PLAIN, Command, DynamicValue, KernelCommand, foreign, launch_geometry  # noqa: E402
 from .device import RUNTIME_ASPECTS, device, register_hardware  # noqa: E402
 from .device_global import apply_relocations, check_one_definition, device_global, storage_address  # noqa: E402
 from .disk_cache import read_entry, write_entry  # noqa: E402
@@ -183,4 +183,4 @@ __all__ += ["checked_address", "checked_count", "checked_memory", "pack_slots", 
             "exception", "event", "handler", "check_signatures", "read_bundle_bitcode", "allocation_at",
             "allocation_starting_at", "checked_shape", "register", "usm_allocation", "kernel", "queue",
             "has_reductions", "reduction", "expose_device_globals", "link_images", "fold_handler_parameters", "SPEC_GLOBAL", "check_local_size", "check_local_memory",
-            "check_command_group", "dlpack", "foreign", "copy_details", "device_global_copy", "fill_details"]
+            "check_command_group", "dlpack", "foreign", "PLAIN", "copy_details", "device_global_copy", "fill_details"]

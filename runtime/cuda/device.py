@@ -30,12 +30,8 @@ from .backend import CudaBackend
 
 __all__ = ["cuda_device", "cuda_devices", "config_for"]
 
-class _Current(threading.local):
-    """The context this module made current on each thread (a ``cuCtxSetCurrent`` saved per call)."""
-    context = None
-
-
-_current = _Current()
+#: the context this module made current on each thread (``driver.current``)
+_current = driver.current
 
 #: CUdevice_attribute values used here
 ATTR = {"max_threads_per_block": 1, "max_block_x": 2, "max_block_y": 3, "max_block_z": 4, "max_grid_x": 5,

@@ -18,7 +18,8 @@ import threading
 
 from ..backend import errc, exception
 
-__all__ = ["load", "call", "copy_now", "why_unavailable", "error_name", "CUresult", "CUdeviceptr", "DriverError",
+__all__ = ["load", "call", "unchecked", "current", "copy_now", "why_unavailable", "error_name", "CUresult", "CUdeviceptr",
+           "DriverError",
            "CUDA_ERROR_ILLEGAL_ADDRESS", "CONTEXT_LOST", "KernelNodeParams", "Memcpy3D", "MemsetNodeParams",
            "HostNodeParams", "MemAllocNodeParams", "MemPoolProps", "MemLocation", "ExecUpdateResultInfo",
            "HOST_FN", "GRAPH_NODE_TYPES", "EXEC_UPDATE_RESULTS"]
@@ -193,6 +194,14 @@ EXEC_UPDATE_RESULTS = {0: "CU_GRAPH_EXEC_UPDATE_SUCCESS", 1: "CU_GRAPH_EXEC_UPDA
                        7: "CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE",
                        8: "CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED"}
 
+class _Current(threading.local):
+    """The context ``device.activate`` made current on each thread (a ``cuCtxSetCurrent``
+    saved per call); the launch path reads it to skip ``activate``'s call."""
+    context = None
+
+
+current = _Current()
+
 _lock = threading.Lock()
 _lib = None
 _why: str | None = None
@@ -301,6 +310,28 @@ def function(name: str):
     """The library's ``name`` itself, for a caller that checks its ``CUresult``
     (a launch's hot path: no wrapper call)."""
     return _functions.get(name) or _function(name)
+
+
+def unchecked(name: str):
+    """The library's ``name`` without declared argument types, for the launch path
+    (``cuLaunchKernel``, the queries of a wait): ctypes converts a declared
+    argument list in Python on every call (about 3 µs for ``cuLaunchKernel``'s
+    eleven arguments, more than the driver's own work), an undeclared one in C.
+    The caller must pass a ctypes object (``c_void_p``, an array) or ``None``
+    for every pointer and Python ints only for 32-bit parameters, which is all
+    ctypes then passes an int as.  Each call of this gives a new function object;
+    it checks no ``CUresult``."""
+    lib = _lib or load()
+    if lib is None:
+        raise exception(errc.runtime, f"the CUDA driver is not available ({_why})")
+    if not isinstance(lib, ctypes.CDLL):        # a stand-in driver (tests): its functions take anything
+        return function(name)
+    try:
+        fn = lib[name]
+    except AttributeError:
+        raise exception(errc.feature_not_supported, f"this CUDA driver has no {name}") from None
+    fn.restype = CUresult
+    return fn
 
 
 def call(name: str, *args, what: str | None = None) -> None:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import ctypes
 import time
-from operator import attrgetter, is_not
+from operator import is_not
 
 import numpy as np
 
@@ -44,7 +44,7 @@ from ...passes.ir import ASSERT_MESSAGE
 from ..backend import (DynamicValue, KernelCommand, allocation_starting_at, check_command_group, check_local_memory,
                        check_local_size, checked_memory, copy_details, device_global_copy, errc, event, exception,
                        failure, fill_details, foreign, handler, has_reductions, kernel as Kernel, launch_geometry,
-                       pack_slots, queue, reduction, storage_address, usm_allocation)
+                       pack_slots, PLAIN, queue, reduction, storage_address, usm_allocation)
 from . import driver
 from .commands import CopyCommand, FillCommand, peer_devices
 from .memory import cuda_allocation
@@ -52,6 +52,8 @@ from .memory import cuda_allocation
 __all__ = ["cuda_queue", "cuda_event", "cuda_handler"]
 
 _NON_BLOCKING = 1
+#: the context each thread has current (``device.activate``): a launch calls ``activate`` only to change it
+_current = driver.current
 _DISABLE_TIMING = 2
 _NOT_READY = 600
 _SHARED_ALIGN = 16
@@ -62,16 +64,16 @@ _SPIN_S = 200e-6
 _NAP_MAX = 1e-3
 
 
-def _await(query: str, synchronize: str, handle) -> None:
+def _await(query: str, synchronize: str, handle, fn=None) -> None:
     """Wait for a stream or event (``query``: ``cuStreamQuery`` or
-    ``cuEventQuery``) in a way Ctrl-C can stop: the driver's synchronize call
+    ``cuEventQuery``; ``fn``: that function, when the caller has it) in a way Ctrl-C can stop: the driver's synchronize call
     cannot be interrupted, so this polls, first back to back (a short kernel
     finishes within microseconds: no sleep's latency), then with sleeps of up
     to a millisecond.  Python runs its signal handlers between polls, so
     SIGINT raises ``KeyboardInterrupt`` here; the queue stays usable (the
     work goes on on the GPU, as after a wait that returned early).  A failed
     command's error comes from ``synchronize``, as before."""
-    fn = driver.function(query)
+    fn = fn or driver.function(query)
     rc = fn(handle)
     if rc == 0:
         return
@@ -88,16 +90,43 @@ def _await(query: str, synchronize: str, handle) -> None:
         driver.call(synchronize, handle)     # the failure, named as the synchronize call names it
 
 
+class _Pooled:
+    """The CUDA events an event holds, back in its queue's pool when the event is
+    gone (the finalizer is here, not on ``cuda_event``: most events never get one,
+    and a finalizer on every event would cost each launch its call)."""
+
+    __slots__ = ("q", "events")
+
+    def __init__(self, q: "cuda_queue", *events):
+        self.q, self.events = q, events
+
+    def __del__(self):
+        try:
+            for ev in self.events:
+                self.q._recycle(ev)
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
 class cuda_event(event):  # noqa: N801
     """A command's completion on the GPU: its place on the queue's stream
-    (``seq``) and, once needed, a CUDA event (see the module docstring)."""
+    (``seq``) and, once needed, a CUDA event (see the module docstring).  Made
+    with the queue, the place and the command's name only (a launch's event);
+    ``_profiled`` adds the times and CUDA events of a profiling queue."""
 
-    def __init__(self, q: "cuda_queue", seq: int, label: str, submit_ns: int = 0, start=None, end=None):
-        if q.profiling:
-            super().__init__(submit_ns, submit_ns, submit_ns, True)
-        else:
-            self._profiling = False     # (no times: ``get_profiling_info`` refuses before reading them)
-        self._q, self._seq, self._label, self._start, self._end = q, seq, label, start, end
+    _profiling = False      # (no times: ``get_profiling_info`` refuses before reading them)
+    _start = _end = None    # CUDA events: the command's start (profiling) and a point after its end
+    _pooled = None          # ... and what gives them back (``_Pooled``)
+
+    def __init__(self, q: "cuda_queue", seq: int, label: str):
+        self._q, self._seq, self._label = q, seq, label
+
+    def _profiled(self, submit_ns: int, start, end) -> "cuda_event":
+        """This event with a profiling queue's submission time and CUDA events."""
+        event.__init__(self, submit_ns, submit_ns, submit_ns, True)
+        self._start, self._end = start, end
+        self._pooled = _Pooled(self._q, *((start,) if start is end else (start, end)))
+        return self
 
     def _finished(self) -> bool:
         """Known to be finished: a synchronisation covered it."""
@@ -110,10 +139,12 @@ class cuda_event(event):  # noqa: N801
             if self._finished():
                 return None
             self._end = self._q._record_now()
+            self._pooled = _Pooled(self._q, self._end)
         return self._end
 
     def wait(self) -> None:
-        self._recorded("wait")
+        if self._node is not None:
+            self._recorded("wait")
         q = self._q
         if self._end is None:
             if q._done >= self._seq:
@@ -148,15 +179,6 @@ class cuda_event(event):  # noqa: N801
         self.wait()
         return self._q._gpu_ns(self._start if what == "command_start" else self._end)
 
-    def __del__(self):
-        try:
-            if self._end is not None:
-                self._q._recycle(self._end)
-            if self._start is not None and self._start is not self._end:
-                self._q._recycle(self._start)
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
-
 
 def _device_string(address: int, limit: int = 4096) -> str:
     """The NUL-terminated string at a device address (a message constant of a
@@ -184,10 +206,15 @@ class _Launch:
     first, then the 8-byte argument slots), the array of pointers to each
     parameter that ``cuLaunchKernel`` reads (the driver copies the values at the
     call, so the memory is rewritten by the next launch), and the (grid, block)
-    of each range seen."""
+    of each range seen.
 
-    __slots__ = ("fn", "linked", "flag", "n", "total", "dims", "slots", "params", "pointers", "local", "shapes", "last",
-                 "last_shape", "last_dims", "allocations")
+    For the fast path (``cuda_queue._fast``), what its previous fast launch left: ``last`` (the range and
+    arguments as given; ``None`` once anything else rewrote the memory),
+    ``allocations`` (those of its arguments), ``call`` (the whole argument list
+    of its ``cuLaunchKernel``, ``None`` for an empty range)."""
+
+    __slots__ = ("fn", "linked", "flag", "n", "total", "dims", "slots", "params", "byref", "pointers", "scalars", "local",
+                 "shapes", "last", "call", "allocations")
 
     def __init__(self, fn, k, linked):
         self.fn, self.linked = fn, linked
@@ -200,19 +227,18 @@ class _Launch:
         ptrs = [ctypes.addressof(self.dims) + 8 * d for d in range(3)] if self.dims is not None else []
         ptrs += [ctypes.addressof(self.slots) + 8 * at for at in k.signature.value_slots()]
         self.params = (ctypes.c_void_p * max(len(ptrs), 1))(*ptrs)
+        self.byref = ctypes.byref(self.params)      # (what ctypes passes for it without a conversion per call)
         self.pointers = tuple(i for i, ty in enumerate(k.params) if ty.endswith("*") and not ty.startswith("local "))
+        self.scalars = tuple(i for i in range(self.n) if i not in self.pointers)
         self.local = any(ty.startswith("local ") for ty in k.params)     # work-group memory sized at launch
         self.shapes: dict = {}
-        # the previous fast launch: (range, arguments) as given, its (grid, block) or
-        # None (an empty range), range values and the arguments that are allocations
-        self.last, self.last_shape, self.last_dims, self.allocations = None, None, None, ()
+        self.last, self.call, self.allocations = None, None, ()
 
-
-_freed = attrgetter("freed")
 
 #: argument types whose objects never change value (a fast launch may reuse their slots)
-_STABLE = frozenset({int, float, bool, type(None), np.float16, np.float32, np.float64, np.int8, np.int16, np.int32,
-                     np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.bool_})
+_STABLE = PLAIN - {usm_allocation}
+#: argument types that are never another library's memory, a dynamic value or a reduction
+_PLAIN = PLAIN | {cuda_allocation}
 
 
 class cuda_handler(handler):  # noqa: N801
@@ -267,14 +293,16 @@ class cuda_queue(queue):  # noqa: N801
         self._ref = None
         self._pool = {True: [], False: []}       # free events, by whether they record time
         self._timing: dict[int, bool] = {}
-        self._launches: dict = {}      # (program id, kernel) -> _Launch (programs kept in _keep)
+        self._launches: dict = {}      # id(kernel) -> _Launch (the kernels kept in _keep)
         self._keep: list = []
         self._seq = 0                  # commands submitted (each command's place on the stream)
         self._done = 0                 # ... of which these are known to have finished
         self._async_errors: list = []  # exceptions of host tasks run by CUDA graphs (cuda/graph.py)
         self._asserts: dict = {}       # assert flags of the kernels launched since the last wait -> a kernel
         self._held: list = []          # other libraries' memory used by commands not known finished (interop)
-        self._cu_launch = driver.function("cuLaunchKernel")
+        # (without declared argument types: ctypes converts those in Python at each call)
+        self._cu_launch = driver.unchecked("cuLaunchKernel")
+        self._stream_query = driver.unchecked("cuStreamQuery")
         if enable_profiling:
             self._ref = self._new_event(timing=True)
             driver.call("cuEventRecord", self._ref, self._stream)
@@ -347,7 +375,7 @@ class cuda_queue(queue):  # noqa: N801
 
     def _failed(self, err: driver.DriverError, what: str):
         names = ", ".join(f"'{k}'" for k in dict.fromkeys(self._pending)) or "none"
-        self._pending = []
+        self._pending.clear()
         message = f"{what} on {self.device.name} failed: {err.name} (kernels launched since the last wait: {names})"
         if err.result in driver.CONTEXT_LOST:
             message += ("; the device's CUDA context is lost: every later command on this device fails "
@@ -356,19 +384,24 @@ class cuda_queue(queue):  # noqa: N801
         return exception(errc.runtime, message)
 
     def _synchronize(self, ev=None, label: str = "") -> None:
-        self.device.activate()
+        dev = self.device
+        if dev.lost is not None or _current.context is not dev._context:
+            dev.activate()
         seq = self._seq
         try:
             if ev is None:
-                _await("cuStreamQuery", "cuStreamSynchronize", self._stream)
+                if self._stream_query(self._stream):     # (not finished, or failed: ``_await`` polls and says)
+                    _await("cuStreamQuery", "cuStreamSynchronize", self._stream, self._stream_query)
             else:
                 _await("cuEventQuery", "cuEventSynchronize", ev)
         except driver.DriverError as err:
             raise self._failed(err, f"command '{label}'" if label else "the queue") from None
         if ev is None:
-            self._pending = []
-            self._done = max(self._done, seq)
-            self._held = [h for h in self._held if h[0] > seq]
+            self._pending.clear()
+            if seq > self._done:
+                self._done = seq
+            if self._held:
+                self._held = [h for h in self._held if h[0] > seq]
         if self._asserts:
             self._check_asserts(finished=ev is None)
         if self._async_errors:          # a host task of a CUDA graph raised (it ran on the driver's thread)
@@ -395,13 +428,14 @@ class cuda_queue(queue):  # noqa: N801
             watched.clear()
 
     def _plan(self, k) -> _Launch:
-        """The ``_Launch`` of kernel ``k`` on this queue (built on first use)."""
-        key = (id(k.program), k.name)
-        plan = self._launches.get(key)
+        """The ``_Launch`` of kernel ``k`` on this queue (built on first use; kept
+        by the kernel object's id, the kernel kept alive with it so that the id
+        names no other object)."""
+        plan = self._launches.get(id(k))
         if plan is None:            # the program keeps its built module for this device and context
             linked, _ = k.program.linked_for(k.name, self.device, self.context)
-            plan = self._launches[key] = _Launch(linked.function(k.name), k, linked)
-            self._keep.append(k.program)
+            plan = self._launches[id(k)] = _Launch(linked.function(k.name), k, linked)
+            self._keep.append(k)
         return plan
 
     def _check_pointers(self, k, plan: _Launch, slots) -> None:
@@ -431,22 +465,31 @@ class cuda_queue(queue):  # noqa: N801
             dims[0], dims[1], dims[2] = max(key[0], 1), max(key[1], 1), max(key[2], 1)
         return shape
 
-    def _fire(self, k, plan: _Launch, grid, block, shared: int = 0) -> None:
-        """``cuLaunchKernel`` with the plan's parameters (the caller holds the queue's lock)."""
-        rc = self._cu_launch(plan.fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared,
-                            self._stream, plan.params, None)
+    def _call(self, plan: _Launch, grid, block, shared: int = 0) -> tuple:
+        """The arguments of ``cuLaunchKernel`` for a launch with the plan's parameters
+        (pointers as ctypes objects, the rest 32-bit: ``driver.unchecked``)."""
+        return (plan.fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, self._stream, plan.byref,
+                None)
+
+    def _fire(self, k, plan: _Launch, call: tuple) -> None:
+        """``cuLaunchKernel`` with arguments ``call`` (``_call``; the caller holds the queue's lock)."""
+        rc = self._cu_launch(*call)
         if rc:
-            if rc in (driver.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, driver.CUDA_ERROR_INVALID_VALUE):
-                raise self._launch_refused(k, plan, rc, grid, block, shared)
-            try:
-                driver.raise_for(rc, f"launching kernel '{k.name}'")
-            except driver.DriverError as err:
-                if err.result in driver.CONTEXT_LOST:
-                    raise self._failed(err, f"launching kernel '{k.name}'") from None
-                raise
+            self._launch_failed(k, plan, rc, call)
         self._pending.append(k.name)
         if plan.flag:
             self._asserts[plan.flag] = k.name
+
+    def _launch_failed(self, k, plan: _Launch, rc: int, call: tuple):
+        """Raise for a launch the driver refused (``call``: its ``cuLaunchKernel`` arguments)."""
+        if rc in (driver.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, driver.CUDA_ERROR_INVALID_VALUE):
+            raise self._launch_refused(k, plan, rc, call[1:4], call[4:7], call[7])
+        try:
+            driver.raise_for(rc, f"launching kernel '{k.name}'")
+        except driver.DriverError as err:
+            if err.result in driver.CONTEXT_LOST:
+                raise self._failed(err, f"launching kernel '{k.name}'") from None
+            raise
 
     def _launch_refused(self, k, plan: _Launch, rc: int, grid, block, shared: int) -> exception:
         """``errc::nd_range`` for a launch the driver refused as beyond the GPU
@@ -474,7 +517,7 @@ class cuda_queue(queue):  # noqa: N801
         slots, shared = self.work_group_checks(k, plan, slots, geometry, block)
         if plan.n:
             ctypes.memmove(plan.slots, slots, 8 * plan.total)
-        self._fire(k, plan, grid, block, shared)
+        self._fire(k, plan, self._call(plan, grid, block, shared))
 
     def work_group_checks(self, k, plan: _Launch, slots, geometry, block):
         """(the slots to launch with, bytes of dynamic shared memory) of an
@@ -570,14 +613,14 @@ class cuda_queue(queue):  # noqa: N801
     # -- the queue --------------------------------------------------------------------
 
     def single_task(self, k, *args, depends_on=None) -> event:
-        if depends_on is not None or self.profiling or self._recording_ref is not None:
-            return super().single_task(k, *args, depends_on=depends_on)
-        return self._fast(k, None, args)
+        if depends_on is None and not self.profiling and self._recording_ref is None:
+            return self._fast(k, None, args)
+        return super().single_task(k, *args, depends_on=depends_on)
 
     def parallel_for(self, k, r, *args, depends_on=None) -> event:
-        if depends_on is not None or self.profiling or self._recording_ref is not None:
-            return super().parallel_for(k, r, *args, depends_on=depends_on)
-        return self._fast(k, r, args)
+        if depends_on is None and not self.profiling and self._recording_ref is None:
+            return self._fast(k, r, args)
+        return super().parallel_for(k, r, *args, depends_on=depends_on)
 
     def _fast(self, k, r, args) -> event:
         """A launch without a handler or a command: the checks of ``KernelCommand``
@@ -586,56 +629,105 @@ class cuda_queue(queue):  # noqa: N801
 
         A launch with the very objects of the kernel's previous fast launch (the
         same range, the same argument objects: values that cannot change, and
-        allocations whose address and type cannot) reuses that launch's checked
-        slots and shape; only a freed allocation is looked for again."""
-        plan = self._launches.get((id(k.program), k.name)) if type(k) is Kernel else None
+        allocations whose address, type and reach cannot) reuses that launch's
+        checked slots and ``cuLaunchKernel`` arguments; only a freed allocation
+        is looked for again.  One that differs from it only in scalar arguments
+        checks and packs those (``_rescalar``)."""
+        plan = self._launches.get(id(k))
         last = plan.last if plan is not None else None
-        if last is None or not (last[0] is r or (type(r) is int and type(last[0]) is int and r == last[0])) or \
-                len(args) != len(last[1]) or any(map(is_not, args, last[1])) or any(map(_freed, plan.allocations)):
+        if last is None or not (last[0] is r or (type(r) is int and r == last[0])) or len(args) != len(last[1]):
             return self._checked_fast(k, r, args)
-        with self._lock:
-            self.device.activate()
+        for a in plan.allocations:
+            if a.freed:
+                return self._checked_fast(k, r, args)
+        if any(map(is_not, args, last[1])):
+            return self._rescalar(k, r, args, plan, last)
+        lock = self._lock
+        lock.acquire()          # (not ``with``: this path's cost is counted in instructions)
+        try:
+            dev = self.device
+            if dev.lost is not None or _current.context is not dev._context:
+                dev.activate()
+            if plan.last is not last:           # (another thread's launch rewrote the memory)
+                return self._checked_fast(k, r, args)
             self._seq += 1
-            seq = self._seq
-            if plan.last is last:               # (another thread's launch may have rewritten the memory)
-                if plan.dims is not None:
-                    plan.dims[0], plan.dims[1], plan.dims[2] = plan.last_dims
-                if plan.last_shape is not None:
-                    self._fire(k, plan, *plan.last_shape)
-            else:
-                seq = None
-        return cuda_event(self, seq, k.name) if seq is not None else self._checked_fast(k, r, args)
+            if plan.call is not None:
+                self._fire(k, plan, plan.call)
+            return cuda_event(self, self._seq, k.name)
+        finally:
+            lock.release()
+
+    def _rescalar(self, k, r, args, plan: _Launch, last) -> event:
+        """A fast launch like the previous one (``last``) but for new objects as
+        scalar arguments: those are checked and packed (``pack_slots``, the same
+        errors), the range's shape and the pointers' checks kept."""
+        old = last[1]
+        for i in plan.pointers:
+            if args[i] is not old[i]:
+                return self._checked_fast(k, r, args)
+        changed = [i for i in plan.scalars if args[i] is not old[i]]
+        for i in changed:
+            if type(args[i]) not in _STABLE:        # (a struct's bytes, a reduction, ...: the whole path)
+                return self._checked_fast(k, r, args)
+        with self._lock:
+            dev = self.device
+            if dev.lost is not None or _current.context is not dev._context:
+                dev.activate()
+            if plan.last is not last:
+                return self._checked_fast(k, r, args)
+            plan.last = None                    # (until the new values are all in)
+            pack_slots(k.params, args, plan.slots, k._where, only=changed)
+            self._seq += 1
+            if plan.call is not None:
+                self._fire(k, plan, plan.call)
+            plan.last = (r, args)
+            return cuda_event(self, self._seq, k.name)
+
+    @staticmethod
+    def _direct(k, args) -> bool:
+        """Whether a launch of ``k`` with ``args`` may skip the command group: a kernel
+        without an ``nd_item``, work-group memory or a ``kernel_handler``'s slot, and
+        no argument that is a dynamic value, a reduction or another library's memory."""
+        if not isinstance(k, Kernel) or k.handler or k.item is not None and k.item.startswith("nd_item") \
+                or any(t.startswith("local ") for t in k.params):
+            return False
+        return all(type(a) in _PLAIN or not (isinstance(a, (DynamicValue, reduction)) or foreign(a)) for a in args)
 
     def _checked_fast(self, k, r, args) -> event:
-        if not isinstance(k, Kernel) or any(isinstance(a, DynamicValue) or foreign(a) for a in args) \
-                or has_reductions(args) \
-                or k.item is not None and k.item.startswith("nd_item") or any(t.startswith("local ") for t in k.params) \
-                or k.handler:           # (its specialization constants' slot: kernel.pack)
+        if not self._direct(k, args):
             return self.submit(lambda h: h.parallel_for(k, r, *args))
         _, geometry = launch_geometry(k, r)
         if len(args) != len(k.params):
             k.pack(args)                             # raises its errc::invalid
         with self._lock:
-            self.device.activate()
+            dev = self.device
+            if dev.lost is not None or _current.context is not dev._context:
+                dev.activate()
             plan = self._plan(k)
             plan.last = None
             slots = plan.slots
             pack_slots(k.params, args, slots, k._where)
             self._check_pointers(k, plan, slots)
             self._seq += 1
-            seq = self._seq
-            shape = None
+            call = None
             if k.item is None or all(geometry[d] for d in range(k.dims)):     # an empty range launches nothing
-                shape = self._shape(k, plan, geometry)
-                self._fire(k, plan, *shape)
-            if type(r) in (int, type(None)) and all(
-                    (a is None or isinstance(a, usm_allocation)) if ty.endswith("*") else type(a) in _STABLE
-                    for ty, a in zip(k.params, args)):      # (an integer address is checked each time)
-                plan.last_shape = shape
-                plan.last_dims = tuple(plan.dims) if plan.dims is not None else None
+                call = self._call(plan, *self._shape(k, plan, geometry))
+                self._fire(k, plan, call)
+            if (r is None or type(r) is int) and all(
+                    self._reaches(a) if ty.endswith("*") else type(a) in _STABLE for ty, a in zip(k.params, args)):
+                plan.call = call
                 plan.allocations = tuple(a for a in args if isinstance(a, usm_allocation))
-                plan.last = (r, tuple(args))
-        return cuda_event(self, seq, k.name)
+                plan.last = (r, args)
+            return cuda_event(self, self._seq, k.name)
+
+    def _reaches(self, a) -> bool:
+        """Whether a pointer argument's check (``_check_pointers``) holds for as long
+        as the object lives (a fast launch may then skip it): a null pointer, or an
+        allocation this GPU reaches without peer access (its own memory, pinned
+        host or managed memory).  Another GPU's device memory is checked at each
+        launch: peer access may be disabled in between.  (An integer address is
+        checked each time.)"""
+        return a is None or isinstance(a, cuda_allocation) and (a.device is self.device or a.kind != "device")
 
     def submit(self, cgf, depends_on=None) -> event:
         check_command_group(cgf)
@@ -676,7 +768,9 @@ class cuda_queue(queue):  # noqa: N801
                 driver.call("cuEventRecord", end, self._stream)
             self._seq += 1
             seq = self._seq
-        e = cuda_event(self, seq, getattr(cmd, "label", "") or "", submitted, start, end)
+        e = cuda_event(self, seq, getattr(cmd, "label", "") or "")
+        if self.profiling:
+            e._profiled(submitted, start, end)
         e._unprofiled = getattr(cmd, "unprofiled", None)    # a graph finalized without enable_profiling
         return e
 

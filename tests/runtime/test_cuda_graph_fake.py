@@ -348,7 +348,7 @@ def test_repeated_launch_reuses_checked_slots_but_sees_frees(gpu, monkeypatch):
     q.parallel_for(k, 4, p, one)
     packs = []
     real = cuda_queue_mod.pack_slots
-    monkeypatch.setattr(cuda_queue_mod, "pack_slots", lambda *a: (packs.append(1), real(*a)))
+    monkeypatch.setattr(cuda_queue_mod, "pack_slots", lambda *a, **kw: (packs.append(1), real(*a, **kw)))
     q.parallel_for(k, 4, p, one)
     assert packs == []                                   # the same objects: nothing packed again
     q.parallel_for(k, 4, other, one)
@@ -364,6 +364,32 @@ def test_repeated_launch_reuses_checked_slots_but_sees_frees(gpu, monkeypatch):
     sycl.free(other, q)
     with pytest.raises(sycl.exception, match="freed"):
         q.parallel_for(k, 4, other, one)
+
+
+def test_a_launch_with_new_scalars_packs_only_those(gpu, monkeypatch):
+    """A launch repeating the previous one's range and pointer objects with new
+    scalar values checks and packs the scalars only (``cuda_queue._rescalar``):
+    the results are the values given, a refused value is the command group's
+    error and leaves nothing of itself for the next launch."""
+    fake, dev, prog = gpu
+    from minisycl.runtime.cuda import queue as cuda_queue_mod
+    q = sycl.queue(dev, in_order=True)
+    p = shared(q, 4)
+    k = prog.kernel("add")
+    q.parallel_for(k, 4, p, 1)
+    packed = []
+    real = cuda_queue_mod.pack_slots
+    monkeypatch.setattr(cuda_queue_mod, "pack_slots",
+                        lambda *a, **kw: (packed.append(kw.get("only")), real(*a, **kw)))
+    for v in (1000, 20000, 300000):                     # (new int objects each time)
+        q.parallel_for(k, 4, p, v + 1 - 1)
+    assert packed == [[1], [1], [1]]
+    with pytest.raises(sycl.exception, match="does not fit"):
+        q.parallel_for(k, 4, p, 2 ** 40)
+    q.parallel_for(k, 4, p, 5).wait()
+    q.parallel_for(k, 4, p, 5).wait()                   # (the same objects again: nothing packed)
+    assert (np.asarray(p) == 1 + 1000 + 20000 + 300000 + 5 + 5).all()
+    assert [launch[3][4] for launch in fake.launched[-2:]] == [5, 5]
 
 
 def test_kernel_node_update_builds_one_nodes_parameters(gpu, monkeypatch):

@@ -205,6 +205,32 @@ def test_a_kernel_reaches_the_other_devices_memory_after_peer_access(rig):
     assert (_read(q0, a0) == 2).all()
 
 
+def test_a_repeated_launch_sees_peer_access_disabled(rig):
+    """The launch fast path reuses the checks of a launch repeated with the same
+    objects; another GPU's memory is checked again each time, since peer access
+    may have been disabled in between (the GPU would fault and its context be lost)."""
+    d0, d1 = rig.devices
+    q0, q1 = rig.queues
+    a0 = _device_array(q0, np.zeros(N, np.int32))
+    k = rig.prog.kernel("inc")
+    if rig.gpus:
+        if not d1.ext_oneapi_can_access_peer(d0):
+            pytest.skip(f"{d1.name} cannot reach {d0.name}'s memory on this machine")
+        d1.ext_oneapi_enable_peer_access(d0)
+    for _ in range(3):
+        q1.parallel_for(k, N, a0).wait()
+    if not rig.gpus:
+        assert (_read(q0, a0) == 3).all()
+        return
+    d1.ext_oneapi_disable_peer_access(d0)
+    for _ in range(2):
+        with pytest.raises(sycl.exception) as err:
+            q1.parallel_for(k, N, a0).wait()
+        assert err.value.code() == sycl.errc.invalid and d0.name in str(err.value)
+    assert not d1.lost
+    assert (_read(q0, a0) == 3).all()
+
+
 def test_device_global_storage_is_per_device(rig):
     tag = rig.prog.device_global("tag")
     q0, q1 = rig.queues
@@ -379,3 +405,56 @@ def test_interleaved_work_on_two_gpus_and_the_cpu(prog, ops):
             queues[(xq + 1) % 3].memcpy(out, alloc, out.nbytes).wait()     # read through another queue
             assert (out == model).all()
         assert not fake.peers - {(0, 1), (1, 0)}
+
+
+_REPEATS = st.lists(st.tuples(st.sampled_from(["inc", "inc", "inc", "peer", "free"]), st.integers(0, 2)),
+                    min_size=1, max_size=20)
+
+
+@settings(max_examples=knobs.fuzz_examples(40), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(ops=_REPEATS)
+def test_repeated_launches_follow_peer_access_and_frees(prog, ops):
+    """The launch fast path reuses what it checked for a launch repeated with the
+    same objects: a launch on GPU 1 of one of three allocations (GPU 0's device
+    memory, GPU 1's, GPU 0's shared memory), again and again, with peer access
+    from GPU 1 to GPU 0 turned on and off and allocations freed in between, must
+    give what a first launch gives: ``errc::invalid`` for GPU 0's device memory
+    without peer access or a freed allocation (nothing changed, the GPU not
+    lost), else the kernel's result."""
+    n = 16
+    with pytest.MonkeyPatch.context() as mp:
+        fake, (d0, d1) = fake_cuda.install_devices(mp, 2)
+        fake.kernels.update({"inc": (4, _inc)})
+        rig = Rig("fake_gpus", (d0, d1), prog, fake)
+        q0, q1 = rig.queues
+        k = prog.kernel("inc")
+        makers = [lambda: sycl.malloc_device(n, np.int32, q0), lambda: sycl.malloc_device(n, np.int32, q1),
+                  lambda: sycl.malloc_shared(n, np.int32, q0)]
+        allocs = [make() for make in makers]
+        for a in allocs:
+            q1.memset(a, 0, 4 * n).wait()
+        d1.ext_oneapi_enable_peer_access(d0)
+        counts = [0, 0, 0]
+        freed = [None, None, None]          # the last freed allocation of each slot (launched again: refused)
+        for step, (op, i) in enumerate(ops):
+            if op == "peer":
+                (d1.ext_oneapi_disable_peer_access if d1.impl.peer_enabled(d0) else d1.ext_oneapi_enable_peer_access)(d0)
+            elif op == "free":
+                sycl.free(allocs[i])
+                freed[i], allocs[i], counts[i] = allocs[i], makers[i](), 0
+                q1.memset(allocs[i], 0, 4 * n).wait()
+            elif freed[i] is not None and step % 2:             # (now and then, the freed one)
+                with pytest.raises(sycl.exception, match="freed") as err:
+                    q1.parallel_for(k, n, freed[i]).wait()
+                assert err.value.code() == sycl.errc.invalid
+            elif i == 0 and not d1.impl.peer_enabled(d0):
+                with pytest.raises(sycl.exception) as err:
+                    q1.parallel_for(k, n, allocs[i]).wait()
+                assert err.value.code() == sycl.errc.invalid and d0.name in str(err.value)
+            else:
+                q1.parallel_for(k, n, allocs[i]).wait()
+                counts[i] += 1
+        assert not d0.lost and not d1.lost
+        for a, c, q in zip(allocs, counts, (q0, q1, q0)):
+            assert (_read(q, a, n) == c).all()
