@@ -127,7 +127,8 @@ class Recorder:
             session = self._sessions.pop(q, None)
             if session is not None:
                 session.close()
-            self._last_on_queue.pop(q, None)
+            # (the in-order chain is kept: recording an in-order queue makes a straight-line
+            # graph, paused or not, so a resumed recording's first node follows its last)
             self._barrier_on_queue.pop(q, None)
 
     @contextlib.contextmanager

@@ -552,6 +552,8 @@ def test_remaining_scenario_variants(prog, tmp_path):
     q.parallel_for(prog.kernel("dbl"), N, a)
     g.end_recording()
     assert len(g.get_nodes()) == 2 and np.asarray(b)[0] == 1
+    # an in-order queue records a straight line, paused or not (a GPU runs unordered nodes at once)
+    assert g.get_nodes()[1].get_predecessors() == [g.get_nodes()[0]]
     q.ext_oneapi_graph(g.finalize()).wait()
     assert np.asarray(a)[0] == 2
     # 7. print_graph of a recorded graph
