@@ -200,10 +200,16 @@ def bench_dlpack(comm, q, args) -> None:
     x = sycl.malloc_device(1024, np.float32, q)
     t = torch.ones(1024, device=f"cuda:{q.device.ordinal}")
     us = measure({"export": lambda: torch.from_dlpack(x), "import": lambda: sycl.from_dlpack(t, q),
-                  "torch": lambda: torch.from_dlpack(t)}, n, 5)
+                  "torch": lambda: torch.from_dlpack(t), "ours_capsule": lambda: x.__dlpack__(),
+                  "torch_capsule": lambda: t.__dlpack__()}, n, 5)
     print(f"  export torch.from_dlpack(usm)   {us['export']:6.2f} us  | torch.from_dlpack(tensor) "
           f"{us['torch']:6.2f} us", flush=True)
     print(f"  import sycl.from_dlpack(tensor) {us['import']:6.2f} us", flush=True)
+    # what is ours in each: our producer's part of an export (usm.__dlpack__, the capsule made
+    # and dropped unconsumed), and an import less the tensor's own __dlpack__ (torch's part)
+    print(f"  ours: export's capsule {us['ours_capsule']:6.2f} us; import without torch's __dlpack__ "
+          f"{us['import'] - us['torch_capsule']:6.2f} us (torch's __dlpack__: {us['torch_capsule']:.2f} us)",
+          flush=True)
 
 
 def main() -> None:

@@ -75,6 +75,7 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
         self._context = None
         self._lock = threading.Lock()
         self.lost: str | None = None       # set when a fault poisoned the context
+        self._library = driver.library()     # the driver it was made with (``borrowed``)
 
     @property
     def vendor(self) -> str:
@@ -150,11 +151,19 @@ class cuda_device(device):  # noqa: N801 - SYCL-style name
         and the driver call it was made for, on any thread.  A finalizer that
         left its own context current would make that call run under the wrong
         GPU (``CUDA_ERROR_INVALID_CONTEXT``, or worse, the right call on the
-        wrong device), so every finalizer's driver calls go through here."""
+        wrong device), so every finalizer's driver calls go through here.
+
+        A GPU of a driver no longer loaded (the tests' stand-in driver, swapped
+        out while objects of its GPUs wait for the collector) has nothing to
+        free in the driver loaded now: its handles would crash that driver, so
+        then this yields ``False`` and the finalizer calls nothing (``True`` otherwise)."""
+        if driver.library() is not self._library:
+            yield False
+            return
         before = _current.context
         self.activate()
         try:
-            yield
+            yield True
         finally:
             if before is not None and _current.context is not before:
                 driver.query("cuCtxSetCurrent", before)

@@ -18,7 +18,7 @@ import threading
 
 from ..backend import errc, exception
 
-__all__ = ["load", "call", "unchecked", "current", "copy_now", "why_unavailable", "error_name", "CUresult", "CUdeviceptr",
+__all__ = ["load", "library", "call", "unchecked", "current", "copy_now", "why_unavailable", "error_name", "CUresult", "CUdeviceptr",
            "DriverError",
            "CUDA_ERROR_ILLEGAL_ADDRESS", "CONTEXT_LOST", "KernelNodeParams", "Memcpy3D", "MemsetNodeParams",
            "HostNodeParams", "MemAllocNodeParams", "MemPoolProps", "MemLocation", "ExecUpdateResultInfo",
@@ -255,6 +255,11 @@ def load():
             return None
         _lib = lib
         return _lib
+
+
+def library():
+    """The driver library loaded now (``None`` before ``load``): what a device was made with."""
+    return _lib
 
 
 def why_unavailable() -> str | None:

@@ -493,11 +493,12 @@ class CudaGraph:
 
     def __del__(self):
         try:
-            with self.device.borrowed():
-                if getattr(self, "exec", None) is not None:
-                    self._release_exec()
-                for item in getattr(self, "_keep", ()):
-                    if isinstance(item, _Pinned):
-                        item.free()
+            with self.device.borrowed() as live:
+                if live:
+                    if getattr(self, "exec", None) is not None:
+                        self._release_exec()
+                    for item in getattr(self, "_keep", ()):
+                        if isinstance(item, _Pinned):
+                            item.free()
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass

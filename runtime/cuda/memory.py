@@ -135,7 +135,9 @@ class cuda_allocation(usm_allocation):  # noqa: N801 - SYCL-style name
 
     def _free_now(self) -> None:
         # (borrowed: the last consumer of a DLPack export lets go in its deleter, a finalizer)
-        with self.device.borrowed():
+        with self.device.borrowed() as live:
+            if not live:
+                return
             if self.kind == "host":
                 driver.call("cuMemFreeHost", ctypes.c_void_p(self.ptr), what="free()")
             else:

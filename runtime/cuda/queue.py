@@ -313,11 +313,12 @@ class cuda_queue(queue):  # noqa: N801
         try:
             if self.device.lost or not (self._pool[True] or self._pool[False] or getattr(self, "_stream", None)):
                 return
-            with self.device.borrowed():    # (its own GPU's context, whichever thread collects it)
-                for ev in self._pool[True] + self._pool[False]:
-                    driver.query("cuEventDestroy_v2", ev)
-                if getattr(self, "_stream", None):
-                    driver.query("cuStreamDestroy_v2", self._stream)
+            with self.device.borrowed() as live:    # (its own GPU's context, whichever thread collects it)
+                if live:
+                    for ev in self._pool[True] + self._pool[False]:
+                        driver.query("cuEventDestroy_v2", ev)
+                    if getattr(self, "_stream", None):
+                        driver.query("cuStreamDestroy_v2", self._stream)
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
 

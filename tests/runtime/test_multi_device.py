@@ -336,6 +336,24 @@ def test_finalizers_leave_the_current_context_alone(monkeypatch, prog, make):
     assert (_read(q0, a, 4) == np.arange(4)).all()
 
 
+@pytest.mark.parametrize("make", [_a_queue_with_events, _a_launched_graph, _a_released_export])
+def test_finalizers_of_a_driver_no_longer_loaded_call_nothing(prog, make):
+    """Objects of a stand-in driver's GPUs collected after another driver was
+    loaded in its place (the real one, on a GPU machine) must not hand their
+    handles to it: the real driver crashed on them at the end of a test run."""
+    import gc
+
+    with pytest.MonkeyPatch.context() as mp:
+        _, gpus = fake_cuda.install_devices(mp, 2)
+        held = [make(gpus[1], prog)]
+        held.append(held)
+    with pytest.MonkeyPatch.context() as mp:
+        later, _ = fake_cuda.install_devices(mp, 2)
+        del held
+        gc.collect()
+        assert not later.calls, f"the later driver was called: {dict(later.calls)}"
+
+
 # -- a generator: random interleavings of work on the two GPUs and the CPU ------------------
 
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
