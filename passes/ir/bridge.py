@@ -69,9 +69,12 @@ class IRError(UserError):
 #: 20,000 levels and takes the process down (SIGSEGV), so deeper text is refused
 #: before LLVM reads it; LLVM itself prints nothing near this deep
 MAX_NESTING = 1000
-_BRACKET_DELTA = np.zeros(256, np.int32)
+_BRACKET_DELTA = np.zeros(256, np.int8)
 _BRACKET_DELTA[list(b"([{<")] = 1
 _BRACKET_DELTA[list(b")]}>")] = -1
+#: bytes of one line looked at at once: a long line (a string constant of
+#: megabytes) costs a chunk's running depths, not eight bytes per byte of text
+_CHUNK = 1 << 20
 
 
 def check_nesting(text: str) -> None:
@@ -84,10 +87,22 @@ def check_nesting(text: str) -> None:
     ends = np.append(np.flatnonzero(data == 10), len(data))
     starts = np.concatenate(([0], ends[:-1] + 1))
     for i in np.flatnonzero(ends - starts >= MAX_NESTING):
-        depth = int(np.cumsum(_BRACKET_DELTA[data[starts[i]:ends[i]]]).max())
+        depth = _deepest(data[starts[i]:ends[i]])
         if depth > MAX_NESTING:
             raise RuntimeError(f"<string>:{i + 1}:1: error: brackets nest {depth} levels deep (at most "
                                f"{MAX_NESTING}: LLVM's parser would overflow its stack)")
+
+
+def _deepest(line: np.ndarray) -> int:
+    """The deepest bracket nesting along ``line`` (its bytes): the running sum of
+    opening (+1) and closing (-1) brackets at its highest, a chunk at a time."""
+    depth, deepest = 0, None
+    for at in range(0, len(line), _CHUNK):
+        run = np.cumsum(_BRACKET_DELTA[line[at:at + _CHUNK]], dtype=np.int32)
+        top = depth + int(run.max())
+        deepest = top if deepest is None else max(deepest, top)
+        depth += int(run[-1])
+    return deepest
 
 
 def parse_assembly(text: str) -> llvm.ModuleRef:

@@ -5,7 +5,10 @@ import os
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings, strategies as st
 
+from minisycl.passes.ir import bridge
+from minisycl.passes.support import knobs
 from minisycl.passes.support.cli import main
 
 GOOD = """target triple = "spir64-unknown-unknown"
@@ -183,3 +186,18 @@ def test_ir_nested_deeper_than_llvm_can_parse_is_an_error(tmp_path, shape, cmd):
     path.write_text(module(999 if shape != "metadata" else 998))
     r = CliRunner().invoke(main, [*cmd, str(path), "-o", str(tmp_path / "ok.table")])
     assert "brackets nest" not in r.output, r.output
+
+
+@settings(max_examples=knobs.fuzz_examples(300), deadline=None)
+@given(line=st.text(alphabet="([{<>}]) a", min_size=1, max_size=400), chunk=st.integers(1, 64))
+def test_the_nesting_depth_read_a_chunk_at_a_time_is_the_whole_lines(line, chunk):
+    """``bridge._deepest`` reads a long line a chunk at a time (so a string
+    constant of megabytes costs a chunk's running depths, not eight bytes per
+    byte): the deepest nesting must be the one the whole line's running sum gives."""
+    import numpy as np
+
+    data = np.frombuffer(line.encode(), np.uint8)
+    whole = int(np.cumsum(bridge._BRACKET_DELTA[data].astype(np.int64)).max())
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bridge, "_CHUNK", chunk)
+        assert bridge._deepest(data) == whole
