@@ -183,7 +183,7 @@ def bench_dlpack(comm, q, args) -> None:
     NumPy on a CPU device, torch on a GPU."""
     if comm.rank != 0:
         return
-    from bench_dlpack import measure, numpy_calls      # (this folder is on the path)
+    from bench_dlpack import GOAL_US, measure, numpy_calls      # (this folder is on the path)
     n = args.dlpack_iters
     print("(d) DLPack per call (ours | the library with its own array)", flush=True)
     if q.device.backend != "cuda":
@@ -197,18 +197,37 @@ def bench_dlpack(comm, q, args) -> None:
     except ImportError:
         print("  skipped on a GPU without torch", flush=True)
         return
+    from minisycl.runtime.interop import native_stream
     x = sycl.malloc_device(1024, np.float32, q)
     t = torch.ones(1024, device=f"cuda:{q.device.ordinal}")
+    ours_stream = native_stream(q)
+    theirs = torch.cuda.current_stream(q.device.ordinal).cuda_stream
+    version = (1, 0)
     us = measure({"export": lambda: torch.from_dlpack(x), "import": lambda: sycl.from_dlpack(t, q),
-                  "torch": lambda: torch.from_dlpack(t), "ours_capsule": lambda: x.__dlpack__(),
-                  "torch_capsule": lambda: t.__dlpack__()}, n, 5)
+                  "torch": lambda: torch.from_dlpack(t),
+                  "ours_capsule": lambda: x.__dlpack__(stream=theirs, max_version=version),
+                  "torch_capsule": lambda: t.__dlpack__(stream=ours_stream, max_version=version)}, n, 5)
     print(f"  export torch.from_dlpack(usm)   {us['export']:6.2f} us  | torch.from_dlpack(tensor) "
           f"{us['torch']:6.2f} us", flush=True)
     print(f"  import sycl.from_dlpack(tensor) {us['import']:6.2f} us", flush=True)
-    # what is ours in each: our producer's part of an export (usm.__dlpack__, the capsule made
-    # and dropped unconsumed), and an import less the tensor's own __dlpack__ (torch's part)
-    print(f"  ours: export's capsule {us['ours_capsule']:6.2f} us; import without torch's __dlpack__ "
-          f"{us['import'] - us['torch_capsule']:6.2f} us (torch's __dlpack__: {us['torch_capsule']:.2f} us)",
+    # what is ours in each: the producer's call as the consumer makes it (its stream handshake
+    # included), the capsule dropped unconsumed: ours in an export; the rest of an import once the
+    # tensor's own __dlpack__(stream=ours) (torch's event and stream wait) is taken out
+    ours_import = us["import"] - us["torch_capsule"]
+    print(f"  ours: export's __dlpack__(stream=torch's) {us['ours_capsule']:6.2f} us; import without the "
+          f"tensor's __dlpack__(stream=ours) {ours_import:6.2f} us (torch's: {us['torch_capsule']:.2f} us); "
+          f"goal < {GOAL_US:.0f} us each: {'met' if max(us['ours_capsule'], ours_import) < GOAL_US else 'NOT met'}",
+          flush=True)
+    try:
+        import cupy as cp
+    except ImportError:
+        return
+    with cp.cuda.Device(q.device.ordinal):
+        c = cp.ones(1024, dtype=cp.float32)
+        us = measure({"import": lambda: sycl.from_dlpack(c, q), "export": lambda: cp.from_dlpack(x),
+                      "cupy_capsule": lambda: c.__dlpack__(stream=ours_stream, max_version=version)}, n, 5)
+    print(f"  with CuPy: import {us['import']:6.2f} us, less CuPy's __dlpack__(stream=ours) "
+          f"{us['import'] - us['cupy_capsule']:6.2f} us; export cupy.from_dlpack(usm) {us['export']:6.2f} us",
           flush=True)
 
 
