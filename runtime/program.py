@@ -152,15 +152,17 @@ class program:  # noqa: N801
         if missing:
             raise exception(errc.kernel_not_supported, "; ".join(missing))
         chosen = self._whole_program(dev, spec is None) if dev.impl.whole_program else self.images_to_link(main, dev)
-        key = (tuple(chosen), dev.name, ctx.id, spec)
+        kernels = [k for i in chosen for k in self.images[i].entry_points if k in self.signatures]
+        fold = spec if dev.impl.runs_on_host else self._folds(kernels, chosen, name, spec)
+        # the build's key is everything the build depends on: on a GPU the values are folded into
+        # one kernel's code (``_folds``), so two kernels given the same values are two builds
+        key = (tuple(chosen), dev.name, ctx.id, tuple(sorted(fold.items())) if isinstance(fold, dict) else fold)
         with self._lock:
             linked = self._cache.get(key)
             if linked is None:
-                kernels = [k for i in chosen for k in self.images[i].entry_points if k in self.signatures]
                 images = [self.images[i].ir for i in chosen]
                 names = [self._image_name(i) for i in chosen]
                 signatures = {k: self.kernel(k).signature for k in kernels}     # what the arguments are packed by
-                fold = spec if dev.impl.runs_on_host else self._folds(kernels, chosen, name, spec)
                 linked = dev.impl.link_images(images, kernels, names, signatures, fold,
                                               dev.sub_group_sizes[0] if dev.sub_group_sizes else 1)
                 bind_program(self, linked, dev, ctx)
