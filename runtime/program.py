@@ -86,6 +86,7 @@ class program:  # noqa: N801
         self._kernels: dict[str, kernel] = {}
         self._lock = threading.Lock()
         self._spec_tables: dict[int, SpecTable] = {}
+        self._spec_names: frozenset | None = None
         self._host = None
         self.builds = 0                 # programs linked and JIT-compiled (for tests and benchmarks)
 
@@ -221,7 +222,11 @@ class program:  # noqa: N801
 
     def spec_constant_names(self) -> set[str]:
         """The symbolic ids of every specialization constant some kernel of the program reads."""
-        return {n for im in self.images for n in im.properties.sets.get(SPEC_CONSTANTS, {})}
+        names = self._spec_names
+        if names is None:
+            names = self._spec_names = frozenset(n for im in self.images
+                                                 for n in im.properties.sets.get(SPEC_CONSTANTS, {}))
+        return names
 
     def device_global(self, name: str):
         """The handle of a device global, by source name (``"counter"``, a static
@@ -345,6 +350,8 @@ class kernel:  # noqa: N801
         self.spec = spec
         self._spec_buffer = None
         self._specialized: dict[bytes, "kernel"] = {}
+        #: ((name, type, value), ...) of scalar values given before -> ``specialized``'s answer
+        self._by_values: dict[tuple, "kernel"] = {}
         self.item = sig.item.text if sig.item else None
         self.params = tuple(p.text for p in sig.args)
         self.dims = sig.dims
@@ -390,7 +397,19 @@ class kernel:  # noqa: N801
         object for the same values; this kernel itself when they are the defaults.
         A value of the wrong type or size, or a name no kernel of the program
         reads, is ``errc::invalid`` naming the constant; a constant this kernel
-        does not read is ignored, as SYCL's handler does."""
+        does not read is ignored, as SYCL's handler does.  Scalar values given
+        before (the same names, types and values) are answered from a table:
+        encoding them again cost a specialised launch more than the launch."""
+        try:
+            key = tuple((name, value.__class__, value) for name, value in values.items())
+            found = self._by_values.get(key)
+        except TypeError:                   # a list, an array: unhashable, encoded each time
+            return self._specialize(values)
+        if found is None:
+            found = self._by_values[key] = self._specialize(values)
+        return found
+
+    def _specialize(self, values: dict) -> "kernel":
         base = self.program._prog if isinstance(self.program, _Specialized) else self.program
         known = base.spec_constant_names()
         table = base.spec_table(self.name)

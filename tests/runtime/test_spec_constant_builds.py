@@ -109,3 +109,26 @@ def test_kernels_given_the_same_values_each_read_them(prog):
                                        h.single_task(prog.kernel(name), out))).wait()
         got[name] = float(np.asarray(out)[0])
     assert got == {"a": 64.0, "b": 128.0, "c": 3.0}
+
+
+@STAND_IN
+@settings(max_examples=knobs.fuzz_examples(60), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.dictionaries(st.sampled_from(["trip", "stride"]),
+                                st.one_of(st.integers(-2 ** 31, 2 ** 31 - 1), st.booleans(), st.floats(width=32),
+                                          st.just(np.int32(7)), st.just(np.float64(2.0)))),
+                min_size=1, max_size=8))
+def test_values_given_again_specialise_as_the_first_time(prog, sets):
+    """``kernel.specialized`` answers values given before from a table: the answer
+    (or the error) is what encoding them afresh gives, whatever their types."""
+    k = prog.kernel("a")
+    for values in sets:
+        for _ in range(2):
+            try:
+                want = k._specialize(values).spec
+            except sycl.exception as err:
+                with pytest.raises(sycl.exception) as got:
+                    k.specialized(values)
+                assert got.value.code() == err.code() and str(got.value) == str(err)
+                continue
+            assert k.specialized(values).spec == want
