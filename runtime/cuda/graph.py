@@ -100,12 +100,14 @@ class _Pinned:
 class _Built:
     """A command graph node's CUDA nodes: ``last`` is what its successors depend on;
     ``handle`` the node an update sets (kernel and host nodes); ``kind`` the
-    CUDA node kind chosen (an update that needs another kind rebuilds)."""
+    CUDA node kind chosen (an update that needs another kind rebuilds);
+    ``params`` a kernel node's ``kernel_params`` as the driver last took them
+    (a dynamic parameter's update writes its slots and sets them again)."""
 
-    __slots__ = ("last", "handle", "kind")
+    __slots__ = ("last", "handle", "kind", "params")
 
-    def __init__(self, last, handle, kind: str):
-        self.last, self.handle, self.kind = last, handle, kind
+    def __init__(self, last, handle, kind: str, params=None):
+        self.last, self.handle, self.kind, self.params = last, handle, kind, params
 
 
 class _Builder:
@@ -220,7 +222,7 @@ class _Builder:
             return _Built(self._node("cuGraphAddEmptyNode", deps, what="an empty graph node"), None, "empty")
         node = self._node("cuGraphAddKernelNode_v2", deps, ctypes.byref(params[0]),
                           what=f"a graph node for kernel '{cmd.kernel.name}'")
-        return _Built(node, node, "kernel")
+        return _Built(node, node, "kernel", params)
 
     def _captured(self, cmd, deps):
         """A child-graph node of what ``cmd.capture`` enqueues on a capturing stream."""
@@ -423,7 +425,7 @@ class CudaGraph:
         only for a roll-back, and ``merged`` only for a rebuild: updating one
         kernel node costs one node's parameters and one driver call."""
         self.device.activate()
-        changes = []
+        changes, taken = [], []
         for n, cmd in commands.items():
             built, kind = self.built.get(n), n.kind.name
             if built is None:
@@ -435,6 +437,7 @@ class CudaGraph:
                     return self._rebuild(merged())
                 if params is not None:
                     old = before.get(n)
+                    taken.append((built, params))
                     changes.append(("cuGraphExecKernelNodeSetParams_v2", built.handle, params,
                                     (lambda old=old, live=live: self.kernel_params(old, live))
                                     if isinstance(old, KernelCommand) else None,
@@ -456,6 +459,35 @@ class CudaGraph:
                         if old is not None:
                             driver.query(call_back, self.exec, handle_back, ctypes.byref(old[0]))
                 raise self._refused(rc, f"updating the graph node of {name}")
+        for built, params in taken:         # what the driver now has: a later slot update writes into it
+            built.params = params
+
+    def update_slots(self, n, k, slots) -> bool:
+        """A dynamic parameter's new value for kernel node ``n`` whose kernel ``k``
+        and range are unchanged: the new ``slots`` written into the parameters the driver
+        last took for the node, and one ``cuGraphExecKernelNodeSetParams`` (a
+        refusal puts the old slots back and changes nothing).  False, nothing done,
+        where the parameters must be built again (``update_nodes``): a node that is
+        not a kernel node, ``local`` arguments (their slots become offsets), or a
+        graph with graph-owned memory (addresses moved into the driver's)."""
+        built = self.built.get(n)
+        if built is None or built.params is None or self._builder.paired:
+            return False
+        q = self.queue
+        plan = q._plan(k)
+        if plan.local:
+            return False
+        q._check_pointers(k, plan, slots)
+        params, (kept, _, _) = built.params
+        nbytes = 8 * plan.total
+        old = ctypes.string_at(kept, nbytes)
+        ctypes.memmove(kept, slots, nbytes)
+        self.device.activate()
+        rc = driver.query("cuGraphExecKernelNodeSetParams_v2", self.exec, built.handle, ctypes.byref(params))
+        if rc:
+            ctypes.memmove(kept, old, nbytes)
+            raise self._refused(rc, f"updating the graph node of kernel '{k.name}'")
+        return True
 
     def _rebuild(self, merged: dict) -> None:
         builder = _Builder(self, self._entries(merged))

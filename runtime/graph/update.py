@@ -80,15 +80,18 @@ class Updater:
         """The common update, a dynamic parameter's new value, without a new snapshot:
         a kernel node whose command still has the kernel and range of this graph's
         copy (the same geometry: ``set_range`` makes a new one) takes its arguments
-        and slots into the copy, and the host plan runs the new slots.  ``False``
-        (nothing done): the general way, ``update``.  (Not for a device's own graph,
-        whose update needs the copy before it: ``update_nodes``.)"""
+        and slots into the copy, and the host plan runs the new slots; a device's
+        own graph first takes the slots into the node's parameters
+        (``update_slots``: a refusal there changes nothing).  ``False`` (nothing
+        done): the general way, ``update``."""
         own, cmd = self._commands.get(n), n.command
-        if (self._device_graph is not None or type(own) is not KernelCommand or type(cmd) is not KernelCommand or
+        if (type(own) is not KernelCommand or type(cmd) is not KernelCommand or
                 own.kernel is not cmd.kernel or own.geometry is not cmd.geometry):
             return False
         args, slots = list(cmd.args), cmd.fresh_slots()      # (a refusal here changes nothing)
         with self._lock:
+            if self._device_graph is not None and not self._device_graph.update_slots(n, cmd.kernel, slots):
+                return False
             own.args, own.slots, own.packed_at = args, slots, cmd.packed_at
             self._plan.repoint(n, own)
         return True

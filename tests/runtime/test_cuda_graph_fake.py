@@ -393,8 +393,9 @@ def test_a_launch_with_new_scalars_packs_only_those(gpu, monkeypatch):
 
 
 def test_kernel_node_update_builds_one_nodes_parameters(gpu, monkeypatch):
-    """Updating one node of a long graph: one node's parameters (the old ones are
-    built only for a roll-back), one driver call (issue 28, point 1)."""
+    """Updating one node of a long graph after a dynamic parameter's new value:
+    no parameters built at all (the new slots are written into those the driver
+    last took for the node), one driver call (issue 28, point 1)."""
     from minisycl.runtime.cuda import graph as cuda_graph
     fake, dev, prog = gpu
     q = sycl.queue(dev, in_order=True)
@@ -411,9 +412,32 @@ def test_kernel_node_update_builds_one_nodes_parameters(gpu, monkeypatch):
                         lambda self, cmd, live=None: built.append(cmd) or original(self, cmd, live))
     dp.update(5)
     ex.update(node)
-    assert len(built) == 1 and fake.calls["cuGraphExecKernelNodeSetParams_v2"] == 1
+    assert not built and fake.calls["cuGraphExecKernelNodeSetParams_v2"] == 1
     q.ext_oneapi_graph(ex).wait()
     assert list(np.asarray(p)) == [35] * 4
+
+
+def test_successive_and_refused_slot_updates_run_the_latest_accepted_values(gpu):
+    """Slot updates one after another, one of them refused by the driver: each
+    replay runs the values of the last update the driver took."""
+    fake, dev, prog = gpu
+    n = 4
+    q, p1, p2, dp, node, ex = _updatable_inc(dev, prog, n)
+    p3 = shared(q, n)
+    want = {id(p1): 0, id(p2): 0, id(p3): 0}
+    for target, refused in ((p2, False), (p3, True), (p1, False), (p3, False), (p2, True)):
+        dp.update(target)
+        if refused:
+            fake.refuse["cuGraphExecKernelNodeSetParams_v2"] = 1
+            with pytest.raises(sycl.exception):
+                ex.update(node)
+            del fake.refuse["cuGraphExecKernelNodeSetParams_v2"]
+        else:
+            ex.update(node)
+            current = target
+        q.ext_oneapi_graph(ex).wait()
+        want[id(current)] += 1
+        assert [int(np.asarray(a)[0]) for a in (p1, p2, p3)] == [want[id(a)] for a in (p1, p2, p3)]
 
 
 def test_refused_second_node_update_rolls_the_first_back(gpu, monkeypatch):
