@@ -167,7 +167,8 @@ from .device import RUNTIME_ASPECTS, device, register_hardware  # noqa: E402
 from .device_global import apply_relocations, check_one_definition, device_global, storage_address  # noqa: E402
 from .disk_cache import read_entry, write_entry  # noqa: E402
 from .events import event  # noqa: E402
-from .handler import copy_details, device_global_copy, fill_details, handler  # noqa: E402
+from .handler import (UNPROFILED_GRAPH, check_graph_submission, copy_details, device_global_copy,  # noqa: E402
+                      fill_details, handler)
 from . import dlpack  # noqa: E402
 from .image_link import check_signatures, expose_device_globals, link_images, read_bundle_bitcode  # noqa: E402
 from .memory import allocation_at, allocation_starting_at, checked_shape, register, usm_allocation  # noqa: E402
@@ -183,4 +184,5 @@ __all__ += ["checked_address", "checked_count", "checked_memory", "pack_slots", 
             "exception", "event", "handler", "check_signatures", "read_bundle_bitcode", "allocation_at",
             "allocation_starting_at", "checked_shape", "register", "usm_allocation", "kernel", "queue",
             "has_reductions", "reduction", "expose_device_globals", "link_images", "fold_handler_parameters", "SPEC_GLOBAL", "check_local_size", "check_local_memory",
-            "check_command_group", "dlpack", "foreign", "PLAIN", "copy_details", "device_global_copy", "fill_details"]
+            "check_command_group", "dlpack", "foreign", "PLAIN", "copy_details", "device_global_copy", "fill_details",
+            "UNPROFILED_GRAPH", "check_graph_submission"]

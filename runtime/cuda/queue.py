@@ -41,7 +41,8 @@ from operator import is_not
 import numpy as np
 
 from ...passes.ir import ASSERT_MESSAGE
-from ..backend import (DynamicValue, KernelCommand, allocation_starting_at, check_command_group, check_local_memory,
+from ..backend import (UNPROFILED_GRAPH, DynamicValue, KernelCommand, allocation_starting_at, check_command_group,
+                       check_graph_submission, check_local_memory,
                        check_local_size, checked_memory, copy_details, device_global_copy, errc, event, exception,
                        failure, fill_details, foreign, handler, has_reductions, kernel as Kernel, launch_geometry,
                        pack_slots, PLAIN, queue, reduction, storage_address, usm_allocation)
@@ -735,6 +736,28 @@ class cuda_queue(queue):  # noqa: N801
         launch: peer access may be disabled in between.  (An integer address is
         checked each time.)"""
         return a is None or isinstance(a, cuda_allocation) and (a.device is self.device or a.kind != "device")
+
+    def ext_oneapi_graph(self, graph, depends_on=None) -> event:
+        """A replay without dependencies on a queue that neither records nor
+        profiles, of a graph that is one CUDA graph: ``check_graph_submission``'s
+        checks, the replay on this stream under the queue's lock and its event,
+        without a handler or a command (as ``_fast`` launches a kernel); anything
+        else goes through ``submit``."""
+        if depends_on is not None or self._recording_ref is not None or self.profiling:
+            return super().ext_oneapi_graph(graph, depends_on)
+        check_graph_submission(self, graph)
+        if graph._device_graph is None:
+            return super().ext_oneapi_graph(graph, depends_on)
+        with self._lock:
+            dev = self.device
+            if dev.lost is not None or _current.context is not dev._context:
+                dev.activate()
+            graph._execute(self)
+            self._seq += 1
+            e = cuda_event(self, self._seq, "graph")
+        if not graph.profiling:
+            e._unprofiled = UNPROFILED_GRAPH
+        return e
 
     def submit(self, cgf, depends_on=None) -> event:
         check_command_group(cgf)

@@ -465,3 +465,22 @@ def test_refused_second_node_update_rolls_the_first_back(gpu, monkeypatch):
     assert len(count) == 3                      # n1 set, n2 refused, n1 set back to its old parameters
     q.ext_oneapi_graph(ex).wait()
     assert list(np.asarray(p)) == [11] * 4
+
+
+def test_a_replay_is_one_graph_launch_on_the_stream(gpu):
+    """A replay without dependencies on a queue that neither records nor profiles:
+    one ``cuGraphLaunch`` and nothing else (no event recorded, no stream waited
+    for); waiting for its event waits for the stream, and the work is done."""
+    fake, dev, prog = gpu
+    n = 4
+    q, p1, p2, dp, node, ex = _updatable_inc(dev, prog, n)
+    q.ext_oneapi_graph(ex).wait()
+    before = dict(fake.calls)
+    events = [q.ext_oneapi_graph(ex) for _ in range(3)]
+    added = {name: count - before.get(name, 0) for name, count in fake.calls.items() if count != before.get(name, 0)}
+    assert added == {"cuGraphLaunch": 3}
+    events[-1].wait()
+    assert list(np.asarray(p1)) == [4] * n
+    with pytest.raises(sycl.exception) as info:
+        events[0].get_profiling_info("command_start")
+    assert info.value.code() == sycl.errc.invalid
