@@ -322,6 +322,9 @@ class CudaGraph:
             raise
         self.kernel_names = [c.kernel.name for c in ex._commands.values() if isinstance(c, KernelCommand)]
         self.assert_flags: dict = {}     # the kernels' assert flags (cuda/queue.py), filled as nodes are made
+        # a replay's and a slot update's calls, their arguments ctypes objects (``driver.unchecked``)
+        self._graph_launch = driver.unchecked("cuGraphLaunch")
+        self._set_kernel_params = driver.unchecked("cuGraphExecKernelNodeSetParams_v2")
 
     def _check(self, commands) -> None:
         for n, cmd in commands.items():
@@ -407,7 +410,9 @@ class CudaGraph:
         q.device.activate()
         self._sink = q._async_errors
         self.launched = True
-        driver.call("cuGraphLaunch", self.exec, q._stream, what="launching a CUDA graph")
+        rc = self._graph_launch(self.exec, q._stream)
+        if rc:
+            driver.raise_for(rc, "launching a CUDA graph")
         q._pending += self.kernel_names
         q._asserts.update(self.assert_flags)
 
@@ -466,7 +471,8 @@ class CudaGraph:
         """A dynamic parameter's new value for kernel node ``n`` whose kernel ``k``
         and range are unchanged: the new ``slots`` written into the parameters the driver
         last took for the node, and one ``cuGraphExecKernelNodeSetParams`` (a
-        refusal puts the old slots back and changes nothing).  False, nothing done,
+        refusal changes nothing: the driver keeps the parameters it had, and the
+        next update writes every slot).  False, nothing done,
         where the parameters must be built again (``update_nodes``): a node that is
         not a kernel node, ``local`` arguments (their slots become offsets), or a
         graph with graph-owned memory (addresses moved into the driver's)."""
@@ -479,13 +485,10 @@ class CudaGraph:
             return False
         q._check_pointers(k, plan, slots)
         params, (kept, _, _) = built.params
-        nbytes = 8 * plan.total
-        old = ctypes.string_at(kept, nbytes)
-        ctypes.memmove(kept, slots, nbytes)
+        ctypes.memmove(kept, slots, 8 * plan.total)     # (refused: the driver keeps its own copy of the old)
         self.device.activate()
-        rc = driver.query("cuGraphExecKernelNodeSetParams_v2", self.exec, built.handle, ctypes.byref(params))
+        rc = self._set_kernel_params(self.exec, built.handle, ctypes.byref(params))
         if rc:
-            ctypes.memmove(kept, old, nbytes)
             raise self._refused(rc, f"updating the graph node of kernel '{k.name}'")
         return True
 

@@ -457,6 +457,8 @@ def test_refused_second_node_update_rolls_the_first_back(gpu, monkeypatch):
         return 1 if len(count) == 2 else setting(self, exec_, handle, params)
     monkeypatch.setattr(type(fake), "_cuGraphExecKernelNodeSetParams_v2", second_refused)
     fake.__dict__.pop("cuGraphExecKernelNodeSetParams_v2", None)
+    from minisycl.runtime.cuda import driver        # (its lookup of the function, made when the graph was)
+    monkeypatch.delitem(driver._functions, "cuGraphExecKernelNodeSetParams_v2", raising=False)
     d1.update(100)
     d2.update(1000)
     with pytest.raises(sycl.exception) as info:
