@@ -406,7 +406,7 @@ class CudaGraph:
         self._sink = q._async_errors
         self.launched = True
         driver.call("cuGraphLaunch", self.exec, q._stream, what="launching a CUDA graph")
-        q._pending.update(dict.fromkeys(self.kernel_names))
+        q._pending.update(dict.fromkeys(self.kernel_names, q._seq + 1))     # (its place: counted after it)
         q._asserts.update(self.assert_flags)
 
     def _refused(self, rc: int, what: str, detail: str = "") -> exception:

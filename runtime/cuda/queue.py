@@ -143,15 +143,16 @@ class cuda_event(event):  # noqa: N801
         return self._end
 
     def wait(self) -> None:
-        if self._node is not None:
-            self._recorded("wait")
+        # (never an event of a command recorded into a graph: recording gives the host's
+        # events, ``graph/recording.py``; so no ``_node`` test, and no class attribute
+        # read, an instance's look-up of which is the slow kind)
         q = self._q
-        if self._end is None:
-            if q._done >= self._seq:
-                return
-            if q._seq == self._seq:         # the latest command: one stream synchronisation
-                q._synchronize(None, self._label)
-                return
+        seq = self._seq
+        if q._done >= seq:                  # known finished: no driver call
+            return
+        if q._seq == seq:                   # the latest command: one stream synchronisation
+            q._synchronize(None, self._label)
+            return
         q._synchronize(self._cuda_end(), self._label)
 
     wait_and_throw = wait
@@ -298,7 +299,8 @@ class cuda_queue(queue):  # noqa: N801
         self.device.activate()
         self._stream = ctypes.c_void_p()
         driver.call("cuStreamCreate", ctypes.byref(self._stream), _NON_BLOCKING, what=f"a stream on {self.device.name}")
-        self._pending: dict = {}               # kernels launched since the last synchronisation (names, as keys)
+        self._pending: dict = {}               # kernel name -> the place of its latest launch on the stream
+        self._synced = 0                       # ... those after this place: launched since the last synchronisation
         self._ref = None
         self._pool = {True: [], False: []}       # free events, by whether they record time
         self._timing: dict[int, bool] = {}
@@ -386,8 +388,8 @@ class cuda_queue(queue):  # noqa: N801
             driver.call(fn, ptr, value, count, self._stream, what=f"a fill on {self.device.name}")
 
     def _failed(self, err: driver.DriverError, what: str):
-        names = ", ".join(f"'{k}'" for k in self._pending) or "none"
-        self._pending.clear()
+        names = ", ".join(f"'{k}'" for k, at in self._pending.items() if at > self._synced) or "none"
+        self._synced = self._seq
         message = f"{what} on {self.device.name} failed: {err.name} (kernels launched since the last wait: {names})"
         if err.result in driver.CONTEXT_LOST:
             message += ("; the device's CUDA context is lost: every later command on this device fails "
@@ -409,7 +411,7 @@ class cuda_queue(queue):  # noqa: N801
         except driver.DriverError as err:
             raise self._failed(err, f"command '{label}'" if label else "the queue") from None
         if ev is None:
-            self._pending.clear()
+            self._synced = seq
             if seq > self._done:
                 self._done = seq
             if self._held:
@@ -495,7 +497,7 @@ class cuda_queue(queue):  # noqa: N801
         rc = self._cu_launch(*call)
         if rc:
             self._launch_failed(k, plan, rc, call)
-        self._pending[k.name] = None
+        self._pending[k.name] = self._seq + 1
         if plan.flag:
             self._asserts[plan.flag] = k.name
 
@@ -684,15 +686,16 @@ class cuda_queue(queue):  # noqa: N801
                 dev.activate()
             if plan.last is not last:           # (another thread's launch rewrote the memory)
                 return self._checked_fast(k, r, args)
+            seq = self._seq + 1
             call = plan.call
             if call is not None:
                 rc = self._cu_launch(*call)
                 if rc:
                     self._launch_failed(k, plan, rc, call)
-                self._pending[k.name] = None
+                self._pending[k.name] = seq
                 if plan.flag:
                     self._asserts[plan.flag] = k.name
-            seq = self._seq = self._seq + 1     # (after the launch: a wait counts only what is on the stream)
+            self._seq = seq                     # (after the launch: a wait counts only what is on the stream)
         finally:
             lock.release()
         self._hot = plan
