@@ -51,6 +51,8 @@ from .memory import cuda_allocation
 __all__ = ["cuda_queue", "cuda_event", "cuda_handler"]
 
 _NON_BLOCKING = 1
+#: launch calls kept per kernel and queue (``cuda_queue._call``)
+_CALLS = 32
 #: the context each thread has current (``device.activate``): a launch calls ``activate`` only to change it
 _current = driver.current
 _DISABLE_TIMING = 2
@@ -215,7 +217,7 @@ class _Launch:
     of its launch call, ``None`` for an empty range)."""
 
     __slots__ = ("kernel", "fn", "fn_arg", "linked", "flag", "n", "total", "dims", "slots", "params", "byref",
-                 "pointers", "scalars", "local", "shapes", "last", "call", "allocations")
+                 "pointers", "scalars", "local", "shapes", "calls", "last", "call", "allocations")
 
     def __init__(self, fn, k, linked):
         self.kernel, self.fn, self.linked = k, fn, linked
@@ -234,6 +236,7 @@ class _Launch:
         self.scalars = tuple(i for i in range(self.n) if i not in self.pointers)
         self.local = any(ty.startswith("local ") for ty in k.params)     # work-group memory sized at launch
         self.shapes: dict = {}
+        self.calls: dict = {}       # (grid, block, shared memory) -> the launch call's arguments (``_call``)
         self.last, self.call, self.allocations = None, None, ()
 
 
@@ -484,13 +487,23 @@ class cuda_queue(queue):  # noqa: N801
         plan's parameters: ``cuLaunchKernelEx``'s configuration (kept alive by its
         ``byref``), the function, the parameters and no extra options, or
         ``cuLaunchKernel``'s eleven (pointers as ctypes objects, the rest 32-bit:
-        ``driver.unchecked``)."""
+        ``driver.unchecked``).  Kept per launch shape (a few per kernel; at most
+        ``_CALLS``, the oldest dropped)."""
+        key = (grid, block, shared)
+        call = plan.calls.get(key)
+        if call is not None:
+            return call
         if self._launch_ex:
             config = driver.LaunchConfig(grid[0], grid[1], grid[2], block[0], block[1], block[2], shared,
                                          self._stream, None, 0)
-            return ctypes.byref(config), plan.fn_arg, plan.byref, None
-        return (plan.fn_arg, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, self._stream_arg,
-                plan.byref, None)
+            call = ctypes.byref(config), plan.fn_arg, plan.byref, None
+        else:
+            call = (plan.fn_arg, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, self._stream_arg,
+                    plan.byref, None)
+        if len(plan.calls) >= _CALLS:
+            del plan.calls[next(iter(plan.calls))]
+        plan.calls[key] = call
+        return call
 
     def _fire(self, k, plan: _Launch, call: tuple) -> None:
         """The launch call with arguments ``call`` (``_call``; the caller holds the queue's lock)."""

@@ -198,3 +198,41 @@ def test_a_handle_by_value_reaches_c_whole(monkeypatch):
     memset.restype = ctypes.c_void_p
     assert memset(arg, 0, 0) == address
     assert memset(driver.by_value(ctypes.c_void_p(None)), 0, 0) is None     # a null handle: NULL
+
+
+def test_a_fault_names_the_kernels_launched_since_the_last_wait(gpu):
+    """The launch path keeps each kernel's latest place on the stream (no list per
+    launch): a fault found at a wait names those launched after the last wait."""
+    fake, dev, prog = gpu
+    q = sycl.queue(dev, in_order=True)
+    p = sycl.malloc_shared(4, np.int32, q)
+    nop, add = prog.kernel("nop"), prog.kernel("add")
+    q.parallel_for(add, 4, p, 1).wait()
+    q.single_task(nop, p).wait()
+    for v in range(3):
+        q.single_task(nop, p)
+    q.parallel_for(add, 4, p, 2)                    # add again, after the wait
+    q.single_task(nop, p).wait()
+    q.single_task(nop, p)                           # only nop since that wait
+    fake.refuse["cuStreamQuery"] = fake.refuse["cuStreamSynchronize"] = fake_cuda.ILLEGAL_ADDRESS
+    with pytest.raises(sycl.exception) as err:
+        q.wait()
+    assert err.value.code() == sycl.errc.runtime
+    assert "(kernels launched since the last wait: 'nop')" in str(err.value) and "context is lost" in str(err.value)
+    assert dev.lost
+
+
+def test_a_fault_names_each_kernel_launched_since_the_last_wait_once(gpu):
+    fake, dev, prog = gpu
+    q = sycl.queue(dev, in_order=True)
+    p = sycl.malloc_shared(4, np.int32, q)
+    nop, add = prog.kernel("nop"), prog.kernel("add")
+    q.single_task(nop, p).wait()
+    for v in range(3):
+        q.parallel_for(add, 4, p, v)
+        q.single_task(nop, p)
+    fake.refuse["cuStreamQuery"] = fake.refuse["cuStreamSynchronize"] = fake_cuda.ILLEGAL_ADDRESS
+    with pytest.raises(sycl.exception) as err:
+        q.single_task(nop, p).wait()
+    names = str(err.value).split("kernels launched since the last wait: ")[1].split(")")[0]
+    assert sorted(names.split(", ")) == ["'add'", "'nop'"]
