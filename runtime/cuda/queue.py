@@ -13,16 +13,19 @@ that moment), otherwise when the event is waited on or depended on while later
 commands are on the stream (recorded then, it covers this command and those
 after it: waiting for more is still a valid wait).  Waiting on the latest
 command waits for the stream, any other for a CUDA event, polling with
-``cuStreamQuery``/``cuEventQuery`` so that Ctrl-C can stop a wait (``_await``);
-an event whose command is known to be finished (a synchronisation since)
-costs no driver call.  Host tasks
+``cuStreamQuery``/``cuEventQuery`` so that Ctrl-C can stop a wait (``_await``:
+one query when the command is done, one per poll while it is not); an event
+whose command is known to be finished (a synchronisation since) costs no
+driver call.  Host tasks
 run on the submitting thread once everything before them on the stream has
-finished.  Kernels launch with ``cuLaunchKernel``: ``id`` kernels over a grid
+finished.  Kernels launch with ``cuLaunchKernelEx`` (``cuLaunchKernel`` before
+CUDA 12: ``driver.launcher``): ``id`` kernels over a grid
 rounded up to whole blocks (the kernel checks the range), ``nd_item`` kernels
 with one block per work-group.  Each kernel keeps its parameter memory on the
 queue (``_Launch``: the range values, the argument slots and the pointer
-array the driver reads, built once), so a launch writes the new values and
-calls ``cuLaunchKernel``.  ``single_task``/``parallel_for`` without
+array the driver reads, built once, and the launch call's arguments per launch
+shape, handles passed by value: ``driver.by_value``), so a launch writes the
+new values and makes one driver call.  ``single_task``/``parallel_for`` without
 dependencies on a queue that neither records nor profiles take a fast path:
 the same checks (arguments, range, memory of another device) without a
 handler, a command object or an event record.
