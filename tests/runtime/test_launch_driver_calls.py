@@ -47,18 +47,20 @@ def gpu(monkeypatch, tmp_path):
     return _gpu(monkeypatch, tmp_path)
 
 
-def _warm(q, prog, p):
-    """Each kernel launched and waited for once (its module loaded, its plan made)."""
+def _warmed(dev, prog, malloc=sycl.malloc_device):
+    """An in-order queue and 4 zeroed ints of its memory, each kernel launched on it
+    and waited for once (its module loaded, its plan made)."""
+    q = sycl.queue(dev, in_order=True)
+    p = malloc(4, np.int32, q)
+    q.fill(p, np.int32(0), 4).wait()
     q.single_task(prog.kernel("nop"), p).wait()
     q.parallel_for(prog.kernel("add"), 4, p, 0).wait()
+    return q, p
 
 
 def test_a_fast_launch_is_one_driver_call(gpu):
     fake, dev, prog = gpu
-    q = sycl.queue(dev, in_order=True)
-    p = sycl.malloc_shared(4, np.int32, q)
-    np.asarray(p)[:] = 0
-    _warm(q, prog, p)
+    q, p = _warmed(dev, prog, sycl.malloc_shared)
     nop, add = prog.kernel("nop"), prog.kernel("add")
     fake.calls.clear()
     for _ in range(5):
@@ -75,9 +77,7 @@ def test_a_fast_launch_is_one_driver_call(gpu):
 
 def test_a_wait_on_the_latest_command_is_one_query_when_it_is_done(gpu):
     fake, dev, prog = gpu
-    q = sycl.queue(dev, in_order=True)
-    p = sycl.malloc_device(1, np.int32, q)
-    _warm(q, prog, p)
+    q, p = _warmed(dev, prog)
     nop = prog.kernel("nop")
     fake.calls.clear()
     e = q.single_task(nop, p)
@@ -93,9 +93,6 @@ def test_a_wait_polls_once_per_not_ready_answer_without_sleeping(gpu, monkeypatc
     wait polls back to back, one ``cuStreamQuery`` per answer, no synchronize call
     and no sleep while the answers come within the spin."""
     fake, dev, prog = gpu
-    q = sycl.queue(dev, in_order=True)
-    p = sycl.malloc_device(1, np.int32, q)
-    _warm(q, prog, p)
     answers = []
     query = fake.cuStreamQuery
 
@@ -104,9 +101,8 @@ def test_a_wait_polls_once_per_not_ready_answer_without_sleeping(gpu, monkeypatc
         return answers.pop() if answers else rc
     monkeypatch.setitem(fake.__dict__, "cuStreamQuery", not_ready_first)
     monkeypatch.setitem(driver._functions, "cuStreamQuery", not_ready_first)
-    q = sycl.queue(dev, in_order=True)              # (its query function: the one above)
+    q, p = _warmed(dev, prog)                       # (its query function: the one above)
     nop = prog.kernel("nop")
-    q.single_task(nop, p).wait()
     naps = []
     monkeypatch.setattr("time.sleep", naps.append)
     for not_ready in (1, 3, 40):
@@ -119,9 +115,7 @@ def test_a_wait_polls_once_per_not_ready_answer_without_sleeping(gpu, monkeypatc
 
 def test_a_wait_on_an_earlier_command_records_one_event_and_queries_it(gpu):
     fake, dev, prog = gpu
-    q = sycl.queue(dev, in_order=True)
-    p = sycl.malloc_device(1, np.int32, q)
-    _warm(q, prog, p)
+    q, p = _warmed(dev, prog)
     nop = prog.kernel("nop")
     for made in (1, 0):                             # the CUDA event made once, then taken from the pool
         fake.calls.clear()
