@@ -230,3 +230,25 @@ def test_a_fault_names_each_kernel_launched_since_the_last_wait_once(gpu):
         q.single_task(nop, p).wait()
     names = str(err.value).split("kernels launched since the last wait: ")[1].split(")")[0]
     assert sorted(names.split(", ")) == ["'add'", "'nop'"]
+
+
+def test_a_launch_is_counted_on_the_stream_only_once_it_is_there(gpu, monkeypatch):
+    """A wait takes the queue's count of commands before its query as what the query
+    covers (``_done``); a launch counts itself after its driver call, so that a wait
+    from another thread during that call does not take the kernel for finished."""
+    fake, dev, prog = gpu
+    q, p = _warmed(dev, prog)
+    seen = []
+    launch = fake.cuLaunchKernelEx
+
+    def counting(*args):
+        seen.append(q._seq)
+        return launch(*args)
+    monkeypatch.setattr(q, "_cu_launch", counting)
+    nop, add = prog.kernel("nop"), prog.kernel("add")
+    before = q._seq
+    q.single_task(nop, p)                           # the reused launch
+    q.parallel_for(add, 4, p, 7)                    # new scalar
+    q.parallel_for(add, sycl.range(4), p, 7)        # a range object: the checked path
+    assert seen == [before, before + 1, before + 2] and q._seq == before + 3
+    q.wait()
