@@ -18,11 +18,11 @@ import threading
 
 from ..backend import errc, exception
 
-__all__ = ["load", "library", "call", "unchecked", "current", "copy_now", "why_unavailable", "error_name", "CUresult", "CUdeviceptr",
+__all__ = ["load", "library", "call", "unchecked", "launcher", "by_value", "current", "copy_now", "why_unavailable", "error_name", "CUresult", "CUdeviceptr",
            "DriverError",
            "CUDA_ERROR_ILLEGAL_ADDRESS", "CONTEXT_LOST", "KernelNodeParams", "Memcpy3D", "MemsetNodeParams",
            "HostNodeParams", "MemAllocNodeParams", "MemPoolProps", "MemLocation", "ExecUpdateResultInfo",
-           "HOST_FN", "GRAPH_NODE_TYPES", "EXEC_UPDATE_RESULTS"]
+           "LaunchConfig", "HOST_FN", "GRAPH_NODE_TYPES", "EXEC_UPDATE_RESULTS"]
 
 CUresult = ctypes.c_int
 CUdeviceptr = ctypes.c_uint64
@@ -84,6 +84,7 @@ _SIGNATURES = {
     "cuMemsetD16Async": [CUdeviceptr, ctypes.c_ushort, _sz, _p],
     "cuMemsetD32Async": [CUdeviceptr, ctypes.c_uint, _sz, _p],
     "cuLaunchKernel": [_p, _u, _u, _u, _u, _u, _u, _u, _p, _p, _p],
+    "cuLaunchKernelEx": [_p, _p, _p, _p],
     "cuLaunchHostFunc": [_p, _p, _p],
     "cuStreamCreate": [_pp, _u],
     "cuStreamDestroy_v2": [_p],
@@ -129,6 +130,15 @@ class KernelNodeParams(ctypes.Structure):
     _fields_ = [("func", _p), ("gridDimX", _u), ("gridDimY", _u), ("gridDimZ", _u),
                 ("blockDimX", _u), ("blockDimY", _u), ("blockDimZ", _u), ("sharedMemBytes", _u),
                 ("kernelParams", _p), ("extra", _p), ("kern", _p), ("ctx", _p)]
+
+
+class LaunchConfig(ctypes.Structure):
+    """``CUlaunchConfig`` (56 bytes, CUDA 12.0 on): what ``cuLaunchKernelEx`` takes
+    besides the function and its parameters.  One call then passes four arguments
+    instead of ``cuLaunchKernel``'s eleven (ctypes converts each at every call:
+    ``cuda/queue.py`` keeps one per launch shape)."""
+    _fields_ = [("gridDimX", _u), ("gridDimY", _u), ("gridDimZ", _u), ("blockDimX", _u), ("blockDimY", _u),
+                ("blockDimZ", _u), ("sharedMemBytes", _u), ("hStream", _p), ("attrs", _p), ("numAttrs", _u)]
 
 
 class Memcpy3D(ctypes.Structure):
@@ -337,6 +347,31 @@ def unchecked(name: str):
         raise exception(errc.feature_not_supported, f"this CUDA driver has no {name}") from None
     fn.restype = CUresult
     return fn
+
+
+def launcher():
+    """(``cuLaunchKernelEx``, True), or (``cuLaunchKernel``, False) where the driver
+    has no ``cuLaunchKernelEx`` (before CUDA 12.0): unchecked (``unchecked``), for
+    the launch path.  ``cuLaunchKernelEx`` takes a ``LaunchConfig`` by pointer,
+    the function, the parameters and ``None``: four arguments to convert per call
+    instead of eleven (a third of ctypes's cost of the call)."""
+    try:
+        return unchecked("cuLaunchKernelEx"), True
+    except exception as err:
+        if err.code() != errc.feature_not_supported:
+            raise
+    return unchecked("cuLaunchKernel"), False
+
+
+def by_value(handle) -> object:
+    """A driver handle (``c_void_p``) as an ``unchecked`` function takes it
+    cheapest: a ctypes parameter object holding the pointer by value
+    (``c_void_p.from_param``), which ctypes passes without the conversion a
+    ``c_void_p`` costs at each call (a parameter object made and freed, its
+    type's format looked up).  With a stand-in driver (tests), the handle itself."""
+    if not isinstance(_lib or load(), ctypes.CDLL):
+        return handle
+    return ctypes.c_void_p.from_param(handle.value or 0)
 
 
 def call(name: str, *args, what: str | None = None) -> None:

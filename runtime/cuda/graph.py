@@ -410,10 +410,10 @@ class CudaGraph:
         q.device.activate()
         self._sink = q._async_errors
         self.launched = True
-        rc = self._graph_launch(self.exec, q._stream)
+        rc = self._graph_launch(self.exec, q._stream_arg)
         if rc:
             driver.raise_for(rc, "launching a CUDA graph")
-        q._pending += self.kernel_names
+        q._pending.update(dict.fromkeys(self.kernel_names, q._seq + 1))     # (its place: counted after it)
         q._asserts.update(self.assert_flags)
 
     def _refused(self, rc: int, what: str, detail: str = "") -> exception:

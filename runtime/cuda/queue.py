@@ -13,16 +13,19 @@ that moment), otherwise when the event is waited on or depended on while later
 commands are on the stream (recorded then, it covers this command and those
 after it: waiting for more is still a valid wait).  Waiting on the latest
 command waits for the stream, any other for a CUDA event, polling with
-``cuStreamQuery``/``cuEventQuery`` so that Ctrl-C can stop a wait (``_await``);
-an event whose command is known to be finished (a synchronisation since)
-costs no driver call.  Host tasks
+``cuStreamQuery``/``cuEventQuery`` so that Ctrl-C can stop a wait (``_await``:
+one query when the command is done, one per poll while it is not); an event
+whose command is known to be finished (a synchronisation since) costs no
+driver call.  Host tasks
 run on the submitting thread once everything before them on the stream has
-finished.  Kernels launch with ``cuLaunchKernel``: ``id`` kernels over a grid
+finished.  Kernels launch with ``cuLaunchKernelEx`` (``cuLaunchKernel`` before
+CUDA 12: ``driver.launcher``): ``id`` kernels over a grid
 rounded up to whole blocks (the kernel checks the range), ``nd_item`` kernels
 with one block per work-group.  Each kernel keeps its parameter memory on the
 queue (``_Launch``: the range values, the argument slots and the pointer
-array the driver reads, built once), so a launch writes the new values and
-calls ``cuLaunchKernel``.  ``single_task``/``parallel_for`` without
+array the driver reads, built once, and the launch call's arguments per launch
+shape, handles passed by value: ``driver.by_value``), so a launch writes the
+new values and makes one driver call.  ``single_task``/``parallel_for`` without
 dependencies on a queue that neither records nor profiles take a fast path:
 the same checks (arguments, range, memory of another device) without a
 handler, a command object or an event record.
@@ -36,7 +39,6 @@ from __future__ import annotations
 
 import ctypes
 import time
-from operator import is_not
 
 import numpy as np
 
@@ -53,6 +55,8 @@ from .memory import cuda_allocation
 __all__ = ["cuda_queue", "cuda_event", "cuda_handler"]
 
 _NON_BLOCKING = 1
+#: launch calls kept per kernel and queue (``cuda_queue._call``)
+_CALLS = 32
 #: the context each thread has current (``device.activate``): a launch calls ``activate`` only to change it
 _current = driver.current
 _DISABLE_TIMING = 2
@@ -60,19 +64,23 @@ _NOT_READY = 600
 _SHARED_ALIGN = 16
 
 
-#: a wait polls back to back this long (seconds), as CUDA's own synchronize spins by default
+#: a wait polls back to back this long (seconds), as CUDA's own synchronize spins by default,
+#: reading the clock once per _SPIN_BATCH polls (the poll after the kernel's end comes as soon as it can)
 _SPIN_S = 5e-3
+_SPIN_BATCH = range(32)
 #: then it sleeps between polls, each sleep this share of the time waited so far (at most _NAP_MAX):
 #: a wait ends at most that share late, and a long one costs no core
 _NAP_SHARE = 1 / 64
 _NAP_MAX = 1e-3
 
 
-def _await(query: str, synchronize: str, handle, fn=None) -> None:
-    """Wait for a stream or event (``query``: ``cuStreamQuery`` or
-    ``cuEventQuery``; ``fn``: that function, when the caller has it) in a way Ctrl-C can stop: the driver's synchronize call
-    cannot be interrupted, so this polls, first back to back for ``_SPIN_S``
-    (kernels of microseconds to milliseconds: no sleep's latency), then with
+def _await(fn, handle, synchronize: str, sync_handle) -> None:
+    """Wait for a stream or event whose first query (``fn``: the unchecked
+    ``cuStreamQuery`` or ``cuEventQuery``, ``handle`` as it takes it) answered
+    other than ``CUDA_SUCCESS``, in a way Ctrl-C can stop: the driver's
+    synchronize call cannot be interrupted, so this polls, first back to back
+    for ``_SPIN_S`` (kernels of microseconds to milliseconds: no sleep's
+    latency, and a clock read only every ``_SPIN_BATCH`` polls), then with
     sleeps of ``_NAP_SHARE`` of the time waited so far, at most ``_NAP_MAX``:
     a wait ends at most that share late (sleeps that doubled up to a
     millisecond ended a 2.4 ms wait up to a millisecond late, and batches of
@@ -80,21 +88,24 @@ def _await(query: str, synchronize: str, handle, fn=None) -> None:
     signal handlers between polls, so SIGINT raises ``KeyboardInterrupt``
     here; the queue stays usable (the work goes on on the GPU, as after a wait
     that returned early).  A failed command's error comes from
-    ``synchronize``, as before."""
-    fn = fn or driver.function(query)
-    rc = fn(handle)
-    if rc == 0:
-        return
+    ``synchronize`` (``sync_handle``: the handle as its declared argument type
+    takes it)."""
     clock = time.perf_counter
     start = clock()
     deadline = start + _SPIN_S
+    rc = _NOT_READY
     while rc == _NOT_READY:
-        now = clock()
-        if now >= deadline:
-            time.sleep(min((now - start) * _NAP_SHARE, _NAP_MAX))
+        for _ in _SPIN_BATCH:
+            rc = fn(handle)
+            if rc != _NOT_READY:
+                break
+        if clock() >= deadline:
+            break
+    while rc == _NOT_READY:
+        time.sleep(min((clock() - start) * _NAP_SHARE, _NAP_MAX))
         rc = fn(handle)
     if rc != 0:
-        driver.call(synchronize, handle)     # the failure, named as the synchronize call names it
+        driver.call(synchronize, sync_handle)     # the failure, named as the synchronize call names it
 
 
 class _Pooled:
@@ -150,15 +161,16 @@ class cuda_event(event):  # noqa: N801
         return self._end
 
     def wait(self) -> None:
-        if self._node is not None:
-            self._recorded("wait")
+        # (never an event of a command recorded into a graph: recording gives the host's
+        # events, ``graph/recording.py``; so no ``_node`` test, and no class attribute
+        # read, an instance's look-up of which is the slow kind)
         q = self._q
-        if self._end is None:
-            if q._done >= self._seq:
-                return
-            if q._seq == self._seq:         # the latest command: one stream synchronisation
-                q._synchronize(None, self._label)
-                return
+        seq = self._seq
+        if q._done >= seq:                  # known finished: no driver call
+            return
+        if q._seq == seq:                   # the latest command: one stream synchronisation
+            q._synchronize(None, self._label)
+            return
         q._synchronize(self._cuda_end(), self._label)
 
     wait_and_throw = wait
@@ -218,13 +230,14 @@ class _Launch:
     For the fast path (``cuda_queue._fast``), what its previous fast launch left: ``last`` (the range and
     arguments as given; ``None`` once anything else rewrote the memory),
     ``allocations`` (those of its arguments), ``call`` (the whole argument list
-    of its ``cuLaunchKernel``, ``None`` for an empty range)."""
+    of its launch call, ``None`` for an empty range)."""
 
-    __slots__ = ("fn", "linked", "flag", "n", "total", "dims", "slots", "params", "byref", "pointers", "scalars", "local",
-                 "shapes", "last", "call", "allocations")
+    __slots__ = ("kernel", "fn", "fn_arg", "linked", "flag", "n", "total", "dims", "slots", "params", "byref",
+                 "pointers", "scalars", "local", "shapes", "calls", "last", "call", "allocations")
 
     def __init__(self, fn, k, linked):
-        self.fn, self.linked = fn, linked
+        self.kernel, self.fn, self.linked = k, fn, linked
+        self.fn_arg = driver.by_value(fn)           # (the function as the launch call takes it cheapest)
         self.flag = linked.global_address(ASSERT_MESSAGE)     # the assert hook's flag, 0 when the code has none
         self.n = len(k.params)
         # (a struct by value: its bytes in slots after the parameters', which its pointer names)
@@ -239,8 +252,16 @@ class _Launch:
         self.scalars = tuple(i for i in range(self.n) if i not in self.pointers)
         self.local = any(ty.startswith("local ") for ty in k.params)     # work-group memory sized at launch
         self.shapes: dict = {}
+        self.calls: dict = {}       # (grid, block, shared memory) -> the launch call's arguments (``_call``)
         self.last, self.call, self.allocations = None, None, ()
 
+
+class _NoLaunch:
+    """What a queue's ``_hot`` is before its first fast launch: the plan of no kernel."""
+    kernel = None
+
+
+_new = object.__new__
 
 #: argument types whose objects never change value (a fast launch may reuse their slots)
 _STABLE = PLAIN - {usm_allocation}
@@ -288,6 +309,7 @@ class cuda_queue(queue):  # noqa: N801
     backend = "cuda"
     _handler_class = cuda_handler
     _graphs_directly = False        # graphs go through submit: stream order, cuda_event
+    _hot = _NoLaunch                # the ``_Launch`` of the kernel of the last fast launch
 
     def __init__(self, dev=None, *, in_order: bool = False, enable_profiling: bool = False, device_selector=None,
                  context=None):
@@ -296,7 +318,8 @@ class cuda_queue(queue):  # noqa: N801
         self.device.activate()
         self._stream = ctypes.c_void_p()
         driver.call("cuStreamCreate", ctypes.byref(self._stream), _NON_BLOCKING, what=f"a stream on {self.device.name}")
-        self._pending: list[str] = []          # kernels launched since the last synchronisation
+        self._pending: dict = {}               # kernel name -> the place of its latest launch on the stream
+        self._synced = 0                       # ... those after this place: launched since the last synchronisation
         self._ref = None
         self._pool = {True: [], False: []}       # free events, by whether they record time
         self._timing: dict[int, bool] = {}
@@ -308,8 +331,10 @@ class cuda_queue(queue):  # noqa: N801
         self._asserts: dict = {}       # assert flags of the kernels launched since the last wait -> a kernel
         self._held: list = []          # other libraries' memory used by commands not known finished (interop)
         # (without declared argument types: ctypes converts those in Python at each call)
-        self._cu_launch = driver.unchecked("cuLaunchKernel")
+        self._cu_launch, self._launch_ex = driver.launcher()
         self._stream_query = driver.unchecked("cuStreamQuery")
+        self._event_query = driver.unchecked("cuEventQuery")
+        self._stream_arg = driver.by_value(self._stream)      # (the stream as those take it cheapest)
         if enable_profiling:
             self._ref = self._new_event(timing=True)
             driver.call("cuEventRecord", self._ref, self._stream)
@@ -382,8 +407,8 @@ class cuda_queue(queue):  # noqa: N801
             driver.call(fn, ptr, value, count, self._stream, what=f"a fill on {self.device.name}")
 
     def _failed(self, err: driver.DriverError, what: str):
-        names = ", ".join(f"'{k}'" for k in dict.fromkeys(self._pending)) or "none"
-        self._pending.clear()
+        names = ", ".join(f"'{k}'" for k, at in self._pending.items() if at > self._synced) or "none"
+        self._synced = self._seq
         message = f"{what} on {self.device.name} failed: {err.name} (kernels launched since the last wait: {names})"
         if err.result in driver.CONTEXT_LOST:
             message += ("; the device's CUDA context is lost: every later command on this device fails "
@@ -395,17 +420,17 @@ class cuda_queue(queue):  # noqa: N801
         dev = self.device
         if dev.lost is not None or _current.context is not dev._context:
             dev.activate()
-        seq = self._seq
+        seq = self._seq                 # (counted once launched: these are all on the stream)
         try:
             if ev is None:
-                if self._stream_query(self._stream):     # (not finished, or failed: ``_await`` polls and says)
-                    _await("cuStreamQuery", "cuStreamSynchronize", self._stream, self._stream_query)
-            else:
-                _await("cuEventQuery", "cuEventSynchronize", ev)
+                if self._stream_query(self._stream_arg):     # (not finished, or failed: ``_await`` polls and says)
+                    _await(self._stream_query, self._stream_arg, "cuStreamSynchronize", self._stream)
+            elif self._event_query(ev):
+                _await(self._event_query, ev, "cuEventSynchronize", ev)
         except driver.DriverError as err:
             raise self._failed(err, f"command '{label}'" if label else "the queue") from None
         if ev is None:
-            self._pending.clear()
+            self._synced = seq
             if seq > self._done:
                 self._done = seq
             if self._held:
@@ -474,23 +499,44 @@ class cuda_queue(queue):  # noqa: N801
         return shape
 
     def _call(self, plan: _Launch, grid, block, shared: int = 0) -> tuple:
-        """The arguments of ``cuLaunchKernel`` for a launch with the plan's parameters
-        (pointers as ctypes objects, the rest 32-bit: ``driver.unchecked``)."""
-        return (plan.fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, self._stream, plan.byref,
-                None)
+        """The arguments of the launch call (``driver.launcher``) for a launch with the
+        plan's parameters: ``cuLaunchKernelEx``'s configuration (kept alive by its
+        ``byref``), the function, the parameters and no extra options, or
+        ``cuLaunchKernel``'s eleven (pointers as ctypes objects, the rest 32-bit:
+        ``driver.unchecked``).  Kept per launch shape (a few per kernel; at most
+        ``_CALLS``, the oldest dropped)."""
+        key = (grid, block, shared)
+        call = plan.calls.get(key)
+        if call is not None:
+            return call
+        if self._launch_ex:
+            config = driver.LaunchConfig(grid[0], grid[1], grid[2], block[0], block[1], block[2], shared,
+                                         self._stream, None, 0)
+            call = ctypes.byref(config), plan.fn_arg, plan.byref, None
+        else:
+            call = (plan.fn_arg, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared, self._stream_arg,
+                    plan.byref, None)
+        if len(plan.calls) >= _CALLS:
+            del plan.calls[next(iter(plan.calls))]
+        plan.calls[key] = call
+        return call
 
     def _fire(self, k, plan: _Launch, call: tuple) -> None:
-        """``cuLaunchKernel`` with arguments ``call`` (``_call``; the caller holds the queue's lock)."""
+        """The launch call with arguments ``call`` (``_call``; the caller holds the queue's lock)."""
         rc = self._cu_launch(*call)
         if rc:
             self._launch_failed(k, plan, rc, call)
-        self._pending.append(k.name)
+        self._pending[k.name] = self._seq + 1
         if plan.flag:
             self._asserts[plan.flag] = k.name
 
     def _launch_failed(self, k, plan: _Launch, rc: int, call: tuple):
-        """Raise for a launch the driver refused (``call``: its ``cuLaunchKernel`` arguments)."""
+        """Raise for a launch the driver refused (``call``: the launch call's arguments, ``_call``)."""
         if rc in (driver.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, driver.CUDA_ERROR_INVALID_VALUE):
+            if self._launch_ex:
+                c = call[0]._obj
+                grid, block = (c.gridDimX, c.gridDimY, c.gridDimZ), (c.blockDimX, c.blockDimY, c.blockDimZ)
+                raise self._launch_refused(k, plan, rc, grid, block, c.sharedMemBytes)
             raise self._launch_refused(k, plan, rc, call[1:4], call[4:7], call[7])
         try:
             driver.raise_for(rc, f"launching kernel '{k.name}'")
@@ -633,37 +679,58 @@ class cuda_queue(queue):  # noqa: N801
     def _fast(self, k, r, args) -> event:
         """A launch without a handler or a command: the checks of ``KernelCommand``
         and ``kernel.pack`` in the same order with the same errors, the values
-        written into the kernel's ``_Launch`` memory, one ``cuLaunchKernel``.
+        written into the kernel's ``_Launch`` memory, one launch call.
 
         A launch with the very objects of the kernel's previous fast launch (the
         same range, the same argument objects: values that cannot change, and
         allocations whose address, type and reach cannot) reuses that launch's
-        checked slots and ``cuLaunchKernel`` arguments; only a freed allocation
-        is looked for again.  One that differs from it only in scalar arguments
-        checks and packs those (``_rescalar``)."""
-        plan = self._launches.get(id(k))
-        last = plan.last if plan is not None else None
-        if last is None or not (last[0] is r or (type(r) is int and r == last[0])) or len(args) != len(last[1]):
+        checked slots and launch call; only a freed allocation is looked for
+        again.  One that differs from it only in scalar arguments checks and
+        packs those (``_rescalar``).  (Written for the fewest Python operations:
+        the host's cost of a launch is counted in instructions.)"""
+        plan = self._hot                    # (the plan of the kernel launched last, looked up without a hash)
+        if plan.kernel is not k:
+            plan = self._launches.get(id(k))
+            if plan is None:
+                return self._checked_fast(k, r, args)
+        last = plan.last
+        if last is None or last[0] is not r and not (type(r) is int and r == last[0]):
             return self._checked_fast(k, r, args)
+        old = last[1]
+        if len(args) != len(old):
+            return self._checked_fast(k, r, args)
+        i = 0
+        for a in args:                      # (a loop: cheaper than any(map(is_not, ...)) for a few arguments)
+            if a is not old[i]:
+                return self._rescalar(k, r, args, plan, last)
+            i += 1
         for a in plan.allocations:
             if a.freed:
                 return self._checked_fast(k, r, args)
-        if any(map(is_not, args, last[1])):
-            return self._rescalar(k, r, args, plan, last)
         lock = self._lock
-        lock.acquire()          # (not ``with``: this path's cost is counted in instructions)
+        lock.acquire()          # (not ``with``: half the cost)
         try:
             dev = self.device
             if dev.lost is not None or _current.context is not dev._context:
                 dev.activate()
             if plan.last is not last:           # (another thread's launch rewrote the memory)
                 return self._checked_fast(k, r, args)
-            self._seq += 1
-            if plan.call is not None:
-                self._fire(k, plan, plan.call)
-            return cuda_event(self, self._seq, k.name)
+            seq = self._seq + 1
+            call = plan.call
+            if call is not None:
+                rc = self._cu_launch(*call)
+                if rc:
+                    self._launch_failed(k, plan, rc, call)
+                self._pending[k.name] = seq
+                if plan.flag:
+                    self._asserts[plan.flag] = k.name
+            self._seq = seq                     # (after the launch: a wait counts only what is on the stream)
         finally:
             lock.release()
+        self._hot = plan
+        e = _new(cuda_event)                    # (cuda_event(self, seq, k.name) without a call of __init__)
+        e._q, e._seq, e._label = self, seq, k.name
+        return e
 
     def _rescalar(self, k, r, args, plan: _Launch, last) -> event:
         """A fast launch like the previous one (``last``) but for new objects as
@@ -677,7 +744,9 @@ class cuda_queue(queue):  # noqa: N801
         for i in changed:
             if type(args[i]) not in _STABLE:        # (a struct's bytes, a reduction, ...: the whole path)
                 return self._checked_fast(k, r, args)
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             dev = self.device
             if dev.lost is not None or _current.context is not dev._context:
                 dev.activate()
@@ -685,11 +754,14 @@ class cuda_queue(queue):  # noqa: N801
                 return self._checked_fast(k, r, args)
             plan.last = None                    # (until the new values are all in)
             pack_slots(k.params, args, plan.slots, k._where, only=changed)
-            self._seq += 1
             if plan.call is not None:
                 self._fire(k, plan, plan.call)
+            seq = self._seq = self._seq + 1
             plan.last = (r, args)
-            return cuda_event(self, self._seq, k.name)
+        finally:
+            lock.release()
+        self._hot = plan
+        return cuda_event(self, seq, k.name)
 
     @staticmethod
     def _direct(k, args) -> bool:
@@ -716,17 +788,18 @@ class cuda_queue(queue):  # noqa: N801
             slots = plan.slots
             pack_slots(k.params, args, slots, k._where)
             self._check_pointers(k, plan, slots)
-            self._seq += 1
             call = None
             if k.item is None or all(geometry[d] for d in range(k.dims)):     # an empty range launches nothing
                 call = self._call(plan, *self._shape(k, plan, geometry))
                 self._fire(k, plan, call)
+            seq = self._seq = self._seq + 1
             if (r is None or type(r) is int) and all(
                     self._reaches(a) if ty.endswith("*") else type(a) in _STABLE for ty, a in zip(k.params, args)):
                 plan.call = call
                 plan.allocations = tuple(a for a in args if isinstance(a, usm_allocation))
                 plan.last = (r, args)
-            return cuda_event(self, self._seq, k.name)
+                self._hot = plan
+            return cuda_event(self, seq, k.name)
 
     def _reaches(self, a) -> bool:
         """Whether a pointer argument's check (``_check_pointers``) holds for as long

@@ -7,7 +7,8 @@ called with the parameter values: the range values first for ``id`` kernels);
 a CUDA graph keeps its nodes with their parameters copied when added (as the
 driver does) and a launch runs them in the order added (each node's
 dependencies were added before it).  ``refuse[name] = CUresult`` makes a call
-fail; ``calls`` counts calls by name.
+fail; ``calls`` counts calls by name; a name in ``missing`` is a function this
+driver lacks (an older driver's).
 
 It checks what the real driver would reject: a dependency that is not a node
 of the graph, a memset element size other than 1, 2 or 4, a graph launched
@@ -109,6 +110,7 @@ class FakeDriver:
         self.ctx_of: dict = {}          # stream, module, function -> its context
         self.kernels: dict = {}
         self.refuse: dict = {}
+        self.missing: set = set()
         self.calls = Counter()
         self._ids = _HANDLES
         self.buffers: dict = {}         # address -> ctypes buffer
@@ -119,7 +121,7 @@ class FakeDriver:
         self.launched: list = []        # (kernel name, grid, block, values)
 
     def __getattr__(self, name):
-        if not name.startswith("cu"):
+        if not name.startswith("cu") or name in self.missing:
             raise AttributeError(name)
         impl = getattr(type(self), "_" + name, None)
 
@@ -430,6 +432,13 @@ class FakeDriver:
             if there is not None and there != here and (here, there) not in self.peers:
                 return ILLEGAL_ADDRESS
         self._enqueue(stream, lambda: self._run_kernel(fn, (gx, gy, gz), (bx, by, bz), values))
+
+    def _cuLaunchKernelEx(self, config, fn, params, extra):
+        c = config._obj                 # (a ``LaunchConfig`` by reference)
+        if c.attrs or c.numAttrs:
+            return INVALID_VALUE        # (no launch attributes are given)
+        return self._cuLaunchKernel(fn, c.gridDimX, c.gridDimY, c.gridDimZ, c.blockDimX, c.blockDimY, c.blockDimZ,
+                                    c.sharedMemBytes, c.hStream, params, extra)
 
     # -- graphs -------------------------------------------------------------------------
     def _cuGraphCreate(self, out, flags):

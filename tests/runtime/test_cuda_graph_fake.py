@@ -279,7 +279,7 @@ def test_fast_launch_makes_one_driver_call_and_no_event(gpu):
     fake.calls.clear()
     for v in range(10):
         q.parallel_for(k, 4, p, v)
-    assert dict(fake.calls) == {"cuLaunchKernel": 10}
+    assert dict(fake.calls) == {"cuLaunchKernelEx": 10}
     e = q.parallel_for(k, 4, p, 100)
     e.wait()
     # one driver call waits (a query of the stream: interruptible, cuda/queue.py _await)
@@ -307,9 +307,9 @@ def test_fast_launch_keeps_the_checks(gpu):
     sycl.free(p, q)
     with pytest.raises(sycl.exception, match="freed"):
         q.parallel_for(k, 4, p, 1)
-    assert fake.calls["cuLaunchKernel"] == 0
+    assert fake.calls["cuLaunchKernelEx"] == 0
     q.parallel_for(k, 0, shared(q, 1), 1).wait()             # an empty range launches nothing
-    assert fake.calls["cuLaunchKernel"] == 0
+    assert fake.calls["cuLaunchKernelEx"] == 0
 
 
 def test_older_event_and_cross_queue_dependency_record_an_event_then(gpu):

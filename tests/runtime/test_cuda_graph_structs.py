@@ -19,6 +19,7 @@ from minisycl.runtime.cuda import driver
     (driver.MemPoolProps, 88),          # 2 enums, location, pointer, maxSize, ushort usage, 54 reserved
     (driver.MemAllocNodeParams, 120),   # poolProps, accessDescs, accessDescCount, bytesize, dptr
     (driver.ExecUpdateResultInfo, 24),  # result (+4), errorNode, errorFromNode
+    (driver.LaunchConfig, 56),          # 7 x uint (+4), hStream, attrs, numAttrs (+4)
 ])
 def test_structure_sizes(struct, size):
     assert ctypes.sizeof(struct) == size
@@ -39,6 +40,8 @@ def test_structure_sizes(struct, size):
     (driver.MemAllocNodeParams, "accessDescs", 88), (driver.MemAllocNodeParams, "bytesize", 104),
     (driver.MemAllocNodeParams, "dptr", 112),
     (driver.ExecUpdateResultInfo, "errorNode", 8), (driver.ExecUpdateResultInfo, "errorFromNode", 16),
+    (driver.LaunchConfig, "blockDimX", 12), (driver.LaunchConfig, "sharedMemBytes", 24),
+    (driver.LaunchConfig, "hStream", 32), (driver.LaunchConfig, "attrs", 40), (driver.LaunchConfig, "numAttrs", 48),
 ])
 def test_field_offsets(struct, field, offset):
     assert getattr(struct, field).offset == offset

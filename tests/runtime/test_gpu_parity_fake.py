@@ -190,12 +190,12 @@ def test_a_launch_the_driver_finds_beyond_the_gpu_is_nd_range_and_the_gpu_goes_o
     q = sycl.queue(dev)
     x = sycl.malloc_shared(1, np.int32, q)
     x[0] = 0
-    fake.refuse["cuLaunchKernel"] = rc
+    fake.refuse["cuLaunchKernelEx"] = rc
     with pytest.raises(sycl.exception) as err:
         q.single_task(prog.kernel("one"), x)
     assert err.value.code() == sycl.errc.nd_range
     assert "threads per block" in str(err.value) and "bytes of shared memory per block" in str(err.value)
-    del fake.refuse["cuLaunchKernel"]
+    del fake.refuse["cuLaunchKernelEx"]
     q.single_task(prog.kernel("one"), x).wait()
     assert x[0] == 1 and not dev.lost
 

@@ -37,7 +37,7 @@ def test_a_wait_sleeps_only_a_small_share_of_what_it_waited(monkeypatch, seconds
     monkeypatch.setattr(cuda_queue_module.time, "sleep", sleep)
     start = time.perf_counter()
     stream = _Stream(seconds)
-    cuda_queue_module._await("cuStreamQuery", "cuStreamSynchronize", 1, stream)
+    cuda_queue_module._await(stream, 1, "cuStreamSynchronize", 1)
     assert time.perf_counter() >= stream.ready_at            # it waited for the work
     for when, nap in naps:
         waited = when - start
@@ -56,5 +56,5 @@ def test_a_failed_query_stops_the_wait_with_the_drivers_error(monkeypatch):
     monkeypatch.setattr(cuda_queue_module.driver, "call", synchronize)
     answers = iter([NOT_READY, NOT_READY, 700])
     with pytest.raises(RuntimeError):
-        cuda_queue_module._await("cuStreamQuery", "cuStreamSynchronize", 1, lambda h: next(answers))
+        cuda_queue_module._await(lambda h: next(answers), 1, "cuStreamSynchronize", 1)
     assert raised == ["cuStreamSynchronize"]

@@ -80,9 +80,9 @@ def test_cuda_array_interface_objects_are_kernel_arguments(gpu):
     fake, dev, prog = gpu
     q = sycl.queue(dev, in_order=True)
     x = sycl.malloc_device(16, np.float32, q)
-    launched = fake.calls["cuLaunchKernel"]
+    launched = fake.calls["cuLaunchKernelEx"]
     q.parallel_for(prog.kernel("scale"), 16, _Cai(x), 2.0).wait()
-    assert fake.calls["cuLaunchKernel"] == launched + 1
+    assert fake.calls["cuLaunchKernelEx"] == launched + 1
     assert fake.launched[-1][3][3] == x.ptr             # the same address, no copy
     with pytest.raises(sycl.exception, match="kDLCPU"):
         q.parallel_for(prog.kernel("scale"), 4, np.zeros(4, np.float32), 2.0)
