@@ -234,8 +234,13 @@ def verify_and_serialize(modules: list[Module], bitcode: bool = False) -> list:
     if bitcode:
         return [m.bitcode() for m in modules]
     texts = [m.text() for m in modules]
-    for m, t in zip(modules, texts):
-        close_in_background(m.verify(t))
+    refs = []
+    try:
+        for m, t in zip(modules, texts):
+            refs.append(m.verify(t))
+    finally:
+        for ref in refs:        # after all: freeing one module delays no other's verification
+            close_in_background(ref)
     return texts
 
 
