@@ -55,7 +55,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_ir import generate_module  # noqa: E402
 
 from minisycl.passes import parse_pipeline  # noqa: E402
-from minisycl.passes.ir import Module, gc_paused, load_and_run, verify_and_serialize  # noqa: E402
+from minisycl.passes.ir import Module, gc_paused, load, load_and_run, verify_and_serialize  # noqa: E402
 from minisycl.passes.ir.bridge import in_background  # noqa: E402
 from minisycl.passes.manager import PassContext, PassManager  # noqa: E402
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import threading
 from dataclasses import dataclass
 
 from ..support import knobs
@@ -202,24 +203,28 @@ class InputCheck:
         return verdict
 
 
-#: the check whose verdict the work on this input awaits (``load_and_run`` sets it)
-_current: list[InputCheck] = []
+#: per thread: the checks whose verdicts the work running on it awaits (``speculating``)
+_current = threading.local()
 
 
 @contextlib.contextmanager
 def speculating(check: InputCheck):
-    """``check`` is the one ``checkpoint`` looks at during the ``with`` block."""
-    _current.append(check)
+    """Work on ``check``'s text runs on this thread during the ``with`` block:
+    it makes no LLVM module before the verdict (``pending``), and
+    ``checkpoint`` looks at the verdict."""
+    checks = _current.__dict__.setdefault("checks", [])
+    checks.append(check)
     try:
         with check.pending():
             yield
     finally:
-        _current.pop()
+        checks.pop()
 
 
 def checkpoint() -> None:
     """Stop speculative work (``Abandoned``) whose input is known, by now, to
-    have failed; nothing outside speculative work.  The pass manager calls it
-    before each pass."""
-    if _current and _current[-1].failed_already():
+    have failed; nothing outside speculative work (or on another thread).
+    The pass manager calls it before each pass."""
+    checks = getattr(_current, "checks", None)
+    if checks and any(check.failed_already() for check in checks):
         raise Abandoned()

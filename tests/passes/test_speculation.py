@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from minisycl.passes import parse_pipeline
 from minisycl.passes.ir import IRError, bitcode_worker, bridge, load_and_run, speculation, verify_and_serialize
-from minisycl.passes.manager import PassContext, PassManager
+from minisycl.passes.manager import PassContext, PassManager, PassResult
 from minisycl.passes.support import knobs
 from minisycl.passes.support.cli import main
 from minisycl.passes.support.diagnostics import CompileError
@@ -167,3 +167,27 @@ def test_opt_writes_the_same_files_and_errors_either_way(tmp_path, monkeypatch):
                                       dev.read_text() if dev.exists() else None, host.read_text() if host.exists() else None)
     assert got["good", "2"] == got["good", "1"] and got["good", "2"][0] == 0
     assert got["bad", "2"] == got["bad", "1"] and got["bad", "2"][0] == 1 and got["bad", "2"][2] is None
+
+
+class _Recording:
+    """A pass that records that it ran, and waits a little (so that the
+    verdict on a small input is in before the next pass)."""
+
+    def __init__(self, name: str, ran: list):
+        self.name, self.ran = name, ran
+
+    def run(self, module, am):
+        import time
+        self.ran.append(self.name)
+        time.sleep(0.3)
+        return PassResult.ALL
+
+
+def test_speculative_work_stops_at_the_next_pass_once_its_input_failed(tmp_path, where):
+    path = tmp_path / "in.ll"
+    path.write_text(PRINTED.replace("define ", "define frob ", 1))     # LLVM's parser refuses it at once
+    ran = []
+    pm = PassManager([_Recording(f"p{i}", ran) for i in range(5)])
+    with pytest.raises(IRError, match=r"in\.ll:\d+:\d+: error: "):
+        load_and_run(str(path), lambda module: pm.run(module, PassContext()))
+    assert 1 <= len(ran) < 5
