@@ -45,6 +45,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -60,12 +61,22 @@ from minisycl.passes.ir.bridge import in_background  # noqa: E402
 from minisycl.passes.manager import PassContext, PassManager  # noqa: E402
 
 
+FLOOR_CPU: list[float] = []        # the floor's CPU time, run by run
+
+
 def floor(text: str) -> float:
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     ref = llvm.parse_assembly(text, context=llvm.create_context())
     ref.verify()
     str(ref)
+    FLOOR_CPU.append(time.thread_time() - c0)
     return time.perf_counter() - t0
+
+
+def cpu_all() -> float:
+    """CPU time of this process's threads and of its reaped children."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
 
 def pipeline(path: str, verify_each: bool = False, threads: int = 2) -> tuple[float, dict]:
@@ -80,10 +91,10 @@ def pipeline(path: str, verify_each: bool = False, threads: int = 2) -> tuple[fl
         outputs = verify_and_serialize([ctx.host_module, module])
         marks["outputs"] = time.perf_counter()
         return ctx, outputs
-    t0 = time.perf_counter()
+    t0, c0, a0 = time.perf_counter(), time.thread_time(), cpu_all()
     with gc_paused(freeze=True):        # as the minisycl command runs
         ctx, outputs = load_and_run(path, work)
-        t3 = time.perf_counter()
+        t3, c3, a3 = time.perf_counter(), time.thread_time(), cpu_all()
     t4 = time.perf_counter()
     # LLVM frees the modules on the verifier thread once the outputs are there: not counted, as the
     # floor's own freeing is not; waited for here so that it does not run into the next measurement
@@ -92,6 +103,7 @@ def pipeline(path: str, verify_each: bool = False, threads: int = 2) -> tuple[fl
     parts = {"load": marks["start"] - t0, **{k: v for k, v in ctx.timings.items()},
              "verify+print outputs": marks["outputs"] - marks["passes"], "input's verdict after": t3 - marks["outputs"],
              "collector pause": t4 - t3, "freeing after (not counted)": freeing,
+             "cpu main": c3 - c0, "cpu all": a3 - a0,
              "hash": hashlib.sha256("\0".join(outputs).encode("utf-8", "surrogateescape")).hexdigest()[:16]}
     return t4 - t0, parts
 
@@ -131,7 +143,7 @@ def main():
     args = ap.parse_args()
     if args.quick:
         args.groups, args.repeat = 150, 5
-    rows, bitcode, cuts = [], [], []
+    rows, bitcode, cuts, cpus = [], [], [], {}
     with tempfile.TemporaryDirectory() as tmp:
         for scale in (1, 2):
             generated = generate_module(args.groups * scale)
@@ -148,6 +160,8 @@ def main():
                      none if args.quick else pipeline(path, verify_each=True),
                      none if args.quick else pipeline(other)) for _ in range(args.repeat)]
             base = min(r[0] for r in runs)
+            cpus[scale] = (min(FLOOR_CPU[-args.repeat:]), min(r[1][1]["cpu main"] for r in runs),
+                           min(r[1][1]["cpu all"] for r in runs), min(r[2][1]["cpu all"] for r in runs))
             ours, parts = fastest(r[1] for r in runs)
             one, one_parts = fastest(r[2] for r in runs)
             each = fastest(r[3] for r in runs)[0]
@@ -173,7 +187,14 @@ def main():
     for scale, *_, parts, one_parts, gen_parts, _ in rows:
         for label, p in (("pipelined", parts), ("one thread", one_parts), ("other text", gen_parts)):
             if p:
-                print(f"  {scale}x {label:<10} " + ", ".join(f"{k} {v:.3f}s" for k, v in p.items() if k != "hash"))
+                print(f"  {scale}x {label:<10} " + ", ".join(f"{k} {v:.3f}s" for k, v in p.items()
+                                                        if k not in ("hash", "cpu main", "cpu all")))
+    print("CPU time (least of the runs; ratio to the floor's): the main thread's bounds from below what the work takes on "
+          "free cores, where LLVM's check of the input (a forked child, or the verifier thread) and of the host half "
+          "run beside it; all: every thread and child")
+    for scale, (fc, main_cpu, all_cpu, one_cpu) in cpus.items():
+        print(f"  {scale}x floor {fc:.3f}s; pipelined: main thread {main_cpu:.3f}s ({main_cpu / fc:.2f}), all "
+              f"{all_cpu:.3f}s ({all_cpu / fc:.2f}); one thread {one_cpu:.3f}s ({one_cpu / fc:.2f})")
     for scale, seconds in cuts:
         print(f"  {scale}x of load, the IR layer's own Python (cutting LLVM's printing into entities): {seconds:.3f}s; "
               f"the rest of load is LLVM's parse, print and verify")
