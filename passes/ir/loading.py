@@ -190,21 +190,18 @@ def load_and_run(path: str, work, speculate: bool = True):
     name, data = _read(path)
     if isinstance(data, bytes) or not speculate or not worth_speculating(data):
         return work(_module_of(name, data))
-    with InputCheck(data) as check:
-        try:
-            done, result = _speculate(check, name, work)
-            verdict = check.result()
-        finally:
-            if check.ref is not None:
-                close_in_background(check.ref)      # (LLVM's module of the verifier thread's check)
+    check = InputCheck(data)
+    try:
+        done, result = _speculate(check, name, work)
+    finally:
+        check.close()           # (after the work's own LLVM calls: freeing delays none of them)
     if done:
         return result
+    verdict = check.result()
     if verdict.parse_error is not None:
         raise text_error(name, verdict.parse_error, data)
     if verdict.verify_problem is not None:
         raise verifier_error(name, verdict.verify_problem, data)
-    if verdict.crash is not None:
-        raise IRError(f"{name}: {verdict.crash}")
     with gc_paused():
         mod = Module.parse(verdict.printing, name)
     return work(mod)

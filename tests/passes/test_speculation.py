@@ -1,7 +1,7 @@
 """Work begun while LLVM still checks the input (``passes/ir/speculation.py``,
 issue 28 point 1): ``load_and_run`` gives what checking first gives, for valid,
-invalid and non-canonical inputs alike, with the check in a forked child or on
-the verifier thread; no LLVM module is made from an input before its verdict."""
+invalid and non-canonical inputs alike; no LLVM module is made from an input
+before its verdict."""
 import os
 import sys
 import threading
@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from minisycl.passes import parse_pipeline
-from minisycl.passes.ir import IRError, bitcode_worker, bridge, load_and_run, speculation, verify_and_serialize
+from minisycl.passes.ir import IRError, load_and_run, speculation, verify_and_serialize
 from minisycl.passes.manager import PassContext, PassManager, PassResult
 from minisycl.passes.support import knobs
 from minisycl.passes.support.cli import main
@@ -47,19 +47,12 @@ def outcome(path: str, speculate: bool, verify_each: bool = False):
         return type(err).__name__, str(err)
 
 
-@pytest.fixture(params=["child", "thread"])
-def where(request, monkeypatch):
-    """The check in a forked child, or on the verifier thread (no spare core)."""
-    monkeypatch.setattr(bitcode_worker, "_spare_core", lambda: request.param == "child")
-    return request.param
-
-
-def test_printed_input_is_speculated_on_and_gives_the_same_outputs(tmp_path, where, monkeypatch):
+def test_printed_input_is_speculated_on_and_gives_the_same_outputs(tmp_path, monkeypatch):
     path = tmp_path / "in.ll"
     path.write_text(PRINTED)
     started = []
-    real = speculation.InputCheck.__enter__
-    monkeypatch.setattr(speculation.InputCheck, "__enter__", lambda self: started.append(1) or real(self))
+    real = speculation.InputCheck.pending
+    monkeypatch.setattr(speculation.InputCheck, "pending", lambda self: started.append(1) or real(self))
     fast = outcome(str(path), True)
     assert started, "LLVM's own printing must be speculated on"
     assert fast[0] == "ok" and fast == outcome(str(path), False)
@@ -98,20 +91,17 @@ def mutate(lines: list[str], how: str, at: int) -> list[str]:
 
 
 @FUZZ
-@given(st.lists(st.tuples(MUTATIONS, st.integers(1, len(LINES) - 1)), min_size=0, max_size=3),
-       st.booleans(), st.sampled_from(["child", "thread"]))
-def test_speculation_gives_what_checking_first_gives(tmp_path_factory, edits, verify_each, where):
+@given(st.lists(st.tuples(MUTATIONS, st.integers(1, len(LINES) - 1)), min_size=0, max_size=3), st.booleans())
+def test_speculation_gives_what_checking_first_gives(tmp_path_factory, edits, verify_each):
     lines = LINES
     for how, at in edits:
         lines = mutate(lines, how, min(at, len(lines) - 1))
     path = tmp_path_factory.mktemp("spec") / "in.ll"
     path.write_text("\n".join(lines) + "\n")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(bitcode_worker, "_spare_core", lambda: where == "child")
-        assert outcome(str(path), True, verify_each) == outcome(str(path), False, verify_each)
+    assert outcome(str(path), True, verify_each) == outcome(str(path), False, verify_each)
 
 
-def test_no_llvm_module_is_made_from_an_input_before_its_verdict(tmp_path, where, monkeypatch):
+def test_no_llvm_module_is_made_from_an_input_before_its_verdict(tmp_path, monkeypatch):
     """``--verify-each`` on an input that does not verify: the passes run on it
     (speculatively), but their IR never reaches LLVM on this thread."""
     path = tmp_path / "in.ll"
@@ -126,10 +116,10 @@ def test_no_llvm_module_is_made_from_an_input_before_its_verdict(tmp_path, where
     monkeypatch.setattr(llvm, "parse_assembly", counting)
     got = outcome(str(path), True, verify_each=True)
     assert got[0] == "IRError" and "invalid module: Instruction does not dominate all uses!" in got[1]
-    assert made == []       # (the check itself parses in the child, or on the verifier thread)
+    assert made == []       # (the check itself parses on the verifier thread)
 
 
-def test_work_that_fails_on_an_invalid_input_gives_the_input_error(tmp_path, where):
+def test_work_that_fails_on_an_invalid_input_gives_the_input_error(tmp_path):
     path = tmp_path / "in.ll"
     path.write_text(PRINTED.replace("define ", "define frob ", 1))
 
@@ -140,15 +130,6 @@ def test_work_that_fails_on_an_invalid_input_gives_the_input_error(tmp_path, whe
     path.write_text(PRINTED)
     with pytest.raises(RuntimeError, match="the work's own error"):
         load_and_run(str(path), work)
-
-
-def test_a_child_that_dies_is_one_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(bitcode_worker, "_spare_core", lambda: True)
-    monkeypatch.setattr(speculation, "_child", lambda text, out, errors: (bridge.child_setup(errors), os.abort()))
-    path = tmp_path / "in.ll"
-    path.write_text(PRINTED)
-    with pytest.raises(IRError, match=r"in\.ll: LLVM stopped \(killed by SIGABRT\)"):
-        load_and_run(str(path), lambda module: module)
 
 
 def test_opt_writes_the_same_files_and_errors_either_way(tmp_path, monkeypatch):
@@ -183,7 +164,7 @@ class _Recording:
         return PassResult.ALL
 
 
-def test_speculative_work_stops_at_the_next_pass_once_its_input_failed(tmp_path, where):
+def test_speculative_work_stops_at_the_next_pass_once_its_input_failed(tmp_path):
     path = tmp_path / "in.ll"
     path.write_text(PRINTED.replace("define ", "define frob ", 1))     # LLVM's parser refuses it at once
     ran = []
