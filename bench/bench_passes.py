@@ -192,8 +192,8 @@ def main():
                 print(f"  {scale}x {label:<10} " + ", ".join(f"{k} {v:.3f}s" for k, v in p.items()
                                                         if k not in ("hash", "cpu main", "cpu all")))
     print("CPU time (least of the runs; ratio to the floor's): the main thread's bounds from below what the work takes on "
-          "free cores, where LLVM's check of the input (a forked child, or the verifier thread) and of the host half "
-          "run beside it; all: every thread and child")
+          "free cores, where LLVM checks the input and the host half on the verifier thread beside it (LLVM's calls "
+          "in a row, about 1.85x the floor, bound it too); all: every thread")
     for scale, (fc, main_cpu, all_cpu, one_cpu) in cpus.items():
         print(f"  {scale}x floor {fc:.3f}s; pipelined: main thread {main_cpu:.3f}s ({main_cpu / fc:.2f}), all "
               f"{all_cpu:.3f}s ({all_cpu / fc:.2f}); one thread {one_cpu:.3f}s ({one_cpu / fc:.2f})")
