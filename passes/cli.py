@@ -21,12 +21,17 @@ def _sources_of(diagnostics) -> dict[str, str]:
     return out
 
 
+def _serialized(outputs: list[tuple[str, object]], emit_bc: bool) -> list[tuple[str, object]]:
+    """(path, module) pairs verified by LLVM, as (path, text or bitcode): all or
+    none (an error, and nothing to write, unless every module verifies)."""
+    from .ir import verify_and_serialize
+    return [(path, data) for (path, _), data in zip(outputs, verify_and_serialize([m for _, m in outputs], emit_bc))]
+
+
 def _emit(outputs: list[tuple[str, object]], emit_bc: bool, inputs) -> None:
     """Verify and write (path, module) pairs: all or nothing (nothing is written
     unless all verify, and none is renamed into place unless all were written)."""
-    from .ir import verify_and_serialize
-    write_files([(path, data) for (path, _), data in zip(outputs, verify_and_serialize([m for _, m in outputs], emit_bc))],
-                inputs=inputs)
+    write_files(_serialized(outputs, emit_bc), inputs=inputs)
 
 
 @click.command("link")
@@ -86,7 +91,7 @@ def opt_cmd(input, pipeline, output, host_output, emit_bc, text_output, print_af
     def body():
         from .support import knobs
         from . import get_pass, parse_pipeline, print_pipeline as show
-        from .ir import load
+        from .ir import load_and_run
         from .manager import PassContext, PassManager
         passes = parse_pipeline(pipeline)
         for name in print_after + print_before:
@@ -94,14 +99,23 @@ def opt_cmd(input, pipeline, output, host_output, emit_bc, text_output, print_af
         if print_pipeline:
             click.echo(show(passes))
             return
-        module = load(input)
-        ctx = PassContext(verify_host_in_background=host_output is not None)
         pm = PassManager(passes, verify_each=verify_each or knobs.verify_each(),
                          print_after=("all",) if print_after_all else print_after,
                          print_before=("all",) if print_before_all else print_before)
-        from .support.diagnostics import CompileError
-        try:
+
+        def work(module):
+            """The passes and the outputs' verification: no effect but the result
+            (``load_and_run`` may start it before LLVM's verdict on the input)."""
+            ctx = PassContext(verify_host_in_background=host_output is not None)
             pm.run(module, ctx)
+            outputs = None
+            if ptx_cpu is None and (host_output is None or ctx.host_module is not None):
+                outputs = _serialized(([(host_output, ctx.host_module)] if host_output is not None else [])
+                                      + [(output, module)], emit_bc)
+            return module, ctx, outputs
+        from .support.diagnostics import CompileError
+        try:            # (no speculation where the passes print the IR: that is output)
+            module, ctx, outputs = load_and_run(input, work, speculate=not (pm.print_before or pm.print_after))
         except CompileError as err:
             err.sources.update(_sources_of(err.diagnostics))
             raise
@@ -116,10 +130,7 @@ def opt_cmd(input, pipeline, output, host_output, emit_bc, text_output, print_af
             kernels = [f.name for f in module.functions.values() if f.is_kernel]
             write_files([(output, emit_ptx([module.text()], ptx_cpu, "+ptx80", keep=kernels))], inputs=[input])
             return
-        outputs = [(output, module)]
-        if host_output is not None:
-            if ctx.host_module is None:
-                raise click.UsageError("--host-output needs split-if-device in the pipeline")
-            outputs.insert(0, (host_output, ctx.host_module))
-        _emit(outputs, emit_bc, [input])
+        if outputs is None:
+            raise click.UsageError("--host-output needs split-if-device in the pipeline")
+        write_files(outputs, inputs=[input])
     run_guarded(body)

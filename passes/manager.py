@@ -19,6 +19,7 @@ from typing import Callable, TextIO
 
 from .support.diagnostics import CompileError, DiagnosticSink
 from .ir import Module, gc_paused
+from .ir.speculation import checkpoint
 
 __all__ = ["PassResult", "PassContext", "AnalysisManager", "PassManager", "ANALYSES"]
 
@@ -117,6 +118,7 @@ class PassManager:
     def _run(self, module: Module, ctx: PassContext) -> None:
         am = AnalysisManager(module, ctx)
         for p in self.passes:
+            checkpoint()            # work on an input LLVM has rejected by now stops here (``ir/speculation.py``)
             if self._wants(self.print_before, p):
                 self.dump.write(f"; *** IR Dump Before {p.name} ***\n{module.text()}\n")
             t0 = time.perf_counter()

@@ -10,7 +10,8 @@
   printing, with the facts passes ask for; its entities (``entities``, with
   ``attributes`` and ``call_sites``), whole-entity edits (``edits``) and
   extraction of a part (``extraction``) each in a module of their own.
-* ``loading`` — ``load`` / ``parse_text`` / ``verify_and_serialize`` /
+* ``loading`` — ``load`` (``load_and_run``: work begun while LLVM checks
+  the input, ``speculation``) / ``parse_text`` / ``verify_and_serialize`` /
   ``link``: files and text in, verified text or bitcode out, LLVM's plain
   linker (``passes/link.py`` is the SYCL-aware one over it; the front end's
   multi-source compile uses it as it is).
@@ -21,7 +22,7 @@ whole module each time (``bench/bench_postlink.py`` shows both).
 """
 from .bridge import (IRError, complaint, emit_ptx, host_machine, in_child, module_text, new_context, parse_and_link, parse_assembly, parse_bitcode,
                      retarget, run_optimizer, run_sroa)
-from .loading import (InternalCompilerError, link, load, parse_text, read_untrusted_bitcode, verify_and_serialize,
+from .loading import (InternalCompilerError, link, load, load_and_run, parse_text, read_untrusted_bitcode, verify_and_serialize,
                       verify_generated)
 from .items import build_item
 from .kernel_params import check_signature, ir_signature, kernel_signature
@@ -35,7 +36,7 @@ from .extraction import DifferenceView
 from .module import Module
 from ..support.gc_pause import gc_paused
 
-__all__ = ["Layout", "LayoutError", "build_item", "IRError", "Module", "Function", "Global", "load", "parse_text", "verify_and_serialize",
+__all__ = ["Layout", "LayoutError", "build_item", "IRError", "Module", "Function", "Global", "load", "load_and_run", "parse_text", "verify_and_serialize",
            "link", "verify_generated", "InternalCompilerError", "quote_name", "unquote_name",
            "split_operands", "split_type", "parse_attribute_group", "gc_paused", "DifferenceView", "USED_LISTS",
            "DISCARDABLE_LINKAGES", "indirect_calls", "indirect_call_types", "function_type", "metadata_attachments",

@@ -29,6 +29,7 @@ import re
 import signal
 import struct
 import tempfile
+import threading
 import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -44,7 +45,7 @@ from ..support import knobs
 from ..support.diagnostics import UserError
 
 __all__ = ["IRError", "parse_and_verify", "complaint", "in_background", "parse_assembly", "parse_bitcode",
-           "link_assembly", "verified_bitcode", "close_in_background", "first_line", "BITCODE_MAGIC", "read_bitcode", "inline_and_simplify", "value_types"]
+           "link_assembly", "verified_bitcode", "close_in_background", "first_line", "settled", "await_before_llvm", "BITCODE_MAGIC", "read_bitcode", "inline_and_simplify", "value_types"]
 
 BITCODE_MAGIC = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
 
@@ -105,9 +106,32 @@ def _deepest(line: np.ndarray) -> int:
     return deepest
 
 
+#: per thread: what to wait for before making an LLVM module (``await_before_llvm``)
+_awaited = threading.local()
+
+
+def await_before_llvm(wait):
+    """From now on, this thread calls ``wait()`` before it makes any LLVM
+    module (None: no more); returns what it waited for before.
+    ``speculation.InputCheck`` makes work on an unchecked input wait here for
+    LLVM's verdict (``wait`` raises where the work must stop), so that no IR
+    derived from it reaches LLVM before."""
+    before, _awaited.wait = getattr(_awaited, "wait", None), wait
+    return before
+
+
+def settled() -> None:
+    """The one gate every LLVM module made in this process passes first
+    (``await_before_llvm``)."""
+    wait = getattr(_awaited, "wait", None)
+    if wait is not None:
+        wait()
+
+
 def parse_assembly(text: str) -> llvm.ModuleRef:
     """LLVM's text reader, in a fresh context (``RuntimeError`` on bad text,
     text nested too deeply for it included: ``check_nesting``)."""
+    settled()
     check_nesting(text)
     return llvm.parse_assembly(text, context=llvm.create_context())
 
@@ -115,6 +139,7 @@ def parse_assembly(text: str) -> llvm.ModuleRef:
 def parse_bitcode(data: bytes) -> llvm.ModuleRef:
     """LLVM's bitcode reader, in a fresh context (``RuntimeError`` on bad bitcode).
     Only for bitcode this process wrote: see ``read_bitcode`` for all other."""
+    settled()
     return llvm.parse_bitcode(data, context=llvm.create_context())
 
 
@@ -183,6 +208,7 @@ def link_assembly(texts: list[str], name: str | None = None) -> tuple[llvm.Modul
     first and verify the result.  ``(module, None)`` (named ``name`` when given;
     else LLVM's own module name stays), or ``(None, LLVM's complaint)`` (a bad
     text, a symbol defined twice, a verifier error)."""
+    settled()
     ctx = llvm.create_context()
     try:
         out = llvm.parse_assembly(texts[0], context=ctx)
@@ -228,8 +254,13 @@ def _verifier():
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="minisycl-verify")
 
 
+def _after_fork_in_child() -> None:
+    _verifier.cache_clear()
+    _awaited.wait = None        # (the verdict it would wait for is the parent's to take)
+
+
 if hasattr(os, "register_at_fork"):        # a forked child has no thread: it makes its own
-    os.register_at_fork(after_in_child=_verifier.cache_clear)
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def first_line(err: Exception | str) -> str:
@@ -442,6 +473,7 @@ def parse_and_link(texts: list[str], context) -> llvm.ModuleRef:
     """LLVM's module of ``texts[0]`` with the modules of the other texts linked
     in, all in ``context`` (``RuntimeError`` on bad text or a link conflict).
     Only for text this process made or LLVM printed (``read_bitcode``)."""
+    settled()
     main = llvm.parse_assembly(texts[0], context=context)
     for text in texts[1:]:
         main.link_in(llvm.parse_assembly(text, context=context))

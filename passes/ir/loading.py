@@ -25,8 +25,9 @@ from ..support.inputs import read_input
 from .bridge import (BITCODE_MAGIC, IRError, close_in_background, complaint, first_line, in_background, link_assembly,
                      parse_and_verify, parse_assembly, read_bitcode)
 from .module import Module
+from .speculation import Abandoned, InputCheck, speculating, worth_speculating
 
-__all__ = ["load", "parse_text", "verify_and_serialize", "link", "verify_generated", "InternalCompilerError", "read_untrusted_bitcode", "bitcode_complaint", "text_error",
+__all__ = ["load", "load_and_run", "parse_text", "verify_and_serialize", "link", "verify_generated", "InternalCompilerError", "read_untrusted_bitcode", "bitcode_complaint", "text_error",
            "first_typed_pointer"]
 
 
@@ -139,9 +140,9 @@ def bitcode_complaint(problem: str) -> str:
     return first_line(problem)
 
 
-def load(path: str) -> Module:
-    """Read a ``.ll`` or ``.bc`` file (``-`` is standard input), verify it with
-    LLVM and return it as a ``Module``."""
+def _read(path: str) -> tuple[str, bytes | str]:
+    """``(name, contents)`` of a ``.ll`` or ``.bc`` file (``-``: standard
+    input): bitcode as bytes, text as a str (UTF-8, checked)."""
     try:
         if path == "-":
             data = sys.stdin.buffer.read()
@@ -153,17 +154,75 @@ def load(path: str) -> Module:
     if not data.strip():
         raise IRError(f"{name}: empty file: expected LLVM IR text or bitcode")
     if data[:4] in BITCODE_MAGIC:
-        return read_untrusted_bitcode(data, name)
+        return name, data
     try:
-        text = data.decode("utf-8")
+        return name, data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         col = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
         raise IRError(f"{name}:{line}:{col}: error: not LLVM IR text or bitcode "
                       f"(byte 0x{data[err.start]:02x} is not UTF-8)", located=True) from None
-    mod, ref = parse_text(text, name)
+
+
+def _module_of(name: str, data: bytes | str) -> Module:
+    if isinstance(data, bytes):
+        return read_untrusted_bitcode(data, name)
+    mod, ref = parse_text(data, name)
     close_in_background(ref)
     return mod
+
+
+def load(path: str) -> Module:
+    """Read a ``.ll`` or ``.bc`` file (``-`` is standard input), verify it with
+    LLVM and return it as a ``Module``."""
+    return _module_of(*_read(path))
+
+
+def load_and_run(path: str, work, speculate: bool = True):
+    """``work(load(path))``, where ``work`` may start before LLVM's verdict on
+    the input (``speculation.py``): text that LLVM printed itself is cut as it
+    is while LLVM parses, prints and verifies it beside ``work``.  The result
+    is the same in every way: an invalid input raises its ``IRError`` (whatever
+    ``work`` did or raised meanwhile), ``work``'s errors are raised only for a
+    valid input, and where LLVM's printing turns out to differ from the text
+    ``work`` runs again on it.  So ``work`` must have no effect but its result
+    and its errors (no output, no printing: ``speculate=False`` for such work)."""
+    name, data = _read(path)
+    if isinstance(data, bytes) or not speculate or not worth_speculating(data):
+        return work(_module_of(name, data))
+    check = InputCheck(data)
+    try:
+        done, result = _speculate(check, name, work)
+    finally:
+        check.close()           # (after the work's own LLVM calls: freeing delays none of them)
+    if done:
+        return result
+    verdict = check.result()
+    if verdict.parse_error is not None:
+        raise text_error(name, verdict.parse_error, data)
+    if verdict.verify_problem is not None:
+        raise verifier_error(name, verdict.verify_problem, data)
+    with gc_paused():
+        mod = Module.parse(verdict.printing, name)
+    return work(mod)
+
+
+def _speculate(check: InputCheck, name: str, work) -> tuple[bool, object]:
+    """``work`` on ``check``'s text as given: ``(True, its result)`` where
+    LLVM's verdict confirms it (its error raised, where it raised one), else
+    ``(False, None)``."""
+    try:
+        with gc_paused():
+            mod = Module.parse(check.text, name)
+        with speculating(check):
+            result = work(mod)
+    except Abandoned:
+        return False, None
+    except Exception:       # noqa: BLE001 - the work's error stands only for a valid input
+        if check.result().confirms:
+            raise
+        return False, None
+    return check.result().confirms, result
 
 
 def verify_and_serialize(modules: list[Module], bitcode: bool = False) -> list:
@@ -172,8 +231,13 @@ def verify_and_serialize(modules: list[Module], bitcode: bool = False) -> list:
     if bitcode:
         return [m.bitcode() for m in modules]
     texts = [m.text() for m in modules]
-    for m, t in zip(modules, texts):
-        close_in_background(m.verify(t))
+    refs = []
+    try:
+        for m, t in zip(modules, texts):
+            refs.append(m.verify(t))
+    finally:
+        for ref in refs:        # after all: freeing one module delays no other's verification
+            close_in_background(ref)
     return texts
 
 

@@ -21,7 +21,8 @@ VARIABLES: dict[str, str] = {
     "XDG_CACHE_HOME": "the base of the default `MINISYCL_CACHE_DIR`",
     "MINISYCL_VERIFY_EACH": "`1`: verify the IR with LLVM after every pass (the test suite sets it)",
     "MINISYCL_VERIFY_THREADS": "`1`: the IR tools hand LLVM all their work on the calling thread "
-                               "(default 2: LLVM verifies on a second thread while Python goes on)",
+                               "(default 2: LLVM verifies on a second thread while Python goes on, and `opt` begins its "
+                               "passes on LLVM's own printing before LLVM's verdict on it)",
     "MINISYCL_DEVICE_CONFIGS": "a folder of device-config YAML files used instead of the packaged "
                                "`device_configs/` (targets and runtime devices alike)",
     "MINISYCL_CUDA_LIBDEVICE": "the path of CUDA's `libdevice.10.bc` for GPU math (`off`: never use it); "
