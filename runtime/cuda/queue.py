@@ -257,8 +257,10 @@ class _Launch:
 
 
 class _NoLaunch:
-    """What a queue's ``_hot`` is before its first fast launch: the plan of no kernel."""
-    kernel = None
+    """What a queue's ``_hot`` is before its first fast launch: the plan of no kernel
+    (``kernel`` is no object a caller can pass, ``None`` included; no last launch)."""
+    kernel = object()
+    last = None
 
 
 _new = object.__new__

@@ -252,3 +252,24 @@ def test_a_launch_is_counted_on_the_stream_only_once_it_is_there(gpu, monkeypatc
     q.parallel_for(add, sycl.range(4), p, 7)        # a range object: the checked path
     assert seen == [before, before + 1, before + 2] and q._seq == before + 3
     q.wait()
+
+
+@pytest.mark.parametrize("not_a_kernel", [None, "add", 42, print])
+@pytest.mark.parametrize("warm", [False, True])
+def test_a_non_kernel_is_invalid_on_the_fast_path(gpu, not_a_kernel, warm):
+    """What is not a kernel, given to a fresh queue's fast path (its last launch is
+    none) or to one that has launched: ``errc::invalid``, and no launch.  On the
+    H200, ``None`` on a fresh queue matched the empty last launch and raised
+    ``AttributeError``."""
+    fake, dev, prog = gpu
+    if warm:
+        q, p = _warmed(dev, prog)
+    else:
+        q = sycl.queue(dev, in_order=True)
+        p = sycl.malloc_device(4, np.int32, q)
+    fake.calls.clear()
+    for launch in (lambda: q.single_task(not_a_kernel, p), lambda: q.parallel_for(not_a_kernel, 4, p, 1)):
+        with pytest.raises(sycl.exception) as info:
+            launch()
+        assert info.value.code() == sycl.errc.invalid and "expected a kernel" in str(info.value)
+    assert "cuLaunchKernelEx" not in fake.calls
