@@ -197,7 +197,7 @@ def internalize(part: Module, keep: set[str]) -> list[str]:
 
     def stays_external(name):
         fn = part.functions.get(name)
-        return fn is None or name in keep or fn.linkage not in _INTERNALIZABLE or " dllexport " in fn.header
+        return fn is None or fn.linkage not in _INTERNALIZABLE or name in keep or " dllexport " in fn.header
     external_comdats = {k for n, k in comdat_of.items() if stays_external(n)}
     done = []
     for name, fn in list(part.functions.items()):
