@@ -27,6 +27,7 @@ from minisycl.passes.ir.entities import _PLAIN_WORDS, Function, _plain_words
 from minisycl.passes.ir.lexer import split_operands, tokens
 from minisycl.passes.support import knobs
 from minisycl.postlink import split_module, write_outputs
+from minisycl.postlink.grouping import group_key
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
 from gen_ir import generate_device_module  # noqa: E402
@@ -110,3 +111,20 @@ def test_a_declaration_reads_the_header_as_the_scanner_does(words, ret):
     from minisycl.passes.ir.call_sites import _type_start
     slow_fn._parsed()._ret_start = _type_start(slow_fn._parsed()._prefix, len(slow_fn._parsed()._prefix) - 1)
     assert fast == _declaration_of(slow_fn).header
+
+
+class _Attached(dict):
+    """No attachment, but read as a function that has some (``group_key``'s general path)."""
+
+    def __bool__(self):
+        return True
+
+
+def test_a_source_key_without_attachments_is_the_general_key():
+    module = Module.parse(str(llvm.parse_assembly(generate_device_module(40, sets=2))), "gen.ll")
+    plain = [name for name, fn in module.functions.items() if fn.is_kernel and not fn.metadata]
+    assert plain
+    for name in plain:
+        fast = group_key(module, name)
+        module.functions[name]._md = _Attached()
+        assert group_key(module, name) == fast
