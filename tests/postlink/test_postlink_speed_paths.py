@@ -13,7 +13,6 @@
 
 ``MINISYCL_FUZZ_EXAMPLES=N`` runs N generated cases (default 300).
 """
-import hashlib
 import os
 import sys
 
@@ -30,6 +29,7 @@ from minisycl.postlink import split_module, write_outputs
 from minisycl.postlink.grouping import group_key
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+from bench_postlink import outputs_hash  # noqa: E402  (the bench's hash of a run's outputs)
 from gen_ir import generate_device_module  # noqa: E402
 
 FUZZ = settings(max_examples=knobs.fuzz_examples(300), deadline=None, database=None,
@@ -38,15 +38,6 @@ FUZZ = settings(max_examples=knobs.fuzz_examples(300), deadline=None, database=N
 #: (kernels, split mode) -> the outputs' hash, as c63d976 (before this work) wrote them
 PINNED_LLVM = (22, 1, 0)
 PINNED = {(40, "kernel"): "ce2ed2e9c5423250", (40, "source"): "fe47cea8f1cd6ecd"}
-
-
-def _outputs_hash(folder: str) -> str:
-    h = hashlib.sha256()
-    for name in sorted(os.listdir(folder)):
-        h.update(name.encode() + b"\0")
-        with open(os.path.join(folder, name), "rb") as fh:
-            h.update(fh.read().replace(folder.encode(), b"<out>") + b"\0")
-    return h.hexdigest()[:16]
 
 
 @pytest.mark.parametrize("kernels, mode", sorted(PINNED))
@@ -58,7 +49,7 @@ def test_the_bench_modules_images_are_byte_for_byte_as_before(tmp_path, kernels,
     module = Module.parse(str(llvm.parse_assembly(text)), "gen.ll")
     images = split_module(module, mode=mode, serialize=serialize)
     write_outputs(images, str(tmp_path / "out.table"), properties=True, symbols=True)
-    assert _outputs_hash(str(tmp_path)) == PINNED[(kernels, mode)]
+    assert outputs_hash(str(tmp_path)) == PINNED[(kernels, mode)]
 
 
 WORDS = st.sampled_from(["define", "internal", "spir_func", "void", "i32", "8", "0", "0x1F", "-1", "1e5", "1.5",
