@@ -249,12 +249,16 @@ def used_aspects(module: Module, names=None) -> list[int]:
     sorted, without upstream's internal negative values (project decision
     §8.2).  What this pass wrote, as the post-link step reads it for device
     requirements and for choosing images."""
-    out: set[int] = set()
+    refs: set[str] = set()              # (functions share nodes: each read once)
     for name in names if names is not None else module.functions:
         md = module.functions[name].metadata
-        for kind in (SYCL_USED_ASPECTS, SYCL_DECLARED_ASPECTS):
-            if kind in md:
-                out.update(v for v in module.metadata_ints(md[kind]) if v >= 0)
+        if md:
+            for kind in (SYCL_USED_ASPECTS, SYCL_DECLARED_ASPECTS):
+                if kind in md:
+                    refs.add(md[kind])
+    out: set[int] = set()
+    for ref in refs:
+        out.update(v for v in module.metadata_ints(ref) if v >= 0)
     return sorted(out)
 
 

@@ -67,6 +67,8 @@ def group_key(module: Module, name: str) -> str:
     parts = [attrs.get(SYCL_MODULE_ID) or "", attrs.get(INDIRECTLY_CALLABLE) or "",
              attrs.get(SYCL_REGISTER_ALLOC_MODE) or "", attrs.get(SYCL_GRF_SIZE) or ""]
     key = "".join(p + "-" for p in parts)
+    if not fn.metadata:                     # (most entry points: no attachment, every part empty)
+        return key + "----" + (attrs.get(SYCL_OPTLEVEL) or "") + "---"
     aspects = sorted(_md_values(module, fn, SYCL_USED_ASPECTS))
     key += "".join(f"-{a}" for a in aspects) + "-"
     for kind in (REQD_WORK_GROUP_SIZE, WORK_GROUP_NUM_DIM, INTEL_REQD_SUB_GROUP_SIZE):

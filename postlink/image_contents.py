@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..passes.ir import DISCARDABLE_LINKAGES, DifferenceView, Module, function_type, indirect_call_types
+from ..passes.ir import DISCARDABLE_LINKAGES, USED_LISTS, DifferenceView, Module, function_type, indirect_call_types
 from .device_globals import trim_compiler_used
 from .outlining import outlined_elsewhere
 from ..passes.support.ir_contract import DEVICE_GLOBAL_SIZE, REFERENCED_INDIRECTLY
@@ -97,7 +97,8 @@ def image_module(ctx: SplitContext, key: str, members: list[str], stub, copier: 
             names = [n for n in names if n in live]
     part = module.extract(names + (["llvm.compiler.used"] if ctx.compiler_used else []), declare=outlined,
                           stub=stub, name=key)
-    part.filter_used_lists(DifferenceView(part.globals.keys() | part.functions.keys(), ctx.device_globals))
+    if any(used in part.globals for used in USED_LISTS):     # (most images have neither list)
+        part.filter_used_lists(DifferenceView(part.globals.keys() | part.functions.keys(), ctx.device_globals))
     return part
 
 
@@ -196,7 +197,7 @@ def internalize(part: Module, keep: set[str]) -> list[str]:
 
     def stays_external(name):
         fn = part.functions.get(name)
-        return fn is None or name in keep or fn.linkage not in _INTERNALIZABLE or " dllexport " in fn.header
+        return fn is None or fn.linkage not in _INTERNALIZABLE or name in keep or " dllexport " in fn.header
     external_comdats = {k for n, k in comdat_of.items() if stays_external(n)}
     done = []
     for name, fn in list(part.functions.items()):

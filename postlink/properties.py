@@ -50,8 +50,10 @@ def device_requirements(module: Module, entries: list[str], keep_wg_size: bool =
     """The ``SYCL/device requirements`` values (key → int or raw bytes), keys sorted."""
     reqs: dict = {"aspects": u32_array(used_aspects(module))}
     fixed, wg, sg, dims = set(), None, None, None
-    for name, fn in module.functions.items():
+    for fn in module.functions.values():
         md = fn.metadata
+        if not md:                          # (most functions have no attachment)
+            continue
         if SYCL_FIXED_TARGETS in md:
             fixed.update(module.metadata_ints(md[SYCL_FIXED_TARGETS]))
         if wg is None and REQD_WORK_GROUP_SIZE in md:
@@ -85,9 +87,10 @@ def joint_matrix_requirements(module: Module) -> dict[str, bytes]:
     module order, the last non-empty one (the split puts kernels with other
     strings in other images); a byte-array string."""
     out = {}
+    attached = [fn for fn in module.functions.values() if fn.metadata]    # one look at each function
     for kind, key in JOINT_MATRIX_KEYS:
         value = b""
-        for fn in module.functions.values():
+        for fn in attached:
             if kind in fn.metadata:
                 ops = module.function_metadata(fn, kind) or []
                 text = string_bytes(ops[0][1:]) if ops and ops[0].startswith('!"') else b""
@@ -134,17 +137,22 @@ def _sets(values) -> str:
 def virtual_function_properties(module: Module, vf_keys: str = "design") -> dict:
     """``SYCL/virtual functions`` of an image: the set an outlined image holds,
     or the sets its kernels call and create objects of."""
+    held = module.functions_with(INDIRECTLY_CALLABLE)
+    calling = module.functions_with(CALLS_INDIRECTLY)
+    creating = module.functions_with(CREATES_VIRTUAL_FUNCTIONS) if vf_keys != "upstream" else {}
+    if not (held or calling or creating):   # (most images: none of the three)
+        return {}
     defined = {n for n, f in module.functions.items() if not f.is_declaration}
-    for name, s in module.functions_with(INDIRECTLY_CALLABLE).items():
+    for name, s in held.items():
         if name in defined:
             return {VF_SET_KEY: string_value(s)}
-    calls = _sets(v for n, v in module.functions_with(CALLS_INDIRECTLY).items() if n in defined)
+    calls = _sets(v for n, v in calling.items() if n in defined)
     out = {}
     if vf_keys == "upstream":
         if calls:
             out[USES_VF_SET_KEY] = string_value(calls)
         return out
-    creates = _sets(v for n, v in module.functions_with(CREATES_VIRTUAL_FUNCTIONS).items() if n in defined)
+    creates = _sets(v for n, v in creating.items() if n in defined)
     if calls:
         out[CALLS_VF_SET_KEY] = string_value(calls)
     if creates:

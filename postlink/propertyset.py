@@ -10,6 +10,7 @@ RFC 4648 base64.
 from __future__ import annotations
 
 import binascii
+import functools
 import re
 import struct
 
@@ -37,6 +38,19 @@ class PropertyError(UserError):
 def encode_base64(data: bytes) -> str:
     """LLVM's ``Base64::encode``: the bytes as one little-endian number, six bits
     per character from the lowest, no padding."""
+    if len(data) <= 64:
+        return _encoded_small(bytes(data))
+    return _encoded(data)
+
+
+@functools.lru_cache(maxsize=4096)
+def _encoded_small(data: bytes) -> str:
+    """``encode_base64`` of a small value, remembered: the same few values (an
+    aspect list, a set name) recur in the ``.prop`` file of nearly every image."""
+    return _encoded(data)
+
+
+def _encoded(data: bytes) -> str:
     pad = -len(data) % 3                # zero bytes above the value: characters dropped below
     text = binascii.b2a_base64(bytes(reversed(data + b"\0" * pad)), newline=False).decode("ascii")
     return text[::-1][:(len(data) * 8 + 5) // 6]

@@ -8,6 +8,7 @@ new entities (a declaration of a definition, a stubbed body, a trimmed
 """
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from .attributes import _ATTR_SPAN, _kept, _render_attributes, attachment_pairs, without_attachments
@@ -291,8 +292,8 @@ def _declaration_of(ent):
     first = 2 if len(toks) > 2 and toks[1][0] in _LINKAGES and toks[1][0] != "extern_weak" else 1
     pre = header[toks[first][1]:toks[h.ret_start][1]] if first < h.ret_start else ""
     tail = header[h.params_end:]
-    parts = ent.tail_parts()
-    for key in ("comdat", "prefix", "prologue", "personality"):    # what only a body may have
+    parts = ent.tail_parts() if any(k in tail for k in _BODY_ONLY) else {}
+    for key in _BODY_ONLY:                  # what only a body may have
         if key in parts:
             s_, e_ = parts[key]
             tail = tail.replace(header[s_:e_], "", 1)
@@ -304,12 +305,21 @@ def _declaration_of(ent):
     return Function(ent.name, text, None)
 
 
+#: the clauses of a function header that only a definition may have
+_BODY_ONLY = ("comdat", "prefix", "prologue", "personality")
+#: a parameter of plain words and its name (``ptr noundef %p``): the name is its last token
+_PLAIN_PARAM = re.compile(r'(?:[a-z_][a-z0-9_]* )+%[-a-zA-Z$._0-9]+')
+
+
 def _unnamed(params: str) -> str:
     """A parameter list without parameter names, as LLVM prints a declaration's."""
     if "%" not in params:
         return params
     out = []
     for p in split_operands(params[1:-1]):
+        if _PLAIN_PARAM.fullmatch(p):
+            out.append(p[:p.rindex(" %")])
+            continue
         toks = tokens(p)
         if len(toks) > 1 and toks[-1][0][0] == "%":
             p = p[:toks[-1][1]].rstrip()

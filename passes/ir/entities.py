@@ -75,6 +75,20 @@ def _closing_paren(text: str, open_at: int) -> int:
     raise IRError(f"unbalanced parentheses in: {text[:80]}")
 
 
+#: words that are one token each, a space after each (``define internal spir_func void ``,
+#: most headers up to the name): ``lexer.tokens`` would read each word as one token
+_PLAIN_WORDS = re.compile(r'(?:(?:[a-z_][a-z0-9_]*|[0-9]+) )+')
+
+
+def _plain_words(text: str) -> list:
+    """``tokens(text)`` of a text ``_PLAIN_WORDS`` matches, without the scanner."""
+    out, at = [], 0
+    for word in text.split(" ")[:-1]:
+        out.append((word, at, at + len(word)))
+        at += len(word) + 1
+    return out
+
+
 class _Header:
     """Where a function header's parts are (see ``Function``): the name token,
     the end of the parameter list, and the tokens before the name."""
@@ -98,7 +112,8 @@ class _Header:
     def prefix(self) -> list:
         """The tokens before the name."""
         if self._prefix is None:
-            self._prefix = tokens(self._header[:self.name_start])
+            head = self._header[:self.name_start]
+            self._prefix = _plain_words(head) if _PLAIN_WORDS.fullmatch(head) else tokens(head)
             self._ret_start = _type_start(self._prefix, len(self._prefix) - 1)
         return self._prefix
 

@@ -96,19 +96,16 @@ class Extraction:
         #    level: a declaration mentions nothing)
         chosen = self._chosen(names, declare, stub)
         blob, closed = self._keep_addressed(chosen, stub, closed)
+        in_blob = len(chosen)               # (what is added below is new declarations, in order)
         if not closed:
             for n, ent in list(chosen.items()):
                 if n not in USED_LISTS:
                     self._declare_missing(ent.refs(), chosen)
         # metadata the part uses, and declarations of the values it names
         nodes = self._metadata_nodes(blob)
-        before = len(chosen)
         facts = self._md_facts
         self._declare_missing([r for n in nodes for r in facts[n][1]], chosen)
-        if closed and len(chosen) == before:
-            declared = ()
-        else:
-            declared = [e for e in chosen.values() if e.is_declaration]
+        declared = list(chosen.values())[in_blob:]     # the declarations not in ``blob`` yet
         # 2. keep module order (sorting the part, not walking the whole module)
         out = self._in_order(chosen)
         out.name = name or self.name

@@ -135,7 +135,7 @@ class Module(Extraction, Edits):
     def text(self) -> str:
         """This module's IR text: entities in LLVM's order and layout, the
         numbers of attribute groups and metadata nodes as they are (not compacted)."""
-        variables = "".join(g.line + "\n" for g in self.globals.values())
+        variables = "\n".join([g.line for g in self.globals.values()]) + "\n" if self.globals else ""
         functions = _functions_text(self.functions.values())
         after = ""
         if names_equivalents(variables) or names_equivalents(functions):     # LLVM's order would not parse back
@@ -143,18 +143,19 @@ class Module(Extraction, Edits):
             variables = "".join(g.line + "\n" for g in before)
             functions = _functions_text(fns)
             after = "".join(g.line + "\n" for g in moved)
-        sections = [
-            "".join(line + "\n" for line in self.header),
-            "".join(line + "\n" for line in self.types.values()),
-            "\n".join(line + "\n" for line in self.comdats.values()),
+        metadata = self.metadata
+        sections = [                        # (each line and its newline in one join: no string per line)
+            "\n".join(self.header) + "\n" if self.header else "",
+            "\n".join(self.types.values()) + "\n" if self.types else "",
+            "\n\n".join(self.comdats.values()) + "\n" if self.comdats else "",
             variables,
             functions,
             after,
-            "".join(f"attributes #{n} = {{ {a} }}\n" for n, a in self.attribute_groups.items()),
-            "".join(line + "\n" for line in self.named_metadata.values()),
-            "".join(self.metadata[n] + "\n" for n in sorted(self.metadata)),
+            "".join([f"attributes #{n} = {{ {a} }}\n" for n, a in self.attribute_groups.items()]),
+            "\n".join(self.named_metadata.values()) + "\n" if self.named_metadata else "",
+            "\n".join([metadata[n] for n in sorted(metadata)]) + "\n" if metadata else "",
         ]
-        return "\n".join(s for s in sections if s)
+        return "\n".join([s for s in sections if s])
 
     __str__ = text
 

@@ -169,11 +169,13 @@ def _identity(path, folders: dict[str, str]) -> object | None:
     if path == "-":
         return None
     try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return ("path", _real_path(path, folders)[0])
+        st = _probe(path, folders)
+    except NotADirectoryError:
+        st = None
     except (OSError, ValueError):
         return None                         # unreadable: ``destination`` reports it when written
+    if st is None:
+        return ("path", _real_path(path, folders)[0])
     return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
 
 
@@ -201,12 +203,11 @@ def destination(path: str, folders: dict[str, str] | None = None) -> str | None:
     the folders already resolved by this caller (folder -> its real path)."""
     if path == "-":
         return None
-    try:
-        st = os.stat(path)                      # follows links
-    except FileNotFoundError:
+    st = _probe(path, folders)                  # follows links
+    if st is None:
         target, known = _real_path(path, folders)   # a new file, or a dangling link's target
         if not known and not os.path.isdir(os.path.dirname(target)):
-            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path) from None
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
         return target
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
@@ -217,12 +218,42 @@ def destination(path: str, folders: dict[str, str] | None = None) -> str | None:
 
 class _Folders(dict):
     """Folder as given -> its real path (an existing folder), and, in
-    ``paths``, what ``_real_path`` found for each path (``write_files`` asks
-    twice: the output check, then the destination)."""
+    ``paths``, what ``_real_path`` found for each path, in ``probes`` what
+    ``_probe`` found (``write_files`` asks twice: the output check, then the
+    destination)."""
 
     def __init__(self):
         super().__init__()
         self.paths: dict[str, tuple[str, bool]] = {}
+        self.probes: dict[str, os.stat_result | None] = {}
+
+
+def _probe(path: str, folders) -> os.stat_result | None:
+    """``os.stat(path)`` (links followed), or None where that finds no file
+    (nothing there, or a dangling link); other errors raised.  With
+    ``_Folders``, asked once per path, and a path where nothing is at all
+    (the common case: a new output) costs one ``lstat``, which also tells
+    ``_real_path`` that no link is there."""
+    probes = getattr(folders, "probes", None)
+    if probes is None:
+        try:
+            return os.stat(path)
+        except FileNotFoundError:
+            return None
+    if path in probes:
+        return probes[path]
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        probes[path] = None
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return None                     # a dangling link (not memoized: it is a link)
+    probes[path] = st
+    return st
 
 
 def _real_path(path: str, folders: dict[str, str] | None) -> tuple[str, bool]:
@@ -234,7 +265,8 @@ def _real_path(path: str, folders: dict[str, str] | None) -> tuple[str, bool]:
     if memo is not None and path in memo:
         return memo[path]
     head, tail = os.path.split(path)
-    if folders is not None and head in folders and tail not in ("", ".", "..") and not os.path.islink(path):
+    if folders is not None and head in folders and tail not in ("", ".", "..") and \
+            (getattr(folders, "probes", {}).get(path, 0) is None or not os.path.islink(path)):   # (nothing there)
         found = os.path.join(folders[head], tail), True
     else:
         target = os.path.realpath(path)
