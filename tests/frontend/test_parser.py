@@ -100,3 +100,19 @@ def test_props_open_only_at_two_adjacent_brackets(text, props):
     kinds = [t[0] for t in tokenize(text, "t.ksl", DiagnosticSink())]
     assert ("_PROPS" in kinds) == props
     assert kinds.count("_LSQB") == (1 if props else 2)
+
+
+def test_operators_take_the_longest_punctuator():
+    """The lexer's hand-grouped operator pattern (``lexer._OP_RE``) takes, at every
+    string of up to three punctuation characters, the longest ``PUNCT`` it starts with."""
+    import itertools
+    import re
+
+    from minisycl.frontend.lexer import PUNCT, _OP_RE
+    ops = re.compile(_OP_RE)
+    chars = sorted({c for p in PUNCT for c in p if c not in "/."})
+    for n in (1, 2, 3):
+        for text in map("".join, itertools.product(chars, repeat=n)):
+            longest = max((p for p in PUNCT if text.startswith(p) and p[0] not in "/."), key=len, default=None)
+            m = ops.match(text)
+            assert (m.group() if m else None) == longest, text
