@@ -62,6 +62,13 @@ class Descent:
         self.i += 1
         return tok
 
+    def parenthesised(self):
+        """``( expr )``: the expression."""
+        self.expect("_LPAR")
+        e = self.expr()
+        self.expect("_RPAR")
+        return e
+
     def type_starts(self) -> bool:
         t, i = self.t, self.i
         kind = t[i][0]
@@ -299,9 +306,7 @@ class Descent:
             return self.local_decl()
         if kind == "IF":
             self.i += 1
-            self.expect("_LPAR")
-            cond = self.expr()
-            self.expect("_RPAR")
+            cond = self.parenthesised()
             then = self.stmt()
             other = None
             if t[self.i][0] == "_ELSE":
@@ -330,17 +335,13 @@ class Descent:
             return b.return_stmt([tok, value])
         if kind == "WHILE":
             self.i += 1
-            self.expect("_LPAR")
-            cond = self.expr()
-            self.expect("_RPAR")
+            cond = self.parenthesised()
             return b.while_stmt([tok, cond, self.stmt()])
         if kind == "_DO":
             self.i += 1
             body = self.stmt()
             kw = self.expect("WHILE")
-            self.expect("_LPAR")
-            cond = self.expr()
-            self.expect("_RPAR")
+            cond = self.parenthesised()
             self.expect("_SEMI")
             return b.do_stmt([body, kw, cond])
         if kind == "BREAK" or kind == "CONTINUE":
@@ -480,9 +481,7 @@ class Descent:
             return b.sizeof_expr([tok, e])
         if kind == "NEW":
             self.i += 1
-            self.expect("_LPAR")
-            count = self.expr()
-            self.expect("_RPAR")
+            count = self.parenthesised()
             cls = self.expect("TYPE_NAME")
             args = None
             if t[self.i][0] == "_LPAR":
@@ -507,9 +506,8 @@ class Descent:
             self.expect("_SCOPE")
             return self.b.scoped([tok, self.expect("NAME")])
         if kind == "_LPAR":
-            e = self.expr()
-            self.expect("_RPAR")
-            return e
+            self.i -= 1
+            return self.parenthesised()
         raise Fallback
 
     def postfix(self, e):

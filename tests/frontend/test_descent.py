@@ -168,17 +168,20 @@ def derivations():
     return Derivations()
 
 
-def mutate(tokens: list, rng: random.Random) -> list:
+def mutate(tokens: list, rng: random.Random, vocabulary: list | None = None) -> list:
+    """``tokens`` with one deleted, doubled or replaced (by one of ``vocabulary``,
+    default ``tokens``): the mutations ``test_parser.py`` and this file make."""
     tokens = list(tokens)
+    vocabulary = tokens if vocabulary is None else vocabulary
     i = rng.randrange(len(tokens))
     how = rng.randrange(3)
     if how == 0 and len(tokens) > 1:
         del tokens[i]
     elif how == 1:
-        tokens.insert(i, rng.choice(tokens))
+        tokens.insert(i, rng.choice(vocabulary))
     else:
-        tokens[i] = rng.choice(tokens)
-    return [(k, v, 1, 2 * j + 1) for j, (k, v, _, _) in enumerate(tokens)]
+        tokens[i] = rng.choice(vocabulary)
+    return tokens
 
 
 def test_derived_programs_take_every_way(derivations):

@@ -17,6 +17,8 @@ from minisycl.frontend import parser as P
 from minisycl.passes.support.diagnostics import DiagnosticSink
 from minisycl.frontend.lexer import split_top_level, tokenize
 
+from test_descent import mutate     # one token deleted, doubled or replaced
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted(ROOT.glob("tests/lit/**/*.ksl")) + sorted(ROOT.glob("examples/*.ksl"))
 
@@ -76,15 +78,7 @@ def test_same_errors_as_lark_on_mutations(parsers):
     tokens = [t for path in SOURCES for t in tokenize(path.read_text(), "t.ksl", DiagnosticSink())]
     errors = 0
     for _ in range(400):
-        chunk = list(rng.choice(chunks_of(rng.choice(SOURCES).read_text())))
-        i = rng.randrange(len(chunk))
-        what = rng.randrange(3)
-        if what == 0 and len(chunk) > 1:
-            del chunk[i]
-        elif what == 1:
-            chunk.insert(i, rng.choice(tokens))
-        else:
-            chunk[i] = rng.choice(tokens)
+        chunk = mutate(rng.choice(chunks_of(rng.choice(SOURCES).read_text())), rng, tokens)
         theirs, ours = both(parsers, chunk)
         assert ours == theirs
         errors += theirs[0] == "error"
