@@ -2,8 +2,8 @@
 
 ``grammar.lark`` stays the language's definition and Lark's LALR(1) tables
 (``parser._run``) its reference parser.  This module follows the same rules
-by hand for the declarations most sources are made of -- functions, kernels
-and variables, their statements and expressions -- because walking the tables
+by hand for the declarations sources are made of -- functions, kernels,
+variables and classes, their statements and expressions -- because walking the tables
 (a dictionary per token, a goto per reduction, a list per reduced rule) was
 most of the parse.  Each rule here calls the ``parser._Builder`` method the
 LALR loop calls for it, with the children Lark's tree-shaping gives that
@@ -13,8 +13,8 @@ It accepts only what the grammar derives, choosing between alternatives by
 the next token or two, as the LALR automaton does; the grammar is unambiguous
 (its two shift/reduce conflicts, the dangling ``else`` and a class's trailing
 ``;``, are resolved greedily by both), so a declaration this path accepts has
-the one tree the tables build.  Anything else -- a syntax error, a class
-definition, a rare form left out here, nesting deeper than Python's recursion
+the one tree the tables build.  Anything else -- a syntax error, a rare form
+left out here (a file-scope ``T x(args);``), nesting deeper than Python's recursion
 limit -- raises ``Fallback``, and ``parser.parse`` hands the declaration to the
 LALR loop, which builds it or says what is wrong exactly as before.
 ``tests/frontend/test_descent.py`` checks that both paths give one tree on
@@ -99,6 +99,8 @@ class Descent:
             specs.append(t[self.i])
             self.i += 1
             kind = t[self.i][0]
+        if kind == "CLASS" and not specs:
+            return self.class_def()
         specs = self.b.specs(specs)
         if kind == "KERNEL":
             kw = t[self.i]
@@ -106,7 +108,12 @@ class Descent:
             name = self.expect("NAME")
             return self.b.kernel([specs, kw, name, *self.params(), *self.props_opt(), self.body()])
         if not self.type_starts():
-            raise Fallback                      # a class definition, or no declaration at all
+            raise Fallback                      # no declaration at all
+        return self.function_or_variable(specs)
+
+    def function_or_variable(self, specs):
+        """``function`` or ``var_decl`` after their ``specs``."""
+        t = self.t
         ty = self.type()
         name = self.expect("NAME")
         if t[self.i][0] == "_LPAR":
@@ -126,6 +133,52 @@ class Descent:
             decls.append(self.declarator(self.expect("NAME")))
         self.expect("_SEMI")
         return self.b.var_decl(decls)
+
+    def class_def(self):
+        t = self.t
+        c = [t[self.i], None]
+        self.i += 1
+        c[1] = self.expect("TYPE_NAME")
+        if t[self.i][0] == "_COLON":            # base_clause
+            self.i += 1
+            base = [t[self.i]] if t[self.i][0] == "PUBLIC" else []
+            self.i += len(base)
+            base.append(self.expect("TYPE_NAME"))
+            c.append(self.b.base_clause(base))
+        self.expect("_LBRACE")
+        while t[self.i][0] != "RBRACE":
+            c.append(self.member())
+        c.append(t[self.i])
+        self.i += 1
+        if t[self.i][0] == "_SEMI":
+            self.i += 1
+        return self.b.class_def(c)
+
+    def member(self):
+        t = self.t
+        tok = t[self.i]
+        if tok[0] == "PUBLIC" or tok[0] == "ACCESS":
+            self.i += 1
+            self.expect("_COLON")
+            return self.b.access_label([tok])
+        specs = []
+        while t[self.i][0] == "SPEC":
+            specs.append(t[self.i])
+            self.i += 1
+        specs = self.b.specs(specs)
+        tok = t[self.i]
+        if tok[0] == "TILDE":
+            self.i += 1
+            name = self.expect("TYPE_NAME")
+            self.expect("_LPAR")
+            self.expect("_RPAR")
+            return self.b.dtor([specs, tok, name, self.body()])
+        if tok[0] == "TYPE_NAME" and t[self.i + 1][0] == "_LPAR":
+            self.i += 1
+            return self.b.ctor([specs, tok, *self.params(), *self.props_opt(), self.body()])
+        if not self.type_starts():
+            raise Fallback
+        return self.function_or_variable(specs)
 
     def params(self) -> list:
         """``( params )``, as the one child ``params`` gives."""

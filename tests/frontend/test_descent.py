@@ -76,14 +76,15 @@ def chunks_of(text: str):
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_same_tree_on_sources(path):
     outcomes = [agree(chunk) for chunk in chunks_of(path.read_text(errors="replace"))]
-    assert "same" in outcomes or not outcomes or "CLASS" in path.read_text() or "error" in outcomes
+    assert "same" in outcomes or "error" in outcomes or not outcomes, outcomes
 
 
-def test_fast_path_takes_the_common_declarations():
-    """Functions, kernels and variables go the fast way (else it would speed nothing up)."""
-    src = (ROOT / "tests/frontend/corpus/bench.ksl").read_text()
+@pytest.mark.parametrize("name", ["bench", "builtins"])
+def test_fast_path_takes_the_common_declarations(name):
+    """Functions, kernels, variables and classes go the fast way (else it would speed nothing up)."""
+    src = (ROOT / f"tests/frontend/corpus/{name}.ksl").read_text()
     outcomes = [agree(chunk) for chunk in chunks_of(src)]
-    assert outcomes.count("same") >= len(outcomes) - 2, outcomes
+    assert outcomes.count("same") == len(outcomes), outcomes
 
 
 # -- programs derived from the grammar --------------------------------------------------------
@@ -188,10 +189,10 @@ def test_derived_programs_take_every_way(derivations):
     """The derivations reach every rule the fast path has, and it agrees on them all."""
     rng = random.Random(11)
     seen = {"same": 0, "fallback": 0, "error": 0}
-    for _ in range(400):
-        for chunk in split_top_level(derivations.tokens(rng)):
+    for _ in range(150):
+        for chunk in split_top_level(derivations.tokens(rng, 6)):
             seen[agree(chunk)] += 1
-    assert seen["same"] > 200, seen
+    assert seen["same"] > 100, seen
 
 
 def test_near_misses_fall_back(derivations):
@@ -199,14 +200,14 @@ def test_near_misses_fall_back(derivations):
     fast path must leave every one of those to the tables."""
     rng = random.Random(5)
     seen = {"same": 0, "fallback": 0, "error": 0}
-    for _ in range(1500):
-        for chunk in split_top_level(derivations.tokens(rng, 8, swap=0.05)):
+    for _ in range(400):
+        for chunk in split_top_level(derivations.tokens(rng, 5, swap=0.05)):
             seen[agree(chunk)] += 1
-    assert seen["error"] > 300 and seen["same"] > 300, seen
+    assert seen["error"] > 100 and seen["same"] > 100, seen
 
 
 @examples(200)
-@given(seed=st.integers(0, 2 ** 32 - 1), depth=st.integers(2, 14), mutations=st.integers(0, 2),
+@given(seed=st.integers(0, 2 ** 32 - 1), depth=st.integers(2, 7), mutations=st.integers(0, 2),
        swap=st.sampled_from([0.0, 0.02, 0.1]))
 def test_derived_and_mutated_programs(derivations, seed, depth, mutations, swap):
     rng = random.Random(seed)
@@ -248,6 +249,27 @@ def test_near_misses_in_a_body(body):
     what may be assigned to, lists): the fast path and the tables agree."""
     for chunk in chunks_of("kernel k(int* p) { " + body + " }"):
         agree(chunk)
+
+
+@pytest.mark.parametrize("src", [
+    "class A { public int x; };", "class A { public: int x; } int y;", "class A : B { };", "class A : public { };",
+    "class A { A(); ~A; };", "class A { ~B() {} };", "class A { int f() override; };", "static class A { };",
+    "class A { kernel k() {} };", "class A { A(int x) [[p]] {} };", "int f(int) override {}", "kernel k();;",
+    "int x[] = {1, 2,};", "int x = {,};", "int f(int a,) {}", "float g(float x) [[a(1, -2, b)]];",
+])
+def test_near_misses_of_declarations(src):
+    """Hand-picked near misses of the declaration rules: the fast path and the tables agree."""
+    for chunk in chunks_of(src):
+        agree(chunk)
+
+
+def test_every_deletion_from_the_corpus():
+    """Each token of each corpus declaration deleted in turn: every one agrees."""
+    for path in sorted((ROOT / "tests/frontend/corpus").glob("*.ksl")):
+        for chunk in chunks_of(path.read_text()):
+            for i in range(len(chunk)):
+                if len(chunk) > 1:
+                    agree(chunk[:i] + chunk[i + 1:])
 
 
 def test_deep_nesting_falls_back():
