@@ -76,10 +76,10 @@ THRESHOLDS: dict[str, tuple[float, str, str]] = {
              "Python __del__ (5f7c079's dlpack.py) gave 22-23; the issue's goal is under 5 us", "bench_dlpack.py"),
     # -- front end (bench_frontend.py)
     "front end / gcc -fsyntax-only": (
-        11.0, "issue 28 point 2, h3: 7.7 (0.21 s against gcc's 0.03 s; c63d976 base 0.27-0.29 s = 7.4-9.1 in the "
-              "same runs, A B A B, 2 shared cores under load 5-7; CPU time -13 to -15% at 200 kernels, -5 to -10% "
-              "at 1,000 and on the 20,000-line kernel: recursive-descent parse, rules beside LLVM's verify); "
-              "+45% noise (was 12.0, h4: 8.1); the issue's target is 3.0, NOT met", "bench_frontend.py"),
+        11.0, "issue 28 point 2, h3: 7.2-8.2 against c63d976's 8.7-11.0 in the same runs (A B A B, 2 shared "
+              "cores, load ~2; under load 5-7: 0.21 s against 0.27-0.29 s); CPU time -11 to -18% at 200 kernels, "
+              "-8% at 1,000, -5 to -14% on the 20,000-line kernel (recursive-descent parse, rules beside LLVM's "
+              "verify); +35% noise (was 12.0, h4: 8.1); the issue's target is 3.0, NOT met", "bench_frontend.py"),
     "front end / gcc -O0 -S": (
         0.8, "issue 28 point 2, h3: about 0.5 (ours 0.21 s, gcc -O0 -S 0.40 s at its quietest; base 0.57); "
              "+55% noise (was 0.9, h4: 0.5-0.6)",
