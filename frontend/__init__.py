@@ -8,6 +8,9 @@ Stages, each a plain function (``docs/architecture.md``):
     check_device_code(text, diags)                            (the IR passes' ``check-device-code``)
     verify(ir_module, file)       -> LLVM's verified module   (the IR layer's ``verify_generated``)
 
+``compile_source`` runs the last two side by side: LLVM parses and verifies on
+the IR layer's verifier thread while Python applies the rules.
+
 The rules that need the device call graph (host-only calls, recursion,
 undefined functions, virtual calls, aspects missing from ``device_has``) have
 one engine, the IR passes: the front end attaches what they need to speak the
@@ -39,6 +42,7 @@ from ..passes.support.gc_pause import gc_paused
 from ..passes.support.inputs import read_input
 from .emitter import emit
 from ..passes.ir import InternalCompilerError, Module, link, verify_generated
+from ..passes.ir.bridge import close_in_background, in_background, parse_and_verify
 from ..passes.support.diagnostics import CompileError, Diagnostic, DiagnosticSink, NestingTooDeep, SourceLoc
 from .data_layout import class_layouts, sizeof
 from .parser import parse
@@ -132,12 +136,33 @@ def _compile(text: str, filename: str) -> CompileResult:
     text = str(module)
     t3 = time.perf_counter()
     timings["emit"] = t3 - t2
-    check_device_code(text, filename, diags)
-    t4 = time.perf_counter()
-    timings["rules"] = t4 - t3
-    ref = verify(text, filename)
-    timings["verify"] = time.perf_counter() - t4
+    ref = _rules_beside_verify(text, filename, diags, timings)
     return CompileResult(ref, diags.warnings(), diags.sources, timings, class_layouts(prog.classes))
+
+
+def _rules_beside_verify(text: str, filename: str, diags: DiagnosticSink, timings: dict[str, float]):
+    """``check_device_code`` on ``text`` while LLVM parses and verifies it on the
+    IR layer's verifier thread (``in_background``: llvmlite lets go of the GIL,
+    so the two share the wall time on two cores); LLVM's verified module.  The
+    outcome is the one of running them in turn: the rules' errors first (LLVM's
+    module, if any, is let go of), then LLVM's rejection as
+    ``InternalCompilerError``.  ``timings``: ``rules``, and ``verify`` as the
+    wait for LLVM after the rules (what of LLVM's time the rules did not hide)."""
+    t0 = time.perf_counter()
+    job = in_background(parse_and_verify, text, filename)
+    try:
+        check_device_code(text, filename, diags)
+    except BaseException:
+        ref, _ = job.result()
+        if ref is not None:
+            close_in_background(ref)
+        raise
+    t1 = time.perf_counter()
+    ref, problem = job.result()
+    timings["rules"], timings["verify"] = t1 - t0, time.perf_counter() - t1
+    if problem is not None:
+        raise InternalCompilerError(f"{filename}: LLVM rejected the generated IR: {problem}")
+    return ref
 
 
 def compile_files(paths: list[str]) -> CompileResult:

@@ -235,7 +235,12 @@ class Builder:
         self.block, self._lines = block, block.lines
 
     def _def(self, ty: Type, text: str, name: str = "") -> Value:
-        ref = "%" + (self.fn.unique(name) if name else self.fn.temp())
+        fn = self.fn
+        if name:
+            ref = "%" + fn.unique(name)
+        else:                               # ``fn.temp()``, inline: most values are temporaries
+            fn._temps += 1
+            ref = f"%.{fn._temps}"
         self._lines.append(f"  {ref} = {text}\n")
         return Value(ty, ref)
 

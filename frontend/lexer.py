@@ -100,9 +100,12 @@ Token = tuple
 # the punctuators no comment or number starts with (``OP``: all but ``/`` and
 # ``.``, which ``PUNCT`` takes after the comments and numbers had their turn).
 _PUNCT_RE = "|".join(re.escape(p) for p in sorted(PUNCT, key=len, reverse=True))     # longest first
-_OP_RE = "|".join(re.escape(p) for p in sorted(PUNCT, key=len, reverse=True) if p[0] not in "/.")
+#: ``PUNCT`` less ``/`` and ``.``, longest first, by first character (a dozen alternatives
+#: where the list of all was forty, tried in turn at every token that is no name);
+#: ``test_parser.py`` checks it takes the longest punctuator at every string of them
+_OP_RE = r"<<=?|>>=?|<=?|>=?|-[->=]?|\+[+=]?|&[&=]?|\|[|=]?|[=!*%^]=?|::?|[~?;,()\[\]{}]"
 _TOKEN_RE = re.compile(r"""
-    [ \t\r\f\v]*
+    [ \t\r\f\v]*+
     (?:
       (?P<NAME>[A-Za-z_][A-Za-z_0-9]*)
     | (?P<OP>""" + _OP_RE + r""")
@@ -122,6 +125,8 @@ _TOKEN_RE = re.compile(r"""
     )
 """, re.VERBOSE)
 
+_NAME, _OP, _NL, _PUNCT = (_TOKEN_RE.groupindex[g] for g in ("NAME", "OP", "nl", "PUNCT"))
+
 
 def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
     """All tokens of ``text``; lexical errors go to ``diags`` and are skipped."""
@@ -133,9 +138,9 @@ def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
     keywords, punct = KEYWORDS, PUNCT
     start = 1 if text.startswith("\ufeff") else 0      # a UTF-8 byte-order mark
     for m in _TOKEN_RE.finditer(text, start):
-        kind = m.lastgroup
-        if kind == "NAME":
-            value = m.group(kind)
+        kind = m.lastindex                  # the commonest groups by number (``_NAME``...), faster than by name
+        if kind == _NAME:
+            value = m[_NAME]
             kind = keywords.get(value, "NAME")
             if kind == "NAME":
                 if after_class or value in type_names:
@@ -149,18 +154,18 @@ def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
                 if kind == "ERROR":
                     diags.error(SourceLoc(filename, line, m.start("NAME") - line_start + 1, len(value)),
                                 UNSUPPORTED[value])
-        elif kind == "OP" or kind == "PUNCT":
-            value = m.group(kind)
+        elif kind == _OP or kind == _PUNCT:
+            value = m[kind]
             kind = punct[value]
             after_class = False
             # `[[` opens a property list (never valid in an expression)
             if kind == "_LSQB" and _bracket_before(tokens, line, m.end() - line_start):
                 tokens[-1] = ("_PROPS",) + tokens[-1][1:]
-        elif kind == "nl":
+        elif kind == _NL:
             line += 1
             line_start = m.end()
             continue
-        elif kind == "lcomment" or kind == "eof":
+        elif (kind := m.lastgroup) == "lcomment" or kind == "eof":
             continue
         elif kind == "bcomment":
             value = m.group(kind)

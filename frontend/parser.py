@@ -2,7 +2,9 @@
 
 The tokens come from ``lexer.py``; Lark turns the grammar into LALR(1) tables,
 and ``_run`` walks them, building AST nodes as it reduces (no intermediate
-parse tree).  Each top-level declaration is parsed on its own, so a syntax
+parse tree).  Most declarations take a faster way first, the recursive descent
+of ``descent.py``, which builds the same nodes with the same ``_Builder`` and
+leaves every declaration it does not take (and every syntax error) to ``_run``.  Each top-level declaration is parsed on its own, so a syntax
 error in one is reported and the next is still parsed: several errors per run.
 
 Lark's internals used here: ``Lark(...).parser.parser.parser.parse_table``
@@ -22,6 +24,7 @@ from lark import Lark
 from lark.lexer import Lexer
 
 from . import ast
+from .descent import Descent, Fallback
 from ..passes.support import knobs
 from ..passes.support.diagnostics import DiagnosticSink, SourceLoc
 from ..passes.support.numbers import parse_int
@@ -585,11 +588,17 @@ def parse(text: str, filename: str, diags: DiagnosticSink) -> ast.Unit:
     if LOCAL_WORD in text:
         mark_local(tokens)
     items: list = []
+    fast = Descent(builder)
     for chunk in split_top_level(tokens):
         if lexical_errors and any(t[0] == "ERROR" for t in chunk):
             continue                        # the lexer said why; nothing more to say here
         last = chunk[-1]
         end = ("$END", "", last[2], last[3] + len(last[1]))
+        try:
+            items.extend(fast.parse(chunk, end))
+            continue
+        except Fallback:                    # not a form the fast path takes, or wrong: the tables decide
+            pass
         try:
             items.extend(_run(tables, chunk, end))
         except _SyntaxError as err:

@@ -19,6 +19,7 @@ class Statements(Part):
     def connect(self):
         super().connect()
         self.scopes = self.cx.scopes
+        self._dispatch: dict = {}
 
     def check_body(self, node: ast.FuncDef, sym: FuncSym):
         cx = self.cx
@@ -47,7 +48,10 @@ class Statements(Part):
         return b
 
     def stmt(self, s):
-        return getattr(self, "s_" + type(s).__name__)(s)
+        method = self._dispatch.get(type(s))
+        if method is None:                  # the s_<Node> method, looked up once per node class
+            method = self._dispatch[type(s)] = getattr(self, "s_" + type(s).__name__)
+        return method(s)
 
     def s_Block(self, s):
         return self.block(s)

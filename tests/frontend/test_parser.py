@@ -17,6 +17,8 @@ from minisycl.frontend import parser as P
 from minisycl.passes.support.diagnostics import DiagnosticSink
 from minisycl.frontend.lexer import split_top_level, tokenize
 
+from test_descent import mutate     # one token deleted, doubled or replaced
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted(ROOT.glob("tests/lit/**/*.ksl")) + sorted(ROOT.glob("examples/*.ksl"))
 
@@ -76,15 +78,7 @@ def test_same_errors_as_lark_on_mutations(parsers):
     tokens = [t for path in SOURCES for t in tokenize(path.read_text(), "t.ksl", DiagnosticSink())]
     errors = 0
     for _ in range(400):
-        chunk = list(rng.choice(chunks_of(rng.choice(SOURCES).read_text())))
-        i = rng.randrange(len(chunk))
-        what = rng.randrange(3)
-        if what == 0 and len(chunk) > 1:
-            del chunk[i]
-        elif what == 1:
-            chunk.insert(i, rng.choice(tokens))
-        else:
-            chunk[i] = rng.choice(tokens)
+        chunk = mutate(rng.choice(chunks_of(rng.choice(SOURCES).read_text())), rng, tokens)
         theirs, ours = both(parsers, chunk)
         assert ours == theirs
         errors += theirs[0] == "error"
@@ -100,3 +94,19 @@ def test_props_open_only_at_two_adjacent_brackets(text, props):
     kinds = [t[0] for t in tokenize(text, "t.ksl", DiagnosticSink())]
     assert ("_PROPS" in kinds) == props
     assert kinds.count("_LSQB") == (1 if props else 2)
+
+
+def test_operators_take_the_longest_punctuator():
+    """The lexer's hand-grouped operator pattern (``lexer._OP_RE``) takes, at every
+    string of up to three punctuation characters, the longest ``PUNCT`` it starts with."""
+    import itertools
+    import re
+
+    from minisycl.frontend.lexer import PUNCT, _OP_RE
+    ops = re.compile(_OP_RE)
+    chars = sorted({c for p in PUNCT for c in p if c not in "/."})
+    for n in (1, 2, 3):
+        for text in map("".join, itertools.product(chars, repeat=n)):
+            longest = max((p for p in PUNCT if text.startswith(p) and p[0] not in "/."), key=len, default=None)
+            m = ops.match(text)
+            assert (m.group() if m else None) == longest, text
