@@ -147,6 +147,14 @@ class CudaProgram:
             found = self._limits[kernel] = (static.value, threads.value)
         return found
 
+    def private_bytes(self, kernel: str) -> int:
+        """Bytes of private (local) memory each thread of ``kernel`` needs: its stack
+        frame (``CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES``)."""
+        size = ctypes.c_int()
+        driver.call("cuFuncGetAttribute", ctypes.byref(size), 3, self.function(kernel),
+                    what=f"asking kernel '{kernel}' its local memory")
+        return size.value
+
     def allow_dynamic_shared(self, kernel: str, nbytes: int) -> None:
         """Let ``kernel`` launch with ``nbytes`` of dynamic shared memory: above the
         driver's default (48 KiB less the static part) that needs

@@ -273,3 +273,31 @@ def test_a_non_kernel_is_invalid_on_the_fast_path(gpu, not_a_kernel, warm):
             launch()
         assert info.value.code() == sycl.errc.invalid and "expected a kernel" in str(info.value)
     assert "cuLaunchKernelEx" not in fake.calls
+
+
+@pytest.mark.parametrize("refusal", [fake_cuda.OUT_OF_RESOURCES, 1, 2])       # resources, invalid value, memory
+@pytest.mark.parametrize("frame", [512 * 1024 + 4, 1 << 30])
+def test_a_stack_frame_beyond_local_memory_is_a_runtime_error_naming_both(monkeypatch, tmp_path, refusal, frame):
+    """A kernel whose private memory per work-item (its stack frame) is beyond
+    CUDA's 512 KiB of local memory per thread: the driver refuses the launch
+    (with one of several codes), and the error is ``errc::runtime`` naming both
+    sizes, as the same kernel's stack overflow is on the CPU (seen on the H200:
+    ``errc::nd_range`` about 1x1x1 blocks)."""
+    fake, dev, prog = _gpu(monkeypatch, tmp_path)
+    answer = type(fake)._cuFuncGetAttribute
+
+    def frame_size(self, out, attribute, fn):
+        if fake_cuda._value(attribute) == 3:            # CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
+            return fake_cuda._out(out, frame)
+        return answer(self, out, attribute, fn)
+    monkeypatch.setattr(type(fake), "_cuFuncGetAttribute", frame_size)
+    fake.__dict__.pop("cuFuncGetAttribute", None)
+    from minisycl.runtime.cuda import driver
+    monkeypatch.delitem(driver._functions, "cuFuncGetAttribute", raising=False)
+    q = sycl.queue(dev, in_order=True)
+    p = sycl.malloc_shared(4, np.int32, q)
+    fake.refuse["cuLaunchKernelEx"] = refusal
+    with pytest.raises(sycl.exception) as err:
+        q.single_task(prog.kernel("nop"), p)
+    assert err.value.code() == sycl.errc.runtime
+    assert f"{frame} bytes of private memory per work-item" in str(err.value) and "524288" in str(err.value)
