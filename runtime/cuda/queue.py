@@ -536,16 +536,16 @@ class cuda_queue(queue):  # noqa: N801
 
     def _launch_failed(self, k, plan: _Launch, rc: int, call: tuple):
         """Raise for a launch the driver refused (``call``: the launch call's arguments, ``_call``).
-        A kernel whose stack frame is beyond CUDA's local memory per thread is
+        A kernel whose stack frame reaches CUDA's local memory per thread is
         ``errc::runtime`` naming both (what the same kernel's stack overflow is on
         the CPU); a launch beyond the GPU otherwise ``errc::nd_range`` (``_launch_refused``)."""
         if rc not in driver.CONTEXT_LOST:
             private = plan.linked.private_bytes(k.name)
-            if private > _PRIVATE_PER_THREAD:
+            if private >= _PRIVATE_PER_THREAD:
                 raise exception(errc.runtime, f"kernel '{k.name}' cannot launch on {self.device.name}: it needs "
                                               f"{private} bytes of private memory per work-item (its stack frame, "
-                                              f"CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES), more than CUDA's "
-                                              f"{_PRIVATE_PER_THREAD} bytes of local memory per thread "
+                                              f"CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES), and CUDA gives a thread less "
+                                              f"than {_PRIVATE_PER_THREAD} bytes of local memory "
                                               f"({driver.error_name(rc)})")
         if rc in (driver.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, driver.CUDA_ERROR_INVALID_VALUE):
             if self._launch_ex:
