@@ -127,12 +127,7 @@ class Descent:
             c += self.props_opt()
             c.append(self.body())
             return self.b.function(c)
-        decls = [specs, ty, self.declarator(name)]
-        while t[self.i][0] == "_COMMA":
-            self.i += 1
-            decls.append(self.declarator(self.expect("NAME")))
-        self.expect("_SEMI")
-        return self.b.var_decl(decls)
+        return self.b.var_decl(self.declarators_then_semi([specs, ty, self.declarator(name)]))
 
     def class_def(self):
         t = self.t
@@ -417,13 +412,16 @@ class Descent:
         return b.expr_stmt([e])
 
     def local_decl(self):
+        return self.b.local_decl(self.declarators_then_semi([self.type(), self.declarator(self.expect("NAME"))]))
+
+    def declarators_then_semi(self, c: list) -> list:
+        """``c`` with each further ``, name ...`` declarator, then the ``;``."""
         t = self.t
-        c = [self.type(), self.declarator(self.expect("NAME"))]
         while t[self.i][0] == "_COMMA":
             self.i += 1
             c.append(self.declarator(self.expect("NAME")))
         self.expect("_SEMI")
-        return self.b.local_decl(c)
+        return c
 
     def opt_exprs(self):
         t = self.t
