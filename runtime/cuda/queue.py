@@ -44,10 +44,10 @@ import numpy as np
 
 from ...passes.ir import ASSERT_MESSAGE
 from ..backend import (UNPROFILED_GRAPH, DynamicValue, KernelCommand, allocation_starting_at, check_command_group,
-                       check_graph_submission, check_local_memory,
-                       check_local_size, checked_memory, copy_details, device_global_copy, errc, event, exception,
-                       failure, fill_details, foreign, handler, has_reductions, kernel as Kernel, launch_geometry,
-                       pack_slots, PLAIN, queue, reduction, storage_address, usm_allocation)
+                       check_graph_submission, check_local_memory, check_local_size, checked_memory, copy_details,
+                       device_global_copy, errc, event, exception, failure, fill_details, foreign, handler,
+                       kernel as Kernel, launch_geometry, pack_slots, PLAIN, queue, reduction, storage_address,
+                       usm_allocation)
 from . import driver
 from .commands import CopyCommand, FillCommand, peer_devices
 from .memory import cuda_allocation
