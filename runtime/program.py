@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import ctypes
 import os
+import struct
 import threading
+
+import numpy as np
 
 from ..device_configs.aspects import aspect_name
 from ..passes.ir import Module, split_operands, split_type
@@ -333,6 +336,16 @@ class _Specialized:
         return self._prog.linked_for(name, dev, ctx, spec=self._spec)
 
 
+def _value_key(value):
+    """``value`` as ``kernel.specialized``'s table tells values apart: a float by its
+    bits (-0.0 equals 0.0 but is another constant), a NumPy scalar by its bytes."""
+    if isinstance(value, float):            # (NumPy's float64 too)
+        return struct.pack("<d", value)
+    if isinstance(value, np.generic):
+        return value.tobytes()
+    return value
+
+
 class kernel:  # noqa: N801
     """A kernel of a program, with its parameter signature from the bundle.
 
@@ -401,7 +414,7 @@ class kernel:  # noqa: N801
         before (the same names, types and values) are answered from a table:
         encoding them again cost a specialised launch more than the launch."""
         try:
-            key = tuple((name, value.__class__, value) for name, value in values.items())
+            key = tuple((name, value.__class__, _value_key(value)) for name, value in values.items())
             found = self._by_values.get(key)
         except TypeError:                   # a list, an array: unhashable, encoded each time
             return self._specialize(values)
