@@ -82,14 +82,26 @@ def pack_slots(params: list[str], args, slots, where, handler: bool = False, onl
         _fill(slots, tuple(params), values, values.items(), handler, where, False)
 
 
-def repack_slots(params: tuple[str, ...], values: dict, old, where, handler: bool = False):
-    """New slots: a copy of ``old`` with the arguments of ``values`` (index ->
-    value) packed again, the others as they were, for an update of a few
-    arguments (``KernelCommand.repack``).  ``old`` is left as it was: slots may
-    be shared (an executable graph's copy of a command holds them).  A refused
-    value raises, as ``pack_slots`` refuses it."""
+def repack_slots(params: tuple[str, ...], indexes, value, old, where, handler: bool = False):
+    """New slots: a copy of ``old`` with ``value`` packed again for each argument
+    of ``indexes``, the others as they were: a dynamic parameter's update (one
+    value for the arguments registered with it, ``KernelCommand.repacked``).
+    ``old`` is left as it was: slots may be shared (an executable graph's copy of
+    a command holds them).  A refused value raises, as ``pack_slots`` refuses it.
+    Without struct arguments (whose slots point into the copy's own bytes:
+    ``_fill`` repoints them) this packs the value directly: an update's hot path."""
+    packs, structs = _PLANS.get((params, handler)) or _plan(params, handler)
     slots = type(old).from_buffer_copy(old)
-    _fill(slots, params, values, values.items(), handler, where, False)
+    if structs:
+        values = dict.fromkeys(indexes, value)
+        _fill(slots, params, values, values.items(), handler, where, False)
+        return slots
+    i = 0
+    try:
+        for i in indexes:
+            slots[i] = packs[i](value)
+    except _Refused as refused:
+        raise exception(errc.invalid, refused.say(where(i, params[i]))) from None
     return slots
 
 

@@ -167,21 +167,21 @@ class KernelCommand(Command):
         """Slots for the current values of the arguments."""
         return self.kernel.pack([a.resolve() if isinstance(a, DynamicValue) else a for a in self.args])
 
-    def repack(self, changed: dict | None = None) -> None:
+    def repack(self) -> None:
         """``slots`` for the current values of the arguments; ``packed_at`` says when
         (``memory.frees()`` before the packing): while no allocation has been freed
-        since, the slots point to live memory (``fresh_slots``).  ``changed``: the
-        new values (resolved) of the only arguments that changed, index -> value
-        (a dynamic parameter's update): they are packed into a copy of the slots,
-        the others kept, and ``packed_at`` stays that of the oldest.  Slots are
-        never written in place (``snapshot`` shares them)."""
-        if changed is not None:
-            k = self.kernel
-            self.slots = repack_slots(k.params, changed, self.slots, k._where, k.handler)
-            return
+        since, the slots point to live memory (``fresh_slots``)."""
         packed_at = frees()
         self.slots = self.pack()
         self.packed_at = packed_at
+
+    def repacked(self, indexes, value):
+        """New slots with ``value`` (resolved) packed for the arguments at ``indexes``,
+        the others kept (a dynamic parameter's update: its caller sets ``slots``,
+        whose ``packed_at`` stays that of the oldest); nothing changes here.  Slots
+        are never written in place (``snapshot`` shares them)."""
+        k = self.kernel
+        return repack_slots(k.params, indexes, value, self.slots, k._where, k.handler)
 
     def fresh_slots(self):
         """Its slots, packed again only if an allocation was freed since they were

@@ -50,6 +50,12 @@ from . import driver
 from .commands import CopyCommand, FillCommand
 from .memory import cuda_allocation
 
+#: the context each thread has current (``device.activate``): a replay or an update calls
+#: ``activate`` only to change it
+_current = driver.current
+#: up to this many argument slots, a slot update copies them by a slice assignment, not ``memmove``
+_SLICE_SLOTS = 8
+
 __all__ = ["cuda_graph", "CudaGraph"]
 
 _UNIFIED = 4                    # CU_MEMORYTYPE_UNIFIED
@@ -320,11 +326,16 @@ class CudaGraph:
             driver.query("cuGraphDestroy", self.graph)
             self.exec = None
             raise
-        self.kernel_names = [c.kernel.name for c in ex._commands.values() if isinstance(c, KernelCommand)]
+        #: its kernels' names, each once (a replay counts them launched: the queue's error names them)
+        self.kernel_names = tuple(dict.fromkeys(c.kernel.name for c in ex._commands.values()
+                                                if isinstance(c, KernelCommand)))
         self.assert_flags: dict = {}     # the kernels' assert flags (cuda/queue.py), filled as nodes are made
         # a replay's and a slot update's calls, their arguments ctypes objects (``driver.unchecked``)
         self._graph_launch = driver.unchecked("cuGraphLaunch")
         self._set_kernel_params = driver.unchecked("cuGraphExecKernelNodeSetParams_v2")
+        #: node -> what a slot update of it writes (``_slot_target``), made on its first slot
+        #: update, dropped whenever the nodes' parameters are built again
+        self._slot_targets: dict = {}
 
     def _check(self, commands) -> None:
         for n, cmd in commands.items():
@@ -407,14 +418,19 @@ class CudaGraph:
 
     def launch(self, q) -> None:
         """One replay on ``q``'s stream (the caller holds ``q``'s lock)."""
-        q.device.activate()
+        dev = q.device
+        if dev.lost is not None or _current.context is not dev._context:
+            dev.activate()
         self._sink = q._async_errors
         self.launched = True
         rc = self._graph_launch(self.exec, q._stream_arg)
         if rc:
             driver.raise_for(rc, "launching a CUDA graph")
-        q._pending.update(dict.fromkeys(self.kernel_names, q._seq + 1))     # (its place: counted after it)
-        q._asserts.update(self.assert_flags)
+        seq, pending = q._seq + 1, q._pending       # (its place: counted after it)
+        for name in self.kernel_names:
+            pending[name] = seq
+        if self.assert_flags:
+            q._asserts.update(self.assert_flags)
 
     def _refused(self, rc: int, what: str, detail: str = "") -> exception:
         return exception(errc.invalid, f"{what}: the CUDA driver refused it ({driver.error_name(rc)}"
@@ -466,31 +482,60 @@ class CudaGraph:
                 raise self._refused(rc, f"updating the graph node of {name}")
         for built, params in taken:         # what the driver now has: a later slot update writes into it
             built.params = params
+        self._slot_targets.clear()
 
     def update_slots(self, n, k, slots) -> bool:
         """A dynamic parameter's new value for kernel node ``n`` whose kernel ``k``
         and range are unchanged: the new ``slots`` written into the parameters the driver
         last took for the node, and one ``cuGraphExecKernelNodeSetParams`` (a
         refusal changes nothing: the driver keeps the parameters it had, and the
-        next update writes every slot).  False, nothing done,
+        next update writes every slot).  A pointer slot is checked
+        (``_check_pointers``) only when it differs from what the node holds: those
+        were checked when they were set, as a replay does not check them again.
+        False, nothing done,
         where the parameters must be built again (``update_nodes``): a node that is
         not a kernel node, ``local`` arguments (their slots become offsets), or a
         graph with graph-owned memory (addresses moved into the driver's)."""
-        built = self.built.get(n)
-        if built is None or built.params is None or self._builder.paired:
-            return False
-        q = self.queue
-        plan = q._plan(k)
-        if plan.local:
-            return False
-        q._check_pointers(k, plan, slots)
-        params, (kept, _, _) = built.params
-        ctypes.memmove(kept, slots, 8 * plan.total)     # (refused: the driver keeps its own copy of the old)
-        self.device.activate()
-        rc = self._set_kernel_params(self.exec, built.handle, ctypes.byref(params))
+        target = self._slot_targets.get(n)
+        if target is None or target[0] is not k:
+            target = self._slot_target(n, k)
+            if target is None:
+                return False
+        _, kept, ref, handle, pointers, nbytes, plan = target
+        for i in pointers:
+            if slots[i] != kept[i]:
+                self.queue._check_pointers(k, plan, slots)
+                break
+        if nbytes:                              # (refused: the driver keeps its own copy of the old)
+            ctypes.memmove(kept, slots, nbytes)
+        else:
+            kept[:] = slots
+        dev = self.device
+        if dev.lost is not None or _current.context is not dev._context:
+            dev.activate()
+        rc = self._set_kernel_params(self.exec, handle, ref)
         if rc:
             raise self._refused(rc, f"updating the graph node of kernel '{k.name}'")
         return True
+
+    def _slot_target(self, n, k):
+        """(``k``, the slots the driver's parameters of node ``n`` point into, those
+        parameters as the update call takes them, the node's handle, the pointer
+        slots' indexes, the slots' bytes, ``k``'s launch plan); ``None`` where a
+        slot update cannot do (see ``update_slots``)."""
+        built = self.built.get(n)
+        if built is None or built.params is None or self._builder.paired:
+            return None
+        plan = self.queue._plan(k)
+        if plan.local:
+            return None
+        params, (kept, _, _) = built.params
+        # a few slots of the same count are copied by a slice assignment (half the cost of
+        # ``ctypes.memmove``'s argument conversion); more by ``memmove`` (nbytes > 0)
+        nbytes = 0 if plan.total <= _SLICE_SLOTS and len(kept) == plan.total else 8 * plan.total
+        target = self._slot_targets[n] = (k, kept, ctypes.byref(params), built.handle, tuple(plan.pointers),
+                                          nbytes, plan)
+        return target
 
     def _rebuild(self, merged: dict) -> None:
         builder = _Builder(self, self._entries(merged))
@@ -501,6 +546,7 @@ class CudaGraph:
             raise
         self._release_exec()
         self.graph, self.built, self._builder, self.exec = builder.graph, builder.built, builder, exec_
+        self._slot_targets.clear()
 
     def update_whole(self, merged: dict) -> None:
         """``cuGraphExecUpdate_v2`` with a ``CUgraph`` of ``merged`` (every node's new
@@ -515,7 +561,12 @@ class CudaGraph:
             raise self._refused(rc, "whole-graph update",
                                 driver.EXEC_UPDATE_RESULTS.get(info.result, f"update result {info.result}"))
         # the executable graph's nodes stay those of the graph it was made from: later
-        # per-node updates name them (self.built); the new graph is not needed
+        # per-node updates name them (self.built), with the parameters the driver now has
+        # (a slot update writes into those: the old ones hold the old range and arguments)
+        for key, built in self.built.items():
+            new = builder.built.get(key)
+            built.params = new.params if new is not None and new.kind == built.kind else None
+        self._slot_targets.clear()
         driver.query("cuGraphDestroy", builder.graph)
 
     def _release_exec(self) -> None:

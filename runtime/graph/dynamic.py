@@ -54,24 +54,25 @@ class dynamic_parameter(DynamicValue):  # noqa: N801
         """New value for every argument registered with it (each takes it, whatever
         other dynamic parameters it is also registered with); executable graphs see
         it after ``update(node)``.  Only those arguments are packed again
-        (``KernelCommand.repack``).  A value a kernel refuses changes nothing."""
-        old, moved, slots = self.value, [], []
+        (``KernelCommand.repacked``), every command's before any takes them: a
+        value a kernel refuses changes nothing."""
+        old, moved = self.value, None
         self.value = value
         for cmd, i in self._uses:
             if cmd.args[i] is not self:         # (registered with another one too, updated last)
+                if moved is None:
+                    moved = []
                 moved.append((cmd, i, cmd.args[i]))
                 cmd.args[i] = self
         try:
-            for cmd, indexes in self._commands.items():
-                slots.append((cmd, cmd.slots))
-                cmd.repack(dict.fromkeys(indexes, value))
+            repacked = [(cmd, cmd.repacked(indexes, value)) for cmd, indexes in self._commands.items()]
         except exception:
             self.value = old
-            for cmd, i, arg in moved:
+            for cmd, i, arg in moved or ():
                 cmd.args[i] = arg
-            for cmd, before in slots:           # (the refused one's are as they were)
-                cmd.slots = before
             raise
+        for cmd, slots in repacked:
+            cmd.slots = slots
 
 
 class dynamic_command_group:  # noqa: N801

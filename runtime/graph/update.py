@@ -11,6 +11,7 @@ plan entry looked up again."""
 from __future__ import annotations
 
 from ..commands import Command, KernelCommand
+from ..memory import frees
 from ..validate import KINDS
 from .nodes import UPDATABLE, WHOLE_UPDATABLE, as_nodes, invalid, node, node_type
 
@@ -88,12 +89,21 @@ class Updater:
         if (type(own) is not KernelCommand or type(cmd) is not KernelCommand or
                 own.kernel is not cmd.kernel or own.geometry is not cmd.geometry):
             return False
-        args, slots = list(cmd.args), cmd.fresh_slots()      # (a refusal here changes nothing)
-        with self._lock:
-            if self._device_graph is not None and not self._device_graph.update_slots(n, cmd.kernel, slots):
-                return False
-            own.args, own.slots, own.packed_at = args, slots, cmd.packed_at
-            self._plan.repoint(n, own)
+        # (its ``fresh_slots``, inline: a refusal here changes nothing)
+        args, slots = list(cmd.args), cmd.slots if cmd.packed_at == frees() else cmd.pack()
+        lock = self._lock
+        lock.acquire()                      # (not ``with``: an update's hot path, and half the cost)
+        try:
+            device_graph = self._device_graph
+            if device_graph is not None:     # (whose host plan has no native entries to repoint)
+                if not device_graph.update_slots(n, cmd.kernel, slots):
+                    return False
+                own.args, own.slots, own.packed_at = args, slots, cmd.packed_at
+            else:
+                own.args, own.slots, own.packed_at = args, slots, cmd.packed_at
+                self._plan.repoint(n, own)
+        finally:
+            lock.release()
         return True
 
     def _update_whole(self, other) -> None:

@@ -194,6 +194,41 @@ def test_refused_node_update_leaves_the_graph_unchanged(gpu):
     assert list(np.asarray(p1)) == [1] * n and list(np.asarray(p2)) == [0] * n
 
 
+def test_slot_update_checks_a_changed_pointer_and_only_that(gpu):
+    """A dynamic parameter's slot update (``CudaGraph.update_slots``) checks a
+    pointer argument that changed, as a launch does (host USM of another device is
+    refused, the graph unchanged); one that did not change was checked when set
+    and is not looked at again."""
+    fake, dev, prog = gpu
+    q = sycl.queue(dev, in_order=True)
+    p, k = shared(q, 4), prog.kernel("add")
+    g = sycl.command_graph(q)
+    dp, dv = sycl.dynamic_parameter(g, p), sycl.dynamic_parameter(g, 1)
+    node = g.add(lambda h: h.parallel_for(k, 4, dp, dv))
+    ex = g.finalize(updatable=True)
+    cpu_mem = sycl.malloc_shared(4, np.int32, sycl.queue())
+    dp.update(cpu_mem)
+    with pytest.raises(sycl.exception, match="another device"):
+        ex.update(node)
+    assert fake.calls["cuGraphExecKernelNodeSetParams_v2"] == 0
+    dp.update(p)
+    checked, own = [], ex._device_graph.queue           # (the graph's own queue checks its launches)
+    real = own._check_pointers
+    own._check_pointers = lambda *a: (checked.append(a), real(*a))
+    for v in (2, 3):                          # the pointer unchanged: no check
+        dv.update(v)
+        ex.update(node)
+    assert checked == [] and fake.calls["cuGraphExecKernelNodeSetParams_v2"] == 2
+    q.ext_oneapi_graph(ex).wait()
+    assert list(np.asarray(p)) == [3] * 4
+    other = shared(q, 4)
+    dp.update(other)                          # a new pointer: checked
+    ex.update(node)
+    assert len(checked) == 1
+    q.ext_oneapi_graph(ex).wait()
+    assert list(np.asarray(other)) == [3] * 4 and list(np.asarray(p)) == [3] * 4
+
+
 def _chain(prog, q, p, k2="dbl"):
     g = sycl.command_graph(q)
     a = g.add(lambda h: h.parallel_for(prog.kernel("inc"), 4, p))
