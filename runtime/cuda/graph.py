@@ -53,8 +53,8 @@ from .memory import cuda_allocation
 #: the context each thread has current (``device.activate``): a replay or an update calls
 #: ``activate`` only to change it
 _current = driver.current
-#: up to this many argument slots, a slot update copies them by a slice assignment, not ``memmove``
-_SLICE_SLOTS = 8
+#: up to this many argument slots, a slot update compares and copies them one by one, not by ``memmove``
+_FEW_SLOTS = 8
 
 __all__ = ["cuda_graph", "CudaGraph"]
 
@@ -501,15 +501,22 @@ class CudaGraph:
             target = self._slot_target(n, k)
             if target is None:
                 return False
-        _, kept, ref, handle, pointers, nbytes, plan = target
-        for i in pointers:
-            if slots[i] != kept[i]:
-                self.queue._check_pointers(k, plan, slots)
-                break
-        if nbytes:                              # (refused: the driver keeps its own copy of the old)
-            ctypes.memmove(kept, slots, nbytes)
+        _, kept, ref, handle, pointers, few, plan = target
+        if few is not None:                     # a few slots: each that changed copied (refused: the
+            checked = False                     # driver keeps its own copy of the old)
+            for i in few:
+                value = slots[i]
+                if value != kept[i]:
+                    if not checked and i in pointers:
+                        self.queue._check_pointers(k, plan, slots)      # (before any pointer is taken)
+                        checked = True
+                    kept[i] = value
         else:
-            kept[:] = slots
+            for i in pointers:
+                if slots[i] != kept[i]:
+                    self.queue._check_pointers(k, plan, slots)
+                    break
+            ctypes.memmove(kept, slots, 8 * plan.total)
         dev = self.device
         if dev.lost is not None or _current.context is not dev._context:
             dev.activate()
@@ -530,11 +537,11 @@ class CudaGraph:
         if plan.local:
             return None
         params, (kept, _, _) = built.params
-        # a few slots of the same count are copied by a slice assignment (half the cost of
-        # ``ctypes.memmove``'s argument conversion); more by ``memmove`` (nbytes > 0)
-        nbytes = 0 if plan.total <= _SLICE_SLOTS and len(kept) == plan.total else 8 * plan.total
-        target = self._slot_targets[n] = (k, kept, ctypes.byref(params), built.handle, tuple(plan.pointers),
-                                          nbytes, plan)
+        # a few slots are compared and copied one by one (a fifth of the cost of ``ctypes.memmove``'s
+        # argument conversion); more by ``memmove`` (``few`` None)
+        few = range(plan.total) if plan.total <= _FEW_SLOTS else None
+        target = self._slot_targets[n] = (k, kept, ctypes.byref(params), built.handle, frozenset(plan.pointers),
+                                          few, plan)
         return target
 
     def _rebuild(self, merged: dict) -> None:
