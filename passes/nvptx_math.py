@@ -76,6 +76,19 @@ def _horner(var: str, coefficients: list[float], ty: str = "float", name: str = 
     return "\n".join(lines)
 
 
+def _smaller_over_larger(a: str, b: str, a_larger: str, larger: str, smaller: str, ratio: str) -> str:
+    """Lines putting the larger of ``|%a|``, ``|%b|`` in ``%larger``, the other in
+    ``%smaller`` and their quotient (at most 1) in ``%ratio`` (``%a_larger``: which
+    was larger), with ``%a``'s and ``%b``'s magnitudes in ``%a<a>``, ``%a<b>``
+    (``atan2`` and ``hypot`` start so: no overflow or underflow in between)."""
+    return f"""  %a{a} = call float @llvm.fabs.f32(float %{a})
+  %a{b} = call float @llvm.fabs.f32(float %{b})
+  %{a_larger} = fcmp ogt float %a{a}, %a{b}
+  %{larger} = select i1 %{a_larger}, float %a{a}, float %a{b}
+  %{smaller} = select i1 %{a_larger}, float %a{b}, float %a{a}
+  %{ratio} = fdiv float %{smaller}, %{larger}"""
+
+
 def _two_part(value: float) -> tuple[float, float]:
     """``value`` as a float and the double remainder: a constant of about 48 bits for fma chains."""
     hi = struct.unpack("<f", struct.pack("<f", value))[0]
@@ -378,12 +391,7 @@ OWN_F32 = {
     # atan of min/max(|y|,|x|) in [0, 1], then pi/2 - r (|y| > |x|) and pi - r
     # (x negative, -0 included), the sign of y; both infinite: pi/4, both zero: 0.
     "atan2": f"""define internal float @__minisycl_nv.atan2(float %y, float %x) alwaysinline {{
-  %ay = call float @llvm.fabs.f32(float %y)
-  %ax = call float @llvm.fabs.f32(float %x)
-  %ylarger = fcmp ogt float %ay, %ax
-  %hi = select i1 %ylarger, float %ay, float %ax
-  %lo = select i1 %ylarger, float %ax, float %ay
-  %q0 = fdiv float %lo, %hi
+{_smaller_over_larger("y", "x", "ylarger", "hi", "lo", "q0")}
   %zero = fcmp oeq float %hi, {_f(0.0)}
   %iy = fcmp oeq float %ay, {_INF}
   %ix = fcmp oeq float %ax, {_INF}
@@ -503,12 +511,7 @@ OWN_F32 = {
     # underflow in between; an infinite argument gives infinity (NaN or not),
     # else a NaN gives NaN; both zero: 0
     "hypot": f"""define internal float @__minisycl_nv.hypot(float %x, float %y) alwaysinline {{
-  %ax = call float @llvm.fabs.f32(float %x)
-  %ay = call float @llvm.fabs.f32(float %y)
-  %xl = fcmp ogt float %ax, %ay
-  %m = select i1 %xl, float %ax, float %ay
-  %n = select i1 %xl, float %ay, float %ax
-  %r = fdiv float %n, %m
+{_smaller_over_larger("x", "y", "xl", "m", "n", "r")}
   %s2 = call float @llvm.fma.f32(float %r, float %r, float {_f(1.0)})
   %s = call float @llvm.sqrt.f32(float %s2)
   %h0 = fmul float %m, %s
