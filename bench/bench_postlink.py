@@ -4,9 +4,10 @@
 kernels, about 10,000 functions, 100 virtual-function sets; ``gen_ir.py``) and at
 twice the size, exactly as ``minisycl post-link -split=MODE -properties in.ll -o
 out.table`` does it (read, load, split, properties, every image verified and
-written as bitcode; LLVM verifies and writes each image's bitcode on a second
-thread, or in a forked child where a core is free,
-``passes/ir/bitcode_worker.py``, while the split goes on with the next).
+written as bitcode; where a core is free, LLVM verifies and writes each
+image's bitcode in a forked child while the split goes on with the next,
+``passes/ir/bitcode_worker.py``; where none is, post-link has LLVM make every
+image's bitcode in one go before writing the files).
 
 The figure (issue 28): post-link's time over LLVM's own work for the same
 result ("LLVM's work"), which no post-link can avoid, done the plain way on one
@@ -29,8 +30,8 @@ shared cores) wall time is partly waiting for a core; the CPU ratio says what
 the work costs.  Where the time goes, medians over the rounds: post-link's
 read + LLVM's parse/verify/print of the input, cutting it into entities,
 the split's own Python (groups, internalize, ...), extracting each image,
-its properties, printing each image for LLVM, waiting for LLVM's images,
-writing the files; LLVM's work's read + parse/verify/print, its per-image
+its properties, printing each image for LLVM (where a child makes the
+images), LLVM's images (printed and made then, or waited for), writing the files; LLVM's work's read + parse/verify/print, its per-image
 parse/verify/bitcode, its writing.
 
 Each run's outputs are hashed (file names and contents, the output folder left
@@ -164,7 +165,7 @@ def post_link(path: str, mode: str, out: str) -> dict:
         clock.wrap(split_stage, "image_module", "extract")
         clock.wrap(split_stage, "compute_properties", "properties")
         clock.wrap(Module, "start_verification", "print images")
-        clock.wrap(postlink, "verify_and_serialize", "wait")
+        clock.wrap(postlink, "verify_and_serialize", "llvm")
         with gc_paused():                   # as the minisycl command runs
             c0 = cpu_times()
             t0 = time.perf_counter()
@@ -179,7 +180,7 @@ def post_link(path: str, mode: str, out: str) -> dict:
     stages = {"read+LLVM input": t1 - t0 - s["cut"], "cut": s["cut"],
               "split": t2 - t1 - s["extract"] - s["properties"] - s["print images"],
               "extract": s["extract"], "properties": s["properties"], "print images": s["print images"],
-              "wait for LLVM": s["wait"], "write": t3 - t2 - s["wait"]}
+              "LLVM images": s["llvm"], "write": t3 - t2 - s["llvm"]}
     return {"wall": t3 - t0, "cpu": c1 - c0, "stages": stages, "images": images, "folder": folder}
 
 
