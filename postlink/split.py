@@ -57,11 +57,13 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
     for that device config (else the JIT flow); ``device_globals``: write
     ``[SYCL/device globals]`` and check ``device_image_scope``.
     ``serialize`` (``"bitcode"`` or ``"text"``), for a caller that writes
-    every image so: LLVM verifies each image (and writes its bitcode) as soon
-    as the image is made, while the split goes on with the next
-    (``Module.start_verification``, for bitcode in a forked child where a
-    core is free: ``passes/ir/bitcode_worker.py``; ``verify_and_serialize``
-    takes the results)."""
+    every image so: where a core is free, LLVM verifies each image (and
+    writes its bitcode) as soon as the image is made, in a forked child,
+    while the split goes on with the next (``Module.start_verification``,
+    ``passes/ir/bitcode_worker.py``; ``verify_and_serialize`` takes the
+    results).  Where none is (``BitcodeWorker.beside``), nothing is started:
+    the writer has LLVM make each image's code when it writes it, one after
+    another, cheaper than taking turns with a thread for one core."""
     if serialize not in (None, "bitcode", "text"):
         raise ValueError(f"serialize: expected 'bitcode', 'text' or None, got {serialize!r}")
     if mode not in SPLIT_MODES and mode != WHOLE:
@@ -94,7 +96,7 @@ def split_module(module: Module, *, mode: str = "none", only_kernels: bool = Fal
         images.append(image)
         if needs_dummy(image, holds_vfs):
             images.append(dummy_image(image, virtual))
-        if serialize is not None:
+        if serialize is not None and worker.beside():
             for im in images[-2 if images[-1] is not image else -1:]:
                 im.module.start_verification(bitcode=serialize == "bitcode", worker=worker)
     worker.finish()                     # (left unfinished by an error: the worker's end kills its child)

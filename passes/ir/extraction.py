@@ -135,16 +135,27 @@ class Extraction:
 
     def _keep_addressed(self, chosen: dict, stub, closed: bool) -> tuple[str, bool]:
         """A function whose blocks a kept definition addresses keeps its body:
-        ``chosen`` with those bodies, and (the joined text of ``chosen``,
-        whether it is still closed)."""
+        ``chosen`` with those definitions, and (the joined text of ``chosen``,
+        whether it is still closed).  The joined text is the one place the
+        part's metadata, attribute groups and types are read from, so each
+        definition put back adds all its text (header too: its attachments,
+        attributes and parameter types), and what its own body addresses is
+        put back in turn."""
         blob = _joined(chosen.values())
-        if "blockaddress" in blob:
-            functions = self.functions
-            for t in blockaddress_targets(blob):
-                if t in functions and (t not in chosen or chosen[t].is_declaration or t in stub):
-                    chosen[t] = functions[t]
-                    blob += "\n" + functions[t].body
-                    closed = False
+        new = blob
+        functions = self.functions
+        while "blockaddress" in new:
+            restored = []
+            for t in blockaddress_targets(new):
+                fn = functions.get(t)
+                if fn is not None and not fn.is_declaration and chosen.get(t) is not fn:
+                    chosen[t] = fn              # (declared or stubbed until now, or not chosen)
+                    restored.append(fn)
+            if not restored:
+                break
+            new = _joined(restored)
+            blob += "\n" + new
+            closed = False
         return blob, closed
 
     def _in_order(self, chosen: dict) -> Self:

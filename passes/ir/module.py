@@ -187,9 +187,16 @@ class Module(Extraction, Edits):
             if problem is not None:
                 raise RuntimeError(problem)
             return data
-        ref = self.verify(self.text() if text is None else text)
-        data = ref.as_bitcode()
-        close_in_background(ref)
+        if early is not None:               # a verification started: take its module
+            ref = self.verify(self.text() if text is None else text)
+            data = ref.as_bitcode()
+            close_in_background(ref)
+            return data
+        # LLVM's module closed here: handing each of many small modules' close to
+        # the verifier thread (post-link's images) cost more than the close itself
+        data, problem = verified_bitcode(self.text() if text is None else text, self.name)
+        if problem is not None:
+            raise RuntimeError(problem)
         return data
 
     def start_verification(self, bitcode: bool = False, worker=None) -> None:

@@ -58,3 +58,19 @@ def test_an_image_changed_after_its_start_is_written_as_changed(source):
 def test_a_bad_mode_for_serialize_is_refused(source):
     with pytest.raises(ValueError, match="serialize"):
         split_module(load(source), mode="kernel", serialize="yes")
+
+
+@pytest.mark.parametrize("load_average, started", [(64.0, False), (0.0, True)])
+def test_images_are_started_beside_the_split_only_where_a_core_is_free(source, tmp_path, monkeypatch,
+                                                                       load_average, started):
+    # a busy machine: the verifier thread would only take turns with the split for
+    # one core, so nothing is started and the writer has LLVM make every image's
+    # code in one go; a free core: a forked child makes them while the split goes on
+    monkeypatch.setattr(os, "getloadavg", lambda: (load_average,) * 3)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.delenv("MINISYCL_VERIFY_THREADS", raising=False)
+    images = split_module(load(source), mode="kernel", serialize="bitcode")
+    assert len(images) > 24                     # (past the thread's first modules: the child's turn)
+    assert all((im.module._early is not None) == started for im in images)
+    plain = written(source, str(tmp_path / "plain"), "kernel", None, False)
+    assert written(source, str(tmp_path / "beside"), "kernel", "bitcode", False) == plain
