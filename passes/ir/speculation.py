@@ -20,14 +20,16 @@ given; LLVM's verdict then settles it:
 
 Every input is still parsed and verified by LLVM; nothing derived from it
 leaves before the verdict.  One guarantee makes the speculative work itself
-safe: while it runs, the thread running it makes no LLVM module before the
-verdict (``bridge.settled``, at every place the bridge makes one): a pass that
-hands IR to LLVM's optimiser, ``--verify-each`` or the outputs' verification
-first waits for the verdict there, and unwinds the work (``Abandoned``) when
-the speculation failed.  The pass manager also looks between passes
-(``checkpoint``) and stops work whose input already failed.  Verification on
-the verifier thread (the host half's, started early) is parse and verify
-only, safe on any text, and goes on meanwhile.
+safe: while it runs, the thread running it hands LLVM nothing but text to
+parse and verify before the verdict (``bridge.settled``, at every place the
+bridge makes a module for more than that): a pass that hands IR to LLVM's
+optimiser first waits for the verdict there, and unwinds the work
+(``Abandoned``) when the speculation failed.  The pass manager also looks
+between passes (``checkpoint``) and stops work whose input already failed.
+Parsing and verifying (``bridge.parse_and_verify``: ``--verify-each``, the
+outputs' verification, the host half's on the verifier thread) is safe on
+any text and goes on meanwhile: where a pass made bad IR of a bad input, the
+input's error is what is raised.
 
 Where LLVM checks the input: in a forked child, the checker, which serves
 every input this process checks (``_Checker``: forked once, the text sent

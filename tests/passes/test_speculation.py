@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from minisycl.passes import parse_pipeline
-from minisycl.passes.ir import IRError, load_and_run, speculation, verify_and_serialize
+from minisycl.passes.ir import IRError, bridge, load_and_run, speculation, verify_and_serialize
 from minisycl.passes.manager import PassContext, PassManager, PassResult
 from minisycl.passes.support import knobs
 from minisycl.passes.support.cli import main
@@ -105,22 +105,49 @@ def test_speculation_gives_what_checking_first_gives(tmp_path_factory, edits, ve
         assert outcome(str(path), True, verify_each) == outcome(str(path), False, verify_each)
 
 
-def test_no_llvm_module_is_made_from_an_input_before_its_verdict(tmp_path, monkeypatch):
-    """``--verify-each`` on an input that does not verify: the passes run on it
-    (speculatively), but their IR never reaches LLVM on this thread."""
+class _Optimizing:
+    """A pass that hands the module to LLVM's optimiser (as ``lower-work-groups`` does)."""
+
+    name = "optimizing"
+
+    def run(self, module, am):
+        bridge.inline_and_simplify(module.text(), [])
+        return PassResult.NONE
+
+
+class _Touching:
+    """A pass that says it changed the module (``--verify-each`` then verifies it)."""
+
+    name = "touching"
+
+    def run(self, module, am):
+        return PassResult.NONE
+
+
+def test_no_llvm_module_but_parse_and_verify_is_made_from_an_input_before_its_verdict(tmp_path, monkeypatch):
+    """A pass that runs LLVM's optimiser on an input that does not verify: the
+    pass runs on it (speculatively), but its IR never reaches LLVM's
+    optimiser on this thread; ``--verify-each``'s parse and verify may, and
+    the input's error is what is raised either way."""
     path = tmp_path / "in.ll"
     path.write_text(UNVERIFIABLE)
     made = []
     real = llvm.parse_assembly
 
     def counting(text, *args, **kwargs):
+        frame, verifying = sys._getframe(1), False
+        while frame is not None and not verifying:
+            verifying, frame = frame.f_code is bridge.parse_and_verify.__code__, frame.f_back
         if threading.current_thread() is threading.main_thread():
-            made.append(text)
+            (verified if verifying else made).append(text)
         return real(text, *args, **kwargs)
+    verified = []
     monkeypatch.setattr(llvm, "parse_assembly", counting)
-    got = outcome(str(path), True, verify_each=True)
-    assert got[0] == "IRError" and "invalid module: Instruction does not dominate all uses!" in got[1]
-    assert made == []       # (the check itself parses on the verifier thread)
+    for verify_each in (False, True):
+        with pytest.raises(IRError, match="invalid module: Instruction does not dominate all uses!"):
+            load_and_run(str(path), lambda module: PassManager([_Touching(), _Optimizing()], verify_each=verify_each
+                                                               ).run(module, PassContext()))
+    assert made == []       # (the check itself parses in the checker child, or on the verifier thread)
 
 
 def test_work_that_fails_on_an_invalid_input_gives_the_input_error(tmp_path):
