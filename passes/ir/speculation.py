@@ -229,12 +229,13 @@ class _Checker:
 
     def __init__(self):
         inp, self._to = os.pipe()
-        inherited = set(_PARENT_FDS)
 
         def serve(out: int, errors: int) -> None:
-            for fd in inherited | {self._to}:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+            # it lives on: it holds no other file of this process open (a pipe another
+            # child waits to see closed, an output file)
+            keep = sorted(fd for fd in {inp, out, errors} if fd > 2)
+            for low, high in zip([3] + [k + 1 for k in keep], keep + [os.sysconf("SC_OPEN_MAX")]):
+                os.closerange(low, high)
             _serve(inp, out, errors)
 
         self._stack = contextlib.ExitStack()

@@ -270,3 +270,18 @@ def test_a_check_while_the_child_is_busy_goes_to_the_thread(tmp_path):
     got = load_and_run(str(good), nested)
     assert got[1] == outcome(str(bad), False) and got[1][0] == "IRError"
     assert got[2] == outcome(str(good), False) and got[2][0] == "ok"
+
+
+def test_the_checker_child_holds_no_other_file_of_the_process_open(tmp_path):
+    """It lives on: a pipe open when it was forked closes when this process closes it."""
+    import select
+    path = tmp_path / "in.ll"
+    path.write_text(PRINTED)
+    _fresh_checker()
+    r, w = os.pipe()
+    try:
+        assert outcome(str(path), True)[0] == "ok" and speculation._checker is not None
+        os.close(w)
+        assert select.select([r], [], [], 10)[0] and os.read(r, 1) == b""     # the end of the pipe, not a wait
+    finally:
+        os.close(r)
