@@ -246,8 +246,8 @@ class _Checker:
             raise
         finally:
             os.close(inp)
-        self._stack.callback(self._close_input)
         self._fds = (self._to, self._run.pipe.fileno())
+        self._writing = None
         _PARENT_FDS.update(self._fds)
         if hasattr(fcntl, "F_SETPIPE_SZ"):      # Linux: a module goes over in a few writes
             with contextlib.suppress(OSError):
@@ -258,11 +258,11 @@ class _Checker:
         return self._run.status is None
 
     def submit(self, text: str) -> None:
+        """Send ``text``: the verifier thread writes it (the pipe takes a
+        module in several writes, each waiting for the child to read, which
+        on a busy machine may wait for a core: not the passes' wait)."""
         self.busy = True
-        try:
-            _send(self._to, b"T", text.encode("utf-8", "surrogateescape"))
-        except OSError:             # (it died: the verdict says how)
-            pass
+        self._writing = in_background(_send_quietly, self._to, text.encode("utf-8", "surrogateescape"))
 
     def ready(self) -> bool:
         """Whether the verdict can be read without waiting for LLVM."""
@@ -281,14 +281,26 @@ class _Checker:
         return verdict
 
     def _close_input(self) -> None:
+        """Close the child's input, once no write to it is under way (the
+        number would be another file's after ``close``)."""
+        if self._writing is not None:
+            self._writing.result()          # (the child reads it, or has died: the write ends)
+            self._writing = None
         if self._to >= 0:
             _PARENT_FDS.difference_update(self._fds)
             os.close(self._to)
             self._to = -1
 
     def close(self) -> None:
-        """End the child (killed, if it is still at work) and reap it."""
+        """End the child (killed, if it is still at work), reap it, close its input."""
         self._stack.close()
+        self._close_input()
+
+
+def _send_quietly(fd: int, data: bytes) -> None:
+    """The checker's ``T`` record; a child that died meanwhile (its verdict says how) is no error here."""
+    with contextlib.suppress(OSError):
+        _send(fd, b"T", data)
 
 
 def _serve(inp: int, out: int, errors: int) -> None:
