@@ -566,7 +566,7 @@ def emit_ptx(texts: list[str], cpu: str, features: str, keep=()) -> str:
 # runs in a forked child that returns the object bytes; a child that dies is
 # one ``IRError`` with LLVM's message.
 
-__all__ += ["in_child"]
+__all__ += ["in_child", "serve_records"]
 
 
 def in_child(work, what: str) -> bytes:
@@ -600,6 +600,27 @@ def _work_child(work, out: int, errors: int) -> None:
             _send(out, b"E", (first_line(err) if isinstance(err, RuntimeError) else str(err)).encode("utf-8"))
         else:
             _send(out, b"O", bytes(data))
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def serve_records(inp: int, errors: int, answer) -> None:
+    """A worker child's life (``bitcode_worker``, ``speculation``'s checker):
+    ``child_setup``, then ``answer(kind, payload)`` for each record of the
+    pipe ``inp`` until its end or an ``answer`` that returns False.  Only
+    ``os._exit`` leaves it."""
+    code = 70
+    try:
+        child_setup(errors)
+        with os.fdopen(inp, "rb") as reader:
+            while True:
+                head = reader.read(_RECORD.size)
+                if len(head) < _RECORD.size:
+                    break
+                kind, length = _RECORD.unpack(head)
+                if answer(kind, reader.read(length)) is False:
+                    break
         code = 0
     finally:
         os._exit(code)

@@ -63,7 +63,7 @@ from dataclasses import dataclass
 from ..support import knobs
 from . import bridge
 from .bitcode_worker import _PARENT_FDS
-from .bridge import _RECORD, _forked, _record, _send, child_setup, complaint, in_background, parse_assembly
+from .bridge import _forked, _record, _send, complaint, in_background, parse_assembly, serve_records
 
 __all__ = ["InputCheck", "Verdict", "Abandoned", "worth_speculating", "checkpoint", "printed_alike"]
 
@@ -306,23 +306,13 @@ def _send_quietly(fd: int, data: bytes) -> None:
 def _serve(inp: int, out: int, errors: int) -> None:
     """The checker child: the verdict on each text of ``inp``, to ``out``,
     until its input ends.  Only ``os._exit`` leaves it."""
-    code = 70
-    try:
-        child_setup(errors)
-        with os.fdopen(inp, "rb") as reader:
-            while True:
-                head = reader.read(_RECORD.size)
-                if len(head) < _RECORD.size:
-                    break
-                _, size = _RECORD.unpack(head)
-                c0 = time.process_time()
-                verdict, ref = _check(reader.read(size).decode("utf-8", "surrogateescape"))
-                _send(out, b"V", _CPU.pack(time.process_time() - c0) + _pack(verdict))
-                if ref is not None:
-                    ref.close()
-        code = 0
-    finally:
-        os._exit(code)
+    def answer(kind: bytes, payload: bytes) -> None:
+        c0 = time.process_time()
+        verdict, ref = _check(payload.decode("utf-8", "surrogateescape"))
+        _send(out, b"V", _CPU.pack(time.process_time() - c0) + _pack(verdict))
+        if ref is not None:
+            ref.close()
+    serve_records(inp, errors, answer)
 
 
 #: the CPU time a check took the child, before its verdict
