@@ -200,7 +200,8 @@ def main():
     print("CPU time (least of the runs; ratio to the floor's): the main thread's (the passes' Python, then LLVM's "
           "parse and verify of the device half) is what the work takes on free cores, where LLVM checks the input in "
           "the checker child and the host half on the verifier thread beside it; checker: the child's check of the "
-          "input (about the floor: LLVM's parse, print and verify); all: every thread and the child")
+          "input (about the floor: LLVM's parse, print and verify; 0 where no core was free, by the load average, and "
+          "the verifier thread checked it); all: every thread and the child")
     for scale, (fc, main_cpu, all_cpu, one_cpu, child_cpu) in cpus.items():
         print(f"  {scale}x floor {fc:.3f}s; pipelined: main thread {main_cpu:.3f}s ({main_cpu / fc:.2f}), checker "
               f"{child_cpu:.3f}s ({child_cpu / fc:.2f}), all {all_cpu:.3f}s ({all_cpu / fc:.2f}); one thread "

@@ -31,10 +31,10 @@ outputs' verification, the host half's on the verifier thread) is safe on
 any text and goes on meanwhile: where a pass made bad IR of a bad input, the
 input's error is what is raised.
 
-Where LLVM checks the input: in a forked child, the checker, which serves
-every input this process checks (``_Checker``: forked once, the text sent
+Where LLVM checks the input: where a core is free (``forks``), in a forked
+child, the checker, which serves every input this process checks (``_Checker``: forked once, the text sent
 through a pipe, the verdict back; LLVM's printing only where it differs).
-On the verifier thread (where there is no ``fork``), as before, LLVM's calls all pass one lock of llvmlite's, so the input's parse,
+On the verifier thread (without ``fork`` or a free core), as before, LLVM's calls all pass one lock of llvmlite's, so the input's parse,
 print and verify and then both halves' parse and verify ran in a row, about
 1.85x the floor, and after each call the thread waited up to a switch interval
 for the GIL the passes' Python held; in the child the input's check runs
@@ -62,7 +62,7 @@ from dataclasses import dataclass
 
 from ..support import knobs
 from . import bridge
-from .bitcode_worker import _PARENT_FDS
+from .bitcode_worker import _PARENT_FDS, _spare_core
 from .bridge import _forked, _record, _send, complaint, in_background, parse_assembly, serve_records
 
 __all__ = ["InputCheck", "Verdict", "Abandoned", "worth_speculating", "checkpoint", "printed_alike"]
@@ -189,9 +189,14 @@ class InputCheck:
 
 
 def forks() -> bool:
-    """Whether the input's check runs in a forked child (else on the verifier
-    thread): where ``os.fork`` exists and a second thread is allowed."""
-    return hasattr(os, "fork") and knobs.verify_threads() != 1
+    """Whether the input's check runs in the checker child (else on the
+    verifier thread): where ``os.fork`` exists, a second thread is allowed,
+    and a core is free for it (``bitcode_worker._spare_core``: the load average
+    leaves one).  On a busy machine the child, the verifier thread (the host
+    half) and the passes would take three shares of the cores where the thread
+    takes two, and the passes, the critical path, run slower: measured on 2
+    cores under load 2, 3.15-3.22x the floor against the thread's 2.88-2.93x."""
+    return hasattr(os, "fork") and knobs.verify_threads() != 1 and _spare_core()
 
 
 #: a verdict's three fields on the pipe (``stopped`` is the parent's): for each, whether it is there, and its length

@@ -214,7 +214,23 @@ def _fresh_checker():
         speculation._drop_checker(speculation._checker)
 
 
-def test_one_checker_child_serves_every_check(tmp_path):
+@pytest.fixture
+def forking(monkeypatch):
+    """Checks go to the checker child, however busy the machine (``speculation.forks``)."""
+    monkeypatch.setattr(speculation, "_spare_core", lambda: True)
+
+
+def test_the_child_is_forked_only_where_a_core_is_free(monkeypatch):
+    monkeypatch.delenv("MINISYCL_VERIFY_THREADS", raising=False)
+    for spare in (True, False):
+        monkeypatch.setattr(speculation, "_spare_core", lambda: spare)
+        assert speculation.forks() is (spare and hasattr(os, "fork"))
+        monkeypatch.setenv("MINISYCL_VERIFY_THREADS", "1")
+        assert speculation.forks() is False
+        monkeypatch.delenv("MINISYCL_VERIFY_THREADS")
+
+
+def test_one_checker_child_serves_every_check(tmp_path, forking):
     path = tmp_path / "in.ll"
     path.write_text(PRINTED)
     first = outcome(str(path), True)
@@ -224,21 +240,22 @@ def test_one_checker_child_serves_every_check(tmp_path):
     assert speculation.checker_cpu() > 0
 
 
-def test_a_checker_child_that_dies_is_an_error_and_the_next_check_forks_another(tmp_path, monkeypatch):
+def test_a_checker_child_that_dies_is_an_error_and_the_next_check_forks_another(tmp_path, monkeypatch, forking):
     path = tmp_path / "in.ll"
     path.write_text(PRINTED)
     _fresh_checker()
+    real = speculation._check
     monkeypatch.setattr(speculation, "_check", lambda text: os.abort())     # (the child forked next has it)
     try:
         got = outcome(str(path), True)
     finally:
         _fresh_checker()
     assert got[0] == "IRError" and "in.ll: LLVM stopped (killed by SIGABRT)" in got[1], got
-    monkeypatch.undo()
+    monkeypatch.setattr(speculation, "_check", real)
     assert outcome(str(path), True) == outcome(str(path), False)
 
 
-def test_a_check_left_before_its_verdict_ends_its_child(tmp_path, monkeypatch):
+def test_a_check_left_before_its_verdict_ends_its_child(tmp_path, monkeypatch, forking):
     """Work that raises what no verdict settles (Ctrl-C) leaves at once: the
     child still at work on it is ended, and the next check forks another."""
     path = tmp_path / "in.ll"
@@ -254,11 +271,11 @@ def test_a_check_left_before_its_verdict_ends_its_child(tmp_path, monkeypatch):
         assert speculation._checker is None
     finally:
         _fresh_checker()
-    monkeypatch.undo()
+    monkeypatch.setattr(speculation, "_check", slow)
     assert outcome(str(path), True)[0] == "ok" and speculation._checker.alive()
 
 
-def test_a_check_while_the_child_is_busy_goes_to_the_thread(tmp_path):
+def test_a_check_while_the_child_is_busy_goes_to_the_thread(tmp_path, forking):
     """``load_and_run`` inside another's work: the inner input is checked on
     the verifier thread, and both give what checking first gives."""
     good, bad = tmp_path / "good.ll", tmp_path / "bad.ll"
@@ -272,7 +289,7 @@ def test_a_check_while_the_child_is_busy_goes_to_the_thread(tmp_path):
     assert got[2] == outcome(str(good), False) and got[2][0] == "ok"
 
 
-def test_the_checker_child_holds_no_other_file_of_the_process_open(tmp_path):
+def test_the_checker_child_holds_no_other_file_of_the_process_open(tmp_path, forking):
     """It lives on: a pipe open when it was forked closes when this process closes it."""
     import select
     path = tmp_path / "in.ll"
