@@ -45,7 +45,7 @@ except ImportError:         # no fcntl (and no fork): the thread does the work
     fcntl = None
 
 from ..support import knobs
-from .bridge import _RECORD, _fatal, _forked, _send, child_setup, in_background, verified_bitcode
+from .bridge import _RECORD, _fatal, _forked, _send, in_background, serve_records, verified_bitcode
 
 __all__ = ["BitcodeWorker", "FORK_AFTER"]
 
@@ -306,26 +306,16 @@ class _Child:
 def _serve(inp: int, out: int, errors: int) -> None:
     """The child: answer every ``M`` record of ``inp`` until ``E`` or the end of
     the input.  Only ``os._exit`` leaves it."""
-    code = 70
-    try:
-        child_setup(errors)
-        with os.fdopen(inp, "rb") as reader:
-            while True:
-                head = reader.read(_RECORD.size)
-                if len(head) < _RECORD.size:
-                    break
-                kind, length = _RECORD.unpack(head)
-                if kind != b"M":
-                    break
-                payload = reader.read(length)
-                size = int.from_bytes(payload[:4], "little")
-                name, text = payload[4:4 + size], payload[4 + size:]
-                data, problem = verified_bitcode(text.decode("utf-8", "surrogateescape"),
-                                                 name.decode("utf-8", "surrogateescape"))
-                if problem is None:
-                    _send(out, b"B", data)
-                else:
-                    _send(out, b"P", problem.encode("utf-8", "replace"))
-        code = 0
-    finally:
-        os._exit(code)
+    def answer(kind: bytes, payload: bytes) -> bool:
+        if kind != b"M":
+            return False
+        size = int.from_bytes(payload[:4], "little")
+        name, text = payload[4:4 + size], payload[4 + size:]
+        data, problem = verified_bitcode(text.decode("utf-8", "surrogateescape"),
+                                         name.decode("utf-8", "surrogateescape"))
+        if problem is None:
+            _send(out, b"B", data)
+        else:
+            _send(out, b"P", problem.encode("utf-8", "replace"))
+        return True
+    serve_records(inp, errors, answer)

@@ -132,6 +132,12 @@ def parse_assembly(text: str) -> llvm.ModuleRef:
     """LLVM's text reader, in a fresh context (``RuntimeError`` on bad text,
     text nested too deeply for it included: ``check_nesting``)."""
     settled()
+    return _read_text(text)
+
+
+def _read_text(text: str) -> llvm.ModuleRef:
+    """``parse_assembly`` without the gate (``settled``): for LLVM's reader
+    and verifier only (``parse_and_verify``)."""
     check_nesting(text)
     return llvm.parse_assembly(text, context=llvm.create_context())
 
@@ -179,9 +185,16 @@ def parse_and_verify(text: str, name: str) -> tuple[llvm.ModuleRef | None, str |
     """(LLVM's module, None), or (None, LLVM's complaint).  Work handed to
     another thread returns its failure as text: an exception kept there would
     tie its frames, and the modules in them, into reference cycles, and the
-    collector may then dispose of an LLVM context before its module."""
+    collector may then dispose of an LLVM context before its module.
+
+    It does not wait for a verdict (``settled``): LLVM's reader and verifier
+    take any text (a bad one is a complaint; ``check_nesting`` keeps the
+    reader's stack), so work on an input LLVM is still checking verifies what
+    it made (``--verify-each``, the outputs) at once, as the verifier thread
+    verifies the host half; only a module that passed may go further (its
+    bitcode), and nothing of the work leaves before the verdict (``loading.load_and_run``)."""
     try:
-        ref = parse_assembly(text)
+        ref = _read_text(text)
         ref.verify()
     except RuntimeError as err:
         return None, str(err)
@@ -553,7 +566,7 @@ def emit_ptx(texts: list[str], cpu: str, features: str, keep=()) -> str:
 # runs in a forked child that returns the object bytes; a child that dies is
 # one ``IRError`` with LLVM's message.
 
-__all__ += ["in_child"]
+__all__ += ["in_child", "serve_records"]
 
 
 def in_child(work, what: str) -> bytes:
@@ -587,6 +600,27 @@ def _work_child(work, out: int, errors: int) -> None:
             _send(out, b"E", (first_line(err) if isinstance(err, RuntimeError) else str(err)).encode("utf-8"))
         else:
             _send(out, b"O", bytes(data))
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def serve_records(inp: int, errors: int, answer) -> None:
+    """A worker child's life (``bitcode_worker``, ``speculation``'s checker):
+    ``child_setup``, then ``answer(kind, payload)`` for each record of the
+    pipe ``inp`` until its end or an ``answer`` that returns False.  Only
+    ``os._exit`` leaves it."""
+    code = 70
+    try:
+        child_setup(errors)
+        with os.fdopen(inp, "rb") as reader:
+            while True:
+                head = reader.read(_RECORD.size)
+                if len(head) < _RECORD.size:
+                    break
+                kind, length = _RECORD.unpack(head)
+                if answer(kind, reader.read(length)) is False:
+                    break
         code = 0
     finally:
         os._exit(code)

@@ -198,6 +198,8 @@ def load_and_run(path: str, work, speculate: bool = True):
     if done:
         return result
     verdict = check.result()
+    if verdict.stopped is not None:
+        raise IRError(f"{name}: {verdict.stopped}")
     if verdict.parse_error is not None:
         raise text_error(name, verdict.parse_error, data)
     if verdict.verify_problem is not None:
