@@ -47,6 +47,7 @@ from ..passes.support.diagnostics import CompileError, Diagnostic, DiagnosticSin
 from .data_layout import class_layouts, sizeof
 from .parser import parse
 from .checker import Checker
+from . import workers
 from .symbols import Program
 
 __all__ = ["compile_source", "compile_files", "parse", "check", "emit", "check_device_code", "verify",
@@ -124,20 +125,42 @@ def _compile(text: str, filename: str) -> CompileResult:
     unit = parse(text, filename, diags)
     t1 = time.perf_counter()
     timings["parse"] = t1 - t0
-    prog = check(unit, diags) if not diags.has_errors or unit.items else None
+    prog = module = None
+    if not diags.has_errors or unit.items:
+        prog, module = _check(unit, diags, filename, timings)
     t2 = time.perf_counter()
     timings["check"] = t2 - t1
     diags.raise_if_errors()
-    try:
-        module = emit(prog, filename)
-    except NestingTooDeep as err:
-        diags.error(err.loc, str(err))
-        diags.raise_if_errors()
+    if module is None:
+        try:
+            module = emit(prog, filename)
+        except NestingTooDeep as err:
+            diags.error(err.loc, str(err))
+            diags.raise_if_errors()
     text = str(module)
     t3 = time.perf_counter()
     timings["emit"] = t3 - t2
     ref = _rules_beside_verify(text, filename, diags, timings)
     return CompileResult(ref, diags.warnings(), diags.sources, timings, class_layouts(prog.classes))
+
+
+def _check(unit, diags: DiagnosticSink, filename: str, timings: dict[str, float]):
+    """``(program, None)``; or, where the bodies are many and workers may be
+    forked (``workers.worker_count``), ``(program, module)``: the bodies checked
+    and emitted by the workers (``timings["workers"]``: how many), the module
+    byte for byte the serial one (with errors, None)."""
+    checker = Checker(unit, diags, sizeof=sizeof)
+    try:
+        bodies = checker.declare()
+        n = workers.worker_count(len(bodies))
+        done = workers.check_and_emit(checker, bodies, diags, filename, n) if n > 1 else None
+        if done is not None:
+            timings["workers"] = n
+            return done
+        checker.check_bodies(bodies)
+        return checker.finish(), None
+    finally:
+        checker.release()
 
 
 def _rules_beside_verify(text: str, filename: str, diags: DiagnosticSink, timings: dict[str, float]):
