@@ -119,10 +119,23 @@ def compile_source(text: str, filename: str = "<input>.ksl") -> CompileResult:
 
 
 def _compile(text: str, filename: str) -> CompileResult:
-    diags = DiagnosticSink({filename: text})
     timings = {}
+    try:
+        diags, prog, module = _front(text, filename, timings, workers.defer_bodies(text))
+    except workers.Reparse:         # a body the workers could not parse: the serial way says why
+        diags, prog, module = _front(text, filename, timings, False)
+    t2 = time.perf_counter()
+    text = str(module)
+    timings["emit"] += time.perf_counter() - t2
+    ref = _rules_beside_verify(text, filename, diags, timings)
+    return CompileResult(ref, diags.warnings(), diags.sources, timings, class_layouts(prog.classes))
+
+
+def _front(text: str, filename: str, timings: dict[str, float], defer: bool):
+    """Parse, check and emit: ``(diagnostics, program, ir_writer.Module)``."""
+    diags = DiagnosticSink({filename: text})
     t0 = time.perf_counter()
-    unit = parse(text, filename, diags)
+    unit = parse(text, filename, diags, defer=defer)
     t1 = time.perf_counter()
     timings["parse"] = t1 - t0
     prog = module = None
@@ -137,18 +150,16 @@ def _compile(text: str, filename: str) -> CompileResult:
         except NestingTooDeep as err:
             diags.error(err.loc, str(err))
             diags.raise_if_errors()
-    text = str(module)
-    t3 = time.perf_counter()
-    timings["emit"] = t3 - t2
-    ref = _rules_beside_verify(text, filename, diags, timings)
-    return CompileResult(ref, diags.warnings(), diags.sources, timings, class_layouts(prog.classes))
+    timings["emit"] = time.perf_counter() - t2
+    return diags, prog, module
 
 
 def _check(unit, diags: DiagnosticSink, filename: str, timings: dict[str, float]):
     """``(program, None)``; or, where the bodies are many and workers may be
-    forked (``workers.worker_count``), ``(program, module)``: the bodies checked
-    and emitted by the workers (``timings["workers"]``: how many), the module
-    byte for byte the serial one (with errors, None)."""
+    forked (``workers.worker_count``), ``(program, module)``: the bodies parsed
+    (where ``parse`` deferred them), checked and emitted by the workers
+    (``timings["workers"]``: how many), the module byte for byte the serial one
+    (with errors, None).  ``workers.Reparse``: a deferred body needs the serial parse."""
     checker = Checker(unit, diags, sizeof=sizeof)
     try:
         bodies = checker.declare()
@@ -157,6 +168,7 @@ def _check(unit, diags: DiagnosticSink, filename: str, timings: dict[str, float]
         if done is not None:
             timings["workers"] = n
             return done
+        workers.resolve(bodies)
         checker.check_bodies(bodies)
         return checker.finish(), None
     finally:

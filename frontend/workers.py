@@ -47,15 +47,45 @@ from ..passes.ir.lexer import quote_name
 from ..passes.support import knobs
 from ..passes.ir import InternalCompilerError
 from ..passes.support.diagnostics import DiagnosticSink, NestingTooDeep
+from . import parser
 from .data_layout import DATALAYOUT, TRIPLE
+from .descent import Deferred, Descent, Fallback
 from .emitter import Emitter
 from .ir_writer import Function, Module, Rendered, Type, struct_type
 
-__all__ = ["worker_count", "check_and_emit", "MIN_BODIES"]
+__all__ = ["worker_count", "defer_bodies", "resolve", "check_and_emit", "Reparse", "MIN_BODIES"]
 
 #: bodies per worker below which a fork does not pay (a fork and its answer cost
 #: a few milliseconds; a body of the bench's kind about 0.2 ms to check and emit)
 MIN_BODIES = 100
+
+#: characters of source below which bodies are parsed in the parent (``defer_bodies``):
+#: fewer than about ``2 * MIN_BODIES`` bodies of a few hundred characters
+MIN_DEFER_CHARS = 2 * MIN_BODIES * 200
+
+
+class Reparse(Exception):
+    """A deferred body the fast path does not take (a syntax error, a rare form):
+    the source is parsed again the serial way, which says what the serial path says."""
+
+
+def defer_bodies(text: str) -> bool:
+    """Whether to leave top-level function bodies to the workers (``parser.parse(defer=True)``)."""
+    return len(text) >= MIN_DEFER_CHARS and knobs.frontend_workers() > 1 and hasattr(os, "fork")
+
+
+def resolve(bodies: list) -> None:
+    """Parse the ``Deferred`` bodies among ``bodies`` (in place); ``Reparse`` where one fails."""
+    fast = None
+    for node, _ in bodies:
+        if type(node.body) is Deferred:
+            if fast is None:
+                fast = Descent(parser._tables()[1])
+            try:
+                node.body = fast.parse_body(node.body)
+            except Fallback:
+                raise Reparse from None
+
 
 _PLACEHOLDER = re.compile("\x01([MGS])([0-9]+)\x02")
 
@@ -91,6 +121,8 @@ def check_and_emit(checker, bodies: list, diags: DiagnosticSink, filename: str, 
             lambda out, errors, share=share: _serve(checker, share, filename, before, clean, out, errors)))
             for share in shares]
         results = [_answer(run) for run in runs]
+    if any(r.get("serial") == "reparse" for r in results):
+        raise Reparse
     if any(r.get("serial") for r in results):
         return None
     for r in results:
@@ -283,6 +315,10 @@ def _share(checker, share, filename, before, clean) -> dict:
     cx = checker.cx
     prog = cx.prog
     sink = cx.diags = _Recorder(cx.diags.sources)
+    try:
+        resolve(share)
+    except Reparse:
+        return {"serial": "reparse"}
     checker.check_bodies(share)
     index = {id(f): i for i, f in enumerate(prog.functions)}
     if _shape(prog) != before or any(id(sym) not in index for _, sym in share):
