@@ -164,7 +164,7 @@ def _check(unit, diags: DiagnosticSink, filename: str, timings: dict[str, float]
     try:
         bodies = checker.declare()
         n = workers.worker_count(len(bodies))
-        done = workers.check_and_emit(checker, bodies, diags, filename, n) if n > 1 else None
+        done = workers.check_and_emit(checker, bodies, diags, filename, n, timings) if n > 1 else None
         if done is not None:
             timings["workers"] = n
             return done

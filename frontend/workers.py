@@ -31,8 +31,9 @@ its state changed), as does a defined function whose body is not in the
 checker's list.  Workers are reaped whatever happens (``bridge._forked``:
 an exception or Ctrl-C in the parent kills and reaps them; a worker ignores
 Ctrl-C, its parent acts on it).  Without ``os.fork``, with
-``MINISYCL_FRONTEND_WORKERS=1``, or for fewer than ``MIN_BODIES`` bodies per
-worker, the front end is serial.
+``MINISYCL_FRONTEND_WORKERS=1`` (by default: on a machine whose load average
+leaves no core free), or for fewer than ``MIN_BODIES`` bodies per worker, the
+front end is serial.
 """
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ import contextlib
 import os
 import pickle
 import re
+import time
 import traceback
 
 from ..passes.ir.bridge import _forked, _record, _send, child_setup
@@ -71,7 +73,7 @@ class Reparse(Exception):
 
 def defer_bodies(text: str) -> bool:
     """Whether to leave top-level function bodies to the workers (``parser.parse(defer=True)``)."""
-    return len(text) >= MIN_DEFER_CHARS and knobs.frontend_workers() > 1 and hasattr(os, "fork")
+    return len(text) >= MIN_DEFER_CHARS and workers_wanted() > 1
 
 
 def resolve(bodies: list) -> None:
@@ -90,12 +92,33 @@ def resolve(bodies: list) -> None:
 _PLACEHOLDER = re.compile("\x01([MGS])([0-9]+)\x02")
 
 
+#: the most workers the default picks
+MAX_WORKERS = 8
+
+
+def workers_wanted() -> int:
+    """``MINISYCL_FRONTEND_WORKERS``, or by default the cores this process may use
+    that the load average leaves free (on a busy machine a worker adds its cost
+    and runs no sooner), at most ``MAX_WORKERS``; 1 without ``os.fork``."""
+    if not hasattr(os, "fork"):
+        return 1
+    wanted = knobs.frontend_workers()
+    if wanted is not None:
+        return wanted
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    try:
+        free = int(cores - os.getloadavg()[0] + 1)     # this process is one of the load
+    except (AttributeError, OSError):
+        free = cores
+    return max(1, min(cores, free, MAX_WORKERS))
+
+
 def worker_count(bodies: int) -> int:
     """How many workers check and emit ``bodies`` bodies (1: the serial way)."""
-    wanted = knobs.frontend_workers()
-    if wanted <= 1 or not hasattr(os, "fork"):
-        return 1
-    return max(1, min(wanted, bodies // MIN_BODIES))
+    return max(1, min(workers_wanted(), bodies // MIN_BODIES))
 
 
 def _shape(prog) -> tuple:
@@ -104,10 +127,12 @@ def _shape(prog) -> tuple:
             len(prog.constants), sum(1 for g in prog.device_globals + prog.constants if g.construct is not None))
 
 
-def check_and_emit(checker, bodies: list, diags: DiagnosticSink, filename: str, n: int):
+def check_and_emit(checker, bodies: list, diags: DiagnosticSink, filename: str, n: int, timings: dict | None = None):
     """The bodies checked (diagnostics in ``diags``) and the module emitted by
     ``n`` workers: ``(program, ir_writer.Module or None where there were errors)``;
-    None where the parallel way does not hold (the caller goes on serially)."""
+    None where the parallel way does not hold (the caller goes on serially).
+    ``timings`` gets the slowest worker's CPU seconds in each stage
+    (``worker_parse``, ``worker_check``, ``worker_emit``)."""
     prog = checker.cx.prog
     mine = {id(sym) for _, sym in bodies}
     if any(id(f) not in mine for f in Emitter.defined_of(prog)) or _shape(prog)[-1]:
@@ -125,6 +150,9 @@ def check_and_emit(checker, bodies: list, diags: DiagnosticSink, filename: str, 
         raise Reparse
     if any(r.get("serial") for r in results):
         return None
+    if timings is not None:
+        for i, stage in enumerate(("worker_parse", "worker_check", "worker_emit")):
+            timings[stage] = max(r["cpu"][i] for r in results)
     for r in results:
         for severity, loc, message, notes in r["diags"]:
             (diags.error if severity == "error" else diags.warning)(loc, message, notes)
@@ -315,15 +343,18 @@ def _share(checker, share, filename, before, clean) -> dict:
     cx = checker.cx
     prog = cx.prog
     sink = cx.diags = _Recorder(cx.diags.sources)
+    t0 = time.process_time()
     try:
         resolve(share)
     except Reparse:
         return {"serial": "reparse"}
+    t1 = time.process_time()
     checker.check_bodies(share)
+    t2 = time.process_time()
     index = {id(f): i for i, f in enumerate(prog.functions)}
     if _shape(prog) != before or any(id(sym) not in index for _, sym in share):
         return {"serial": True}
-    result = {"diags": sink.recorded, "uses_half": prog.uses_half,
+    result = {"diags": sink.recorded, "uses_half": prog.uses_half, "cpu": (t1 - t0, t2 - t1, 0.0),
               "facts": [(index[id(s)], s.aspects, s.if_count, s.local_decls) for _, s in share]}
     if sink.error_count or not clean:
         return result
@@ -355,4 +386,5 @@ def _share(checker, share, filename, before, clean) -> dict:
                      for name in module.new_globals})
     finally:
         emitter.release()
+    result["cpu"] = (t1 - t0, t2 - t1, time.process_time() - t2)
     return result

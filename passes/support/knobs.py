@@ -23,9 +23,9 @@ VARIABLES: dict[str, str] = {
     "MINISYCL_VERIFY_THREADS": "`1`: the IR tools hand LLVM all their work on the calling thread "
                                "(default 2: LLVM verifies on a second thread while Python goes on, and `opt` begins its "
                                "passes on LLVM's own printing before LLVM's verdict on it)",
-    "MINISYCL_FRONTEND_WORKERS": "processes that check and emit one large source's bodies (default: the cores this "
-                                 "process may use, at most 8; `1`: one, the serial way; a source with fewer than "
-                                 "100 bodies per worker uses fewer)",
+    "MINISYCL_FRONTEND_WORKERS": "processes that parse, check and emit one large source's bodies (default: the "
+                                 "cores this process may use that the load average leaves free, at most 8; `1`: "
+                                 "the serial way; a source with fewer than 100 bodies per worker uses fewer)",
     "MINISYCL_DEVICE_CONFIGS": "a folder of device-config YAML files used instead of the packaged "
                                "`device_configs/` (targets and runtime devices alike)",
     "MINISYCL_CUDA_LIBDEVICE": "the path of CUDA's `libdevice.10.bc` for GPU math (`off`: never use it); "
@@ -102,18 +102,12 @@ def verify_threads() -> int:
     return 1 if (_get("MINISYCL_VERIFY_THREADS") or "").strip() == "1" else 2
 
 
-def frontend_workers() -> int:
+def frontend_workers() -> int | None:
     """MINISYCL_FRONTEND_WORKERS: how many forked workers check and emit one large
-    source's bodies (``frontend.workers``); default the usable cores, at most 8;
-    1 keeps the front end serial.  A value that is no positive number is the default."""
+    source's bodies (``frontend.workers``); 1 keeps the front end serial.  None
+    (unset, or no positive number): the front end's default (the free cores)."""
     value = (_get("MINISYCL_FRONTEND_WORKERS") or "").strip()
-    if value.isdigit() and 0 < len(value) < 4 and int(value) > 0:
-        return int(value)
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cores = os.cpu_count() or 1
-    return min(cores, 8)
+    return int(value) if value.isdigit() and 0 < len(value) < 4 and int(value) > 0 else None
 
 
 def device_configs_dir() -> str | None:

@@ -162,6 +162,25 @@ def test_small_sources_and_one_worker_are_serial():
         assert workers.worker_count(10 ** 6) == 1
 
 
+def test_the_default_leaves_busy_cores_alone():
+    """Unset, the knob gives the cores the load average leaves free (a worker on a
+    busy core adds its cost and runs no sooner), at most ``MAX_WORKERS``."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("MINISYCL_FRONTEND_WORKERS", raising=False)
+        mp.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
+        mp.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0))
+        assert workers.workers_wanted() == workers.MAX_WORKERS
+        mp.setattr(os, "getloadavg", lambda: (12.5, 1.0, 1.0))
+        assert workers.workers_wanted() == 4
+        mp.setattr(os, "getloadavg", lambda: (40.0, 1.0, 1.0))
+        assert workers.workers_wanted() == 1
+        mp.setenv("MINISYCL_FRONTEND_WORKERS", "3")
+        assert workers.workers_wanted() == 3
+        for bad in ("0", "-2", "many", ""):
+            mp.setenv("MINISYCL_FRONTEND_WORKERS", bad)
+            assert workers.workers_wanted() == 1
+
+
 def test_no_worker_is_left_behind():
     """Every worker is reaped: after compiles (and one interrupted while the workers
     run) this process has no child left, zombie or not."""
