@@ -324,6 +324,21 @@ class _RecordingModule(Module):
         return g
 
 
+class _OnDemand(dict):
+    """A worker's ``FuncSym -> Function``: a function is declared when first
+    asked for (declaring every one was a tenth of a worker's time), unlogged:
+    the parent declares them all itself, as the serial way does."""
+
+    declare = module = None
+
+    def __missing__(self, f):
+        log, self.module.log = self.module.log, None
+        try:
+            return self.declare(f)          # ``declare_fn`` enters it here
+        finally:
+            self.module.log = log
+
+
 def _serve(checker, share, filename, before, clean, out: int, errors: int) -> None:
     """A worker's life: check and emit ``share``, send the result, end (never returns)."""
     code = 1
@@ -359,11 +374,13 @@ def _share(checker, share, filename, before, clean) -> dict:
     if sink.error_count or not clean:
         return result
     module = _RecordingModule(filename)
-    emitter = Emitter(prog, filename, module)
+    fns = _OnDemand()
+    emitter = Emitter(prog, filename, module, fns)
+    fns.declare, fns.module = emitter.cx.globals.declare_fn, module
     mine = {id(sym) for _, sym in share}
     functions = []
     try:
-        emitter.declare()
+        emitter.declare(functions=False)
         for f in emitter.defined():
             if id(f) not in mine:
                 continue

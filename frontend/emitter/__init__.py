@@ -56,10 +56,12 @@ __all__ = ["emit", "Emitter"]
 class Emitter:
     """Writes the IR module of one checked translation unit."""
 
-    def __init__(self, prog: Program, module_id: str, module: Module | None = None):
+    def __init__(self, prog: Program, module_id: str, module: Module | None = None, fns: dict | None = None):
+        """``module``: the module to write (default a new one); ``fns``: the
+        ``FuncSym -> Function`` mapping to fill (a worker's declares on demand)."""
         self.prog = prog
         self.module_id = module_id
-        self.cx = EmitContext(prog, module if module is not None else Module(module_id, TRIPLE, DATALAYOUT))
+        self.cx = EmitContext(prog, module if module is not None else Module(module_id, TRIPLE, DATALAYOUT), fns)
         connect_parts(self.cx, PARTS)
 
     def emit(self) -> Module:
@@ -81,12 +83,13 @@ class Emitter:
 
     # The phases, in turn (``frontend.workers`` runs ``define`` on shares of the
     # functions in forked workers).
-    def declare(self) -> None:
-        """Functions, vtables, device globals and specialization ids, in that order."""
+    def declare(self, functions: bool = True) -> None:
+        """Functions (unless not ``functions``: then ``fns`` declares each on
+        demand), vtables, device globals and specialization ids, in that order."""
         declare = self.cx.globals
         for g in self.prog.device_globals:
             declare.declare_dg(g)
-        for f in self.prog.functions:
+        for f in self.prog.functions if functions else ():
             declare.declare_fn(f)
         for cls in self.prog.classes:
             if cls.polymorphic:

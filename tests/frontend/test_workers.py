@@ -179,6 +179,9 @@ def test_the_default_leaves_busy_cores_alone():
         for bad in ("0", "-2", "many", ""):
             mp.setenv("MINISYCL_FRONTEND_WORKERS", bad)
             assert workers.workers_wanted() == 1
+        mp.setenv("MINISYCL_FRONTEND_WORKERS", "4")
+        mp.delattr(os, "fork")              # no fork (Windows): serial, whatever is asked
+        assert workers.workers_wanted() == 1 and not workers.defer_bodies("x" * 10 ** 6)
 
 
 def test_no_worker_is_left_behind():
