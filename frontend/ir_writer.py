@@ -440,6 +440,10 @@ class Module:
         """``!N`` for the node ``!{items}`` (strings become ``!"..."``; equal nodes are shared)."""
         return self.metadata_body("!{" + ", ".join("!" + quote(x) if isinstance(x, str) else str(x) for x in items) + "}")
 
+    def find_metadata(self, body: str) -> str | None:
+        """``!N`` of the node written ``body`` if the module has it (None: it has not)."""
+        return self._md.get(body)
+
     def metadata_body(self, body: str) -> str:
         """``!N`` for the node written ``body``."""
         ref = self._md.get(body)

@@ -200,7 +200,10 @@ def _assemble(prog, filename: str, results: list, diags: DiagnosticSink) -> Modu
             w, events, text = written[i]
             resolvers[w].replay(events, emitter)
             emitter.cx.fns[f].rendered = Rendered(f.llname, True, text, resolvers[w].resolve)
-        return emitter.finish()
+        module = emitter.finish()
+        for r in resolvers:
+            r.settle()
+        return module
     finally:
         emitter.release()
 
@@ -232,13 +235,19 @@ class _Resolver:
                 is_function, text = self.globals[key]
                 module.add(Rendered(key, is_function, text, self.resolve))
 
+    def settle(self) -> None:
+        """Every addition replayed: the metadata numbers are final, and the
+        module is let go of (it holds this resolver: no reference cycle stays)."""
+        self.md_refs = [self.module.find_metadata(body) for body in self.md]
+        self.module = None
+
     def resolve(self, text: str, group) -> str:
-        md, groups, strings, module = self.md, self.groups, self.string_refs, self.module
+        md, groups, strings = self.md_refs, self.groups, self.string_refs
 
         def one(m):
             kind, key = m.group(1), int(m.group(2))
             if kind == "M":
-                return module.metadata_body(md[key])
+                return md[key]
             if kind == "G":
                 return group(groups[key])
             return strings[key]

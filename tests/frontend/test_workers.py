@@ -15,6 +15,7 @@ minimum share lowered so that small programs fork.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import time
@@ -244,3 +245,22 @@ def repr_tree(node) -> str:
     if not slots:
         return repr(node)
     return type(node).__name__ + "(" + ", ".join(f"{s}={repr_tree(getattr(node, s, None))}" for s in slots) + ")"
+
+
+def test_the_parallel_way_leaves_no_cyclic_garbage():
+    """As ``test_memory.py`` asks of the serial way (the collector is paused while
+    the front end works): the assembled module and its resolvers form no cycle."""
+    src = program(["loop", "kernel", "print", "if_device", "fp64", "struct"] * 4)
+    with worker_setting(2):
+        compile_source(src, "warm.ksl")
+        gc.collect()
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            result = compile_source(src, "cycles.ksl")
+            assert result.timings.get("workers") == 2
+            del result
+            assert gc.collect() == 0
+        finally:
+            if was:
+                gc.enable()
