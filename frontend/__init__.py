@@ -9,7 +9,10 @@ Stages, each a plain function (``docs/architecture.md``):
     verify(ir_module, file)       -> LLVM's verified module   (the IR layer's ``verify_generated``)
 
 ``compile_source`` runs the last two side by side: LLVM parses and verifies on
-the IR layer's verifier thread while Python applies the rules.
+the IR layer's verifier thread while Python applies the rules.  For a large
+source on a machine with free cores, the bodies are parsed, checked and
+emitted by forked workers (``workers.py``; ``MINISYCL_FRONTEND_WORKERS``),
+with the same module, byte for byte, and the same diagnostics.
 
 The rules that need the device call graph (host-only calls, recursion,
 undefined functions, virtual calls, aspects missing from ``device_has``) have
