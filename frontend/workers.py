@@ -323,11 +323,13 @@ class _RecordingModule(Module):
 
     def add(self, g):
         super().add(g)
+        if self.log is None:                    # a declaration: the parent makes the same
+            return g
         if g.name.startswith(".str."):           # ``Globals.cstring``'s (no source name starts with '.')
             self._event("S", len(self.string_gvs))
             g.ref = f"\x01S{len(self.string_gvs)}\x02"
             self.string_gvs.append(g)
-        elif self.log is not None:
+        else:
             self._event("N", g.name)
             self.new_globals.append(g.name)
         return g
