@@ -19,6 +19,14 @@ kernels' bodies as plain C functions: ``generate_c``) through ``gcc
 -fsyntax-only`` and ``gcc -O0 -S`` in the same run; our end-to-end time as a
 ratio to each (target: at most 3x gcc -fsyntax-only).
 
+The front end forks workers for a large source (``frontend/workers.py``,
+``MINISYCL_FRONTEND_WORKERS``): the end-to-end line says how many ran and the
+CPU seconds of the slowest one per stage; the same program then goes the
+serial way (``MINISYCL_FRONTEND_WORKERS=1``), interleaved with the default, so
+the workers' gain is measured in the same run.  Last, what no worker can take:
+the tokenizer alone and LLVM's own parse + verify of the module alone, each
+as a ratio to gcc -fsyntax-only (the floor of our end-to-end ratio).
+
 Run: python bench/bench_frontend.py [--kernels N] [--chain N] [--nested N] [--quick]
 
 ``--quick`` (the CI guard, ``bench/guard.py``): 200 kernels, a 4,000-line
@@ -41,8 +49,10 @@ from minisycl.frontend import compile_source, descent, parser
 from minisycl.passes.support.gc_pause import gc_paused
 from minisycl.passes.support.diagnostics import DiagnosticSink
 from minisycl.frontend.lexer import split_top_level, tokenize
+from minisycl.passes.ir.bridge import parse_and_verify
 
 TARGET_LINES_PER_S = 20_000
+WORKERS_VARIABLE = "MINISYCL_FRONTEND_WORKERS"
 
 KERNEL = """\
 // kernel {i}
@@ -124,8 +134,15 @@ def gcc_times(c_source: str, repeat: int) -> dict[str, float] | None:
         return out
 
 
-def best_compile(src: str, name: str, repeat: int):
-    """(best end-to-end seconds, that run's stage timings) of ``compile_source``."""
+def best_compile(src: str, name: str, repeat: int, workers: str | None = None):
+    """(best end-to-end seconds, that run's stage timings) of ``compile_source``;
+    ``workers``: ``MINISYCL_FRONTEND_WORKERS`` for these runs ("": unset, the default)."""
+    if workers is not None:
+        os.environ[WORKERS_VARIABLE] = workers
+        try:
+            return best_compile(src, name, repeat)
+        finally:
+            os.environ.pop(WORKERS_VARIABLE, None)
     best = None
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -135,6 +152,28 @@ def best_compile(src: str, name: str, repeat: int):
             best = (total, r.timings)
         del r                       # LLVM frees the module here, outside the next timing
     return best
+
+
+def print_stages(timings: dict, total: float, lines: int) -> None:
+    for stage in ("parse", "check", "emit", "rules", "verify"):
+        t = timings.get(stage, 0.0)
+        print(f"  {stage:7s} {t:6.2f} s  {100 * t / total:5.1f}%  ({lines / t:,.0f} lines/s)" if t else f"  {stage}: -")
+
+
+def floors(src: str, repeat: int) -> tuple[float, float]:
+    """Best seconds of the tokenizer alone, and of LLVM's parse + verify alone of the module ``src`` compiles to."""
+    ir = compile_source(src, "bench.ksl").ir
+    lex = llvm = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        tokenize(src, "bench.ksl", DiagnosticSink())
+        t1 = time.perf_counter()
+        ref, problem = parse_and_verify(ir, "bench.ksl")
+        t2 = time.perf_counter()
+        assert problem is None, problem
+        ref.close()
+        lex, llvm = min(lex, t1 - t0), min(llvm, t2 - t1)
+    return lex, llvm
 
 
 def token_count(src: str) -> int:
@@ -224,14 +263,29 @@ def main():
     src = generate(args.kernels)
     lines = src.count("\n")
     compile_source(generate(2), "warmup.ksl")            # grammar construction, imports
-    total, timings = best_compile(src, "bench.ksl", args.repeat)
+    cores = len(os.sched_getaffinity(0))
+    ways = {"default": "", "serial": "1", "all cores": str(cores)}
+    runs = {way: [] for way in ways}
+    for _ in range(args.repeat):                    # interleaved: each way meets the same machine
+        for way, setting in ways.items():
+            runs[way].append(best_compile(src, "bench.ksl", 1, workers=setting))
+    best = {way: min(r) for way, r in runs.items()}
+    total, timings = best["default"]
+    serial_total = best["serial"][0]
     rate = lines / total
-    print(f"source: {lines} lines, {args.kernels} kernels (best of {args.repeat})")
+    print(f"source: {lines} lines, {args.kernels} kernels (best of {args.repeat}; {cores} cores, "
+          f"load average {os.getloadavg()[0]:.1f})")
     print(f"end to end: {total:.2f} s = {rate:,.0f} lines/s   (target {TARGET_LINES_PER_S:,} lines/s: "
           f"{'met' if rate >= TARGET_LINES_PER_S else 'NOT met'}, {rate / TARGET_LINES_PER_S:.2f}x)")
-    for stage in ("parse", "check", "emit", "rules", "verify"):
-        t = timings.get(stage, 0.0)
-        print(f"  {stage:7s} {t:6.2f} s  {100 * t / total:5.1f}%  ({lines / t:,.0f} lines/s)" if t else f"  {stage}: -")
+    for way, (t, stages) in best.items():
+        used = stages.get("workers", 1)
+        print(f"{way} ({WORKERS_VARIABLE}={ways[way] or 'unset'}): {t:.2f} s with {used} worker"
+              f"{'s' if used > 1 else ''}, {serial_total / t:.2f}x the serial way's speed")
+        print_stages(stages, t, lines)
+        if used > 1:
+            print(f"  in the slowest worker (CPU s): parse {stages['worker_parse']:.2f}, check "
+                  f"{stages['worker_check']:.2f}, emit {stages['worker_emit']:.2f}  (check above: the parent's "
+                  f"declarations, then its wait for the workers' bodies, parsed, checked and emitted)")
     taken, chunks = fast_path_share(src)
     print(f"  (parse: {taken} of {chunks} declarations by recursive descent, the rest by the LALR tables; "
           f"verify: LLVM's time the rules did not hide, on a second thread)")
@@ -242,14 +296,19 @@ def main():
     else:
         for name, t in gcc.items():
             print(f"  {name:18s} on the same program as C: {t:6.2f} s; ours end to end = {total / t:.1f}x"
-                  + ("  (target <= 3x)" if "syntax" in name else ""))
+                  + (f" (serial {serial_total / t:.1f}x, all cores {best['all cores'][0] / t:.1f}x)  (target <= 3x)"
+                     if "syntax" in name else ""))
             ratios[f"front end / {name}"] = {"ratio": total / t, "measured": f"{total:.2f} s", "baseline": f"{t:.2f} s"}
+        syntax = gcc["gcc -fsyntax-only"]
+        lex, llvm = floors(src, args.repeat)
+        print(f"  what no worker takes, alone: tokenizing {lex:.2f} s = {lex / syntax:.1f}x gcc -fsyntax-only; "
+              f"LLVM's parse + verify of the module {llvm:.2f} s = {llvm / syntax:.1f}x")
 
     long_src, split_src = generate_long(args.long), generate_long_split(args.long, 20)
     long_runs, split_runs = [], []
-    for _ in range(max(args.repeat, 3)):            # interleaved: both meet the same machine
-        long_runs.append(best_compile(long_src, "long.ksl", 1))
-        split_runs.append(best_compile(split_src, "split.ksl", 1))
+    for _ in range(max(args.repeat, 3)):            # interleaved: both meet the same machine; one process each
+        long_runs.append(best_compile(long_src, "long.ksl", 1, workers="1"))
+        split_runs.append(best_compile(split_src, "split.ksl", 1, workers="1"))
     (long_total, long_timings), (split_total, split_timings) = min(long_runs), min(split_runs)
     long_lines = long_src.count("\n")
     long_rate, split_rate = token_count(long_src) / long_total, token_count(split_src) / split_total

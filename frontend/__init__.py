@@ -9,7 +9,10 @@ Stages, each a plain function (``docs/architecture.md``):
     verify(ir_module, file)       -> LLVM's verified module   (the IR layer's ``verify_generated``)
 
 ``compile_source`` runs the last two side by side: LLVM parses and verifies on
-the IR layer's verifier thread while Python applies the rules.
+the IR layer's verifier thread while Python applies the rules.  For a large
+source on a machine with free cores, the bodies are parsed, checked and
+emitted by forked workers (``workers.py``; ``MINISYCL_FRONTEND_WORKERS``),
+with the same module, byte for byte, and the same diagnostics.
 
 The rules that need the device call graph (host-only calls, recursion,
 undefined functions, virtual calls, aspects missing from ``device_has``) have
@@ -47,6 +50,7 @@ from ..passes.support.diagnostics import CompileError, Diagnostic, DiagnosticSin
 from .data_layout import class_layouts, sizeof
 from .parser import parse
 from .checker import Checker
+from . import workers
 from .symbols import Program
 
 __all__ = ["compile_source", "compile_files", "parse", "check", "emit", "check_device_code", "verify",
@@ -118,26 +122,60 @@ def compile_source(text: str, filename: str = "<input>.ksl") -> CompileResult:
 
 
 def _compile(text: str, filename: str) -> CompileResult:
-    diags = DiagnosticSink({filename: text})
     timings = {}
+    try:
+        diags, prog, module = _front(text, filename, timings, workers.defer_bodies(text))
+    except workers.Reparse:         # a body the workers could not parse: the serial way says why
+        diags, prog, module = _front(text, filename, timings, False)
+    t2 = time.perf_counter()
+    text = str(module)
+    timings["emit"] += time.perf_counter() - t2
+    ref = _rules_beside_verify(text, filename, diags, timings)
+    return CompileResult(ref, diags.warnings(), diags.sources, timings, class_layouts(prog.classes))
+
+
+def _front(text: str, filename: str, timings: dict[str, float], defer: bool):
+    """Parse, check and emit: ``(diagnostics, program, ir_writer.Module)``."""
+    diags = DiagnosticSink({filename: text})
     t0 = time.perf_counter()
-    unit = parse(text, filename, diags)
+    unit = parse(text, filename, diags, defer=defer)
     t1 = time.perf_counter()
     timings["parse"] = t1 - t0
-    prog = check(unit, diags) if not diags.has_errors or unit.items else None
+    prog = module = None
+    if not diags.has_errors or unit.items:
+        prog, module = _check(unit, diags, filename, timings)
     t2 = time.perf_counter()
     timings["check"] = t2 - t1
     diags.raise_if_errors()
+    if module is None:
+        try:
+            module = emit(prog, filename)
+        except NestingTooDeep as err:
+            diags.error(err.loc, str(err))
+            diags.raise_if_errors()
+    timings["emit"] = time.perf_counter() - t2
+    return diags, prog, module
+
+
+def _check(unit, diags: DiagnosticSink, filename: str, timings: dict[str, float]):
+    """``(program, None)``; or, where the bodies are many and workers may be
+    forked (``workers.worker_count``), ``(program, module)``: the bodies parsed
+    (where ``parse`` deferred them), checked and emitted by the workers
+    (``timings["workers"]``: how many), the module byte for byte the serial one
+    (with errors, None).  ``workers.Reparse``: a deferred body needs the serial parse."""
+    checker = Checker(unit, diags, sizeof=sizeof)
     try:
-        module = emit(prog, filename)
-    except NestingTooDeep as err:
-        diags.error(err.loc, str(err))
-        diags.raise_if_errors()
-    text = str(module)
-    t3 = time.perf_counter()
-    timings["emit"] = t3 - t2
-    ref = _rules_beside_verify(text, filename, diags, timings)
-    return CompileResult(ref, diags.warnings(), diags.sources, timings, class_layouts(prog.classes))
+        bodies = checker.declare()
+        n = workers.worker_count(len(bodies))
+        done = workers.check_and_emit(checker, bodies, diags, filename, n, timings) if n > 1 else None
+        if done is not None:
+            timings["workers"] = n
+            return done
+        workers.resolve(bodies)
+        checker.check_bodies(bodies)
+        return checker.finish(), None
+    finally:
+        checker.release()
 
 
 def _rules_beside_verify(text: str, filename: str, diags: DiagnosticSink, timings: dict[str, float]):

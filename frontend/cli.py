@@ -45,7 +45,8 @@ def compile_cmd(sources, output, emit_bc, check_only, show_time, quiet):
             for w in result.warnings:
                 click.echo(w.render(result.sources), err=True)
             if show_time:
-                click.echo(" ".join(f"{k}={v * 1000:.1f}ms" for k, v in result.timings.items()), err=True)
+                click.echo(" ".join(f"{k}={v}" if k == "workers" else f"{k}={v * 1000:.1f}ms"
+                                    for k, v in result.timings.items()), err=True)
             if check_only:
                 return
             default = "-" if sources == ("-",) else os.path.splitext(sources[0])[0] + (".bc" if emit_bc else ".ll")

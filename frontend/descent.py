@@ -40,12 +40,25 @@ _LITERALS = {"INT": "int_lit", "FLOAT": "float_lit", "CHAR": "char_lit", "BOOL":
 _PROP_ARGS = frozenset(("NAME", "STRING", "INT", "BOOL", "PRIM"))
 
 
+class Deferred:
+    """A top-level function's body, not parsed yet: its tokens (``{`` to ``}``).
+    ``Descent(builder, defer=True)`` leaves bodies so, for the front end's
+    workers to parse (``frontend.workers``); ``parse_body`` makes the block."""
+
+    __slots__ = ("tokens", "file")
+
+    def __init__(self, tokens: list, file: str):
+        self.tokens, self.file = tokens, file
+
+
 class Descent:
     """Recursive descent over one declaration's tokens (``parse``), building
-    with ``builder`` (a ``parser._Builder``)."""
+    with ``builder`` (a ``parser._Builder``); with ``defer``, a top-level
+    function's body is a ``Deferred``."""
 
-    def __init__(self, builder):
+    def __init__(self, builder, defer: bool = False):
         self.b = builder
+        self.defer = defer
         self.t: list = []
         self.i = 0
         self.binop, self.logical = builder.binop, builder.logical
@@ -106,12 +119,40 @@ class Descent:
             kw = t[self.i]
             self.i += 1
             name = self.expect("NAME")
-            return self.b.kernel([specs, kw, name, *self.params(), *self.props_opt(), self.body()])
+            return self.b.kernel([specs, kw, name, *self.params(), *self.props_opt(), self.top_body()])
         if not self.type_starts():
             raise Fallback                      # no declaration at all
-        return self.function_or_variable(specs)
+        return self.function_or_variable(specs, top=True)
 
-    def function_or_variable(self, specs):
+    def top_body(self):
+        """A top-level function's ``body``; with ``defer``, a ``{...}`` that ends
+        the declaration (the chunk's last ``}``, with no brace before it) is left
+        as a ``Deferred``."""
+        t, i = self.t, self.i
+        if self.defer and t[i][0] == "_LBRACE":
+            last = len(t) - 2                   # t[-1] is the end marker
+            if t[last][0] == "_SEMI":
+                last -= 1
+            if t[last][0] == "RBRACE" and not any(k[0] == "_LBRACE" or k[0] == "RBRACE" for k in t[:i]):
+                self.i = last + 1
+                return Deferred(t[i:last + 1], self.b.file)
+        return self.body()
+
+    def parse_body(self, body: Deferred):
+        """The block of a ``Deferred`` body, or ``Fallback`` where this path does not take it."""
+        self.b.file = body.file
+        self.t, self.i = body.tokens + [("$END", "", 0, 0)], 0
+        try:
+            block = self.block()
+            if self.t[self.i][0] != "$END":
+                raise Fallback
+            return block
+        except (IndexError, RecursionError):
+            raise Fallback from None
+        finally:
+            self.t = []
+
+    def function_or_variable(self, specs, top: bool = False):
         """``function`` or ``var_decl`` after their ``specs``."""
         t = self.t
         ty = self.type()
@@ -125,7 +166,7 @@ class Descent:
                 c.append(t[self.i])
                 self.i += 1
             c += self.props_opt()
-            c.append(self.body())
+            c.append(self.top_body() if top else self.body())
             return self.b.function(c)
         return self.b.var_decl(self.declarators_then_semi([specs, ty, self.declarator(name)]))
 

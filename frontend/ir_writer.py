@@ -145,7 +145,7 @@ class Function(Value):
     """A function declaration or definition; a ``ptr`` value (``@name``) itself."""
 
     __slots__ = ("name", "ret", "params", "var_arg", "linkage", "cconv", "attributes", "metadata",
-                 "args", "blocks", "_used", "_counts", "_temps")
+                 "args", "blocks", "_used", "_counts", "_temps", "rendered")
 
     def __init__(self, name: str, ret: Type, params, var_arg: bool = False, arg_names=None):
         super().__init__(PTR, global_name(name))
@@ -157,6 +157,7 @@ class Function(Value):
         self._used: set[str] = set()
         self._counts: dict[str, int] = {}
         self._temps = 0
+        self.rendered: Rendered | None = None     # its text, written by a worker (``frontend.workers``)
         names = arg_names or [None] * len(self.params)
         self.args = [Value(t, "%" + (self.unique(n) if n else self.temp())) for t, n in zip(self.params, names)]
 
@@ -192,6 +193,8 @@ class Function(Value):
     def text(self, group=None) -> str:
         """The ``define``/``declare``; ``group``: the module's ``attribute_group``
         (without one, attributes are written inline)."""
+        if self.rendered is not None:
+            return self.rendered.text(group)
         head = [self.linkage, self.cconv, self.ret.text] if self.blocks else [self.cconv, self.ret.text]
         if self.blocks:
             params = ", ".join(str(a) for a in self.args)
@@ -390,6 +393,21 @@ class GlobalVariable(Value):
         return line + "\n"
 
 
+class Rendered:
+    """A global or function another process wrote (``frontend.workers``): its
+    text, whose module-wide numbers are still placeholders, and ``resolve``,
+    which puts them in given the module's ``attribute_group`` (groups are
+    numbered in the order they are printed, as here)."""
+
+    __slots__ = ("name", "is_function", "_text", "_resolve")
+
+    def __init__(self, name: str, is_function: bool, text: str, resolve):
+        self.name, self.is_function, self._text, self._resolve = name, is_function, text, resolve
+
+    def text(self, group=None) -> str:
+        return self._resolve(self._text, group)
+
+
 class Module:
     """Identified types, globals, functions and metadata of one module, in the
     order they were made; ``str()`` is the module's IR text."""
@@ -401,6 +419,8 @@ class Module:
         self._md: dict[str, str] = {}          # node body -> "!N"
         self._groups: dict[str, str] = {}      # attribute list text -> "#N"
         self.named_metadata: dict[str, list[str]] = {}
+        #: name -> body text of identified types another process made (``frontend.workers``)
+        self.type_bodies: dict[str, str] = {}
 
     def identified_type(self, name: str) -> Type:
         """The named struct ``%name`` (opaque until ``set_body``)."""
@@ -418,7 +438,14 @@ class Module:
 
     def metadata(self, items) -> str:
         """``!N`` for the node ``!{items}`` (strings become ``!"..."``; equal nodes are shared)."""
-        body = "!{" + ", ".join("!" + quote(x) if isinstance(x, str) else str(x) for x in items) + "}"
+        return self.metadata_body("!{" + ", ".join("!" + quote(x) if isinstance(x, str) else str(x) for x in items) + "}")
+
+    def find_metadata(self, body: str) -> str | None:
+        """``!N`` of the node written ``body`` if the module has it (None: it has not)."""
+        return self._md.get(body)
+
+    def metadata_body(self, body: str) -> str:
+        """``!N`` for the node written ``body``."""
         ref = self._md.get(body)
         if ref is None:
             ref = self._md[body] = f"!{len(self._md)}"
@@ -438,13 +465,13 @@ class Module:
         group = self.attribute_group
         out = [f"; ModuleID = {quote(self.name)}\n", f'target triple = "{self.triple}"\n',
                f'target datalayout = "{self.datalayout}"\n\n']
-        for t in self.types.values():
-            body = "opaque" if t.elems is None else struct_type(t.elems).text
+        for name, t in self.types.items():
+            body = self.type_bodies.get(name) or ("opaque" if t.elems is None else struct_type(t.elems).text)
             out.append(f"{t.text} = type {body}\n")
         out.append("\n")
         functions = []
         for g in self.globals.values():
-            if isinstance(g, Function):
+            if isinstance(g, Function) or (isinstance(g, Rendered) and g.is_function):
                 functions.append(g)
             else:
                 out.append(g.text(group))

@@ -577,8 +577,10 @@ def _syntax_message(err: _SyntaxError, chunk: list[Token]) -> tuple[Token, str]:
     return tok, f"unexpected {got}"
 
 
-def parse(text: str, filename: str, diags: DiagnosticSink) -> ast.Unit:
-    """Parse one source file; syntax errors are reported to ``diags``."""
+def parse(text: str, filename: str, diags: DiagnosticSink, defer: bool = False) -> ast.Unit:
+    """Parse one source file; syntax errors are reported to ``diags``.  With
+    ``defer``, top-level function bodies the fast path meets are left as
+    ``descent.Deferred`` (``frontend.workers`` parses them, in workers)."""
     diags.sources.setdefault(filename, text)
     tables, builder = _tables()
     builder.file = filename
@@ -588,7 +590,7 @@ def parse(text: str, filename: str, diags: DiagnosticSink) -> ast.Unit:
     if LOCAL_WORD in text:
         mark_local(tokens)
     items: list = []
-    fast = Descent(builder)
+    fast = Descent(builder, defer)
     for chunk in split_top_level(tokens):
         if lexical_errors and any(t[0] == "ERROR" for t in chunk):
             continue                        # the lexer said why; nothing more to say here

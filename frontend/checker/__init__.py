@@ -68,9 +68,22 @@ class Checker:
         try:
             return self._check()
         finally:
-            disconnect_parts(self.cx, PARTS)
+            self.release()
+
+    def release(self) -> None:
+        """Release the parts (see ``run``)."""
+        disconnect_parts(self.cx, PARTS)
 
     def _check(self) -> Program:
+        bodies = self.declare()
+        self.check_bodies(bodies)
+        return self.finish()
+
+    # The phases, in turn (``frontend.workers`` runs ``check_bodies`` on shares of
+    # the bodies in forked workers).
+    def declare(self) -> list:
+        """Every file-scope declaration, in source order; the ``(node, sym)`` of
+        each body to check, in source order."""
         cx = self.cx
         declare = cx.declarations
         bodies = []
@@ -83,7 +96,13 @@ class Checker:
                     bodies.append((item, sym))
             elif isinstance(item, ast.VarDecl):
                 cx.guarded(item.loc, item.decls[0].name, declare.declare_global, item, None)
+        return bodies
+
+    def check_bodies(self, bodies: list) -> None:
+        cx = self.cx
         for node, sym in bodies:
             cx.guarded(node.loc, sym.name, cx.statements.check_body, node, sym)
-        cx.constants.construct_device_globals()
-        return cx.prog
+
+    def finish(self) -> Program:
+        self.cx.constants.construct_device_globals()
+        return self.cx.prog

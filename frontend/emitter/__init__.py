@@ -56,10 +56,12 @@ __all__ = ["emit", "Emitter"]
 class Emitter:
     """Writes the IR module of one checked translation unit."""
 
-    def __init__(self, prog: Program, module_id: str):
+    def __init__(self, prog: Program, module_id: str, module: Module | None = None, fns: dict | None = None):
+        """``module``: the module to write (default a new one); ``fns``: the
+        ``FuncSym -> Function`` mapping to fill (a worker's declares on demand)."""
         self.prog = prog
         self.module_id = module_id
-        self.cx = EmitContext(prog, Module(module_id, TRIPLE, DATALAYOUT))
+        self.cx = EmitContext(prog, module if module is not None else Module(module_id, TRIPLE, DATALAYOUT), fns)
         connect_parts(self.cx, PARTS)
 
     def emit(self) -> Module:
@@ -68,14 +70,26 @@ class Emitter:
         try:
             return self._emit()
         finally:
-            disconnect_parts(self.cx, PARTS)
+            self.release()
+
+    def release(self) -> None:
+        """Release the parts (see ``emit``)."""
+        disconnect_parts(self.cx, PARTS)
 
     def _emit(self) -> Module:
-        cx = self.cx
-        declare = cx.globals
+        self.declare()
+        self.define(self.defined())
+        return self.finish()
+
+    # The phases, in turn (``frontend.workers`` runs ``define`` on shares of the
+    # functions in forked workers).
+    def declare(self, functions: bool = True) -> None:
+        """Functions (unless not ``functions``: then ``fns`` declares each on
+        demand), vtables, device globals and specialization ids, in that order."""
+        declare = self.cx.globals
         for g in self.prog.device_globals:
             declare.declare_dg(g)
-        for f in self.prog.functions:
+        for f in self.prog.functions if functions else ():
             declare.declare_fn(f)
         for cls in self.prog.classes:
             if cls.polymorphic:
@@ -84,14 +98,28 @@ class Emitter:
             declare.define_dg(g)
         for s in self.prog.spec_ids:
             declare.define_spec_id(s)
-        for f in self.prog.functions:
-            if f.defined and f.node is not None and f.node.body is not None:
-                try:
-                    cx.functions.define_fn(f)
-                except RecursionError:
-                    raise NestingTooDeep(f.loc, f.name) from None
-        declare.module_metadata()
-        return cx.module
+
+    def defined(self) -> list:
+        """The functions with a body, in the order their bodies are written."""
+        return self.defined_of(self.prog)
+
+    @staticmethod
+    def defined_of(prog: Program) -> list:
+        return [f for f in prog.functions if f.defined and f.node is not None and f.node.body is not None]
+
+    def define(self, functions) -> None:
+        for f in functions:
+            self.define_one(f)
+
+    def define_one(self, f) -> None:
+        try:
+            self.cx.functions.define_fn(f)
+        except RecursionError:
+            raise NestingTooDeep(f.loc, f.name) from None
+
+    def finish(self) -> Module:
+        self.cx.globals.module_metadata()
+        return self.cx.module
 
 
 def emit(prog: Program, module_id: str) -> Module:

@@ -46,13 +46,13 @@ class EmitContext:
     value a compound assignment's ``Loaded`` placeholder stands for; the
     dictionaries map language entities to what the module already has for them."""
 
-    def __init__(self, prog: Program, module: Module):
+    def __init__(self, prog: Program, module: Module, fns: dict | None = None):
         self.prog = prog
         self.module = module
         self.fn: FunctionState | None = None
         self.loaded = None
         self.types: dict = {}           # language type -> ir_writer.Type
-        self.fns: dict = {}             # FuncSym -> Function
+        self.fns: dict = {} if fns is None else fns     # FuncSym -> Function
         self.vtables: dict = {}         # ClassType -> address point Value
         self.dgs: dict = {}             # DeviceGlobalSym -> GlobalVariable
         self.spec_ids: dict = {}        # SpecIdSym -> GlobalVariable

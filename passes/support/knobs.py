@@ -23,6 +23,9 @@ VARIABLES: dict[str, str] = {
     "MINISYCL_VERIFY_THREADS": "`1`: the IR tools hand LLVM all their work on the calling thread "
                                "(default 2: LLVM verifies on a second thread while Python goes on, and `opt` begins its "
                                "passes on LLVM's own printing before LLVM's verdict on it)",
+    "MINISYCL_FRONTEND_WORKERS": "processes that parse, check and emit one large source's bodies (default: the "
+                                 "cores this process may use that the load average leaves free, at most 8; `1`: "
+                                 "the serial way; a source with fewer than 100 bodies per worker uses fewer)",
     "MINISYCL_DEVICE_CONFIGS": "a folder of device-config YAML files used instead of the packaged "
                                "`device_configs/` (targets and runtime devices alike)",
     "MINISYCL_CUDA_LIBDEVICE": "the path of CUDA's `libdevice.10.bc` for GPU math (`off`: never use it); "
@@ -97,6 +100,14 @@ def verify_threads() -> int:
     the calling thread; the default, 2, lets LLVM verify on a second thread
     while Python goes on (``passes.ir``)."""
     return 1 if (_get("MINISYCL_VERIFY_THREADS") or "").strip() == "1" else 2
+
+
+def frontend_workers() -> int | None:
+    """MINISYCL_FRONTEND_WORKERS: how many forked workers check and emit one large
+    source's bodies (``frontend.workers``); 1 keeps the front end serial.  None
+    (unset, or no positive number): the front end's default (the free cores)."""
+    value = (_get("MINISYCL_FRONTEND_WORKERS") or "").strip()
+    return int(value) if value.isdigit() and 0 < len(value) < 4 and int(value) > 0 else None
 
 
 def device_configs_dir() -> str | None:
