@@ -199,6 +199,11 @@ class Module(Extraction, Edits):
             raise RuntimeError(problem)
         return data
 
+    @property
+    def started(self) -> bool:
+        """Whether a ``start_verification`` is under way (its result not yet taken)."""
+        return self._early is not None
+
     def start_verification(self, bitcode: bool = False, worker=None) -> None:
         """Start ``verify`` of the module as it is now on a second thread, where
         LLVM works (llvmlite lets go of the GIL) while Python goes on; a later
