@@ -50,7 +50,7 @@ def main():
     prog = program_from_source(KSL)
     k = prog.kernel("step")
     q = sycl.queue(in_order=True)
-    p = sycl.malloc_shared(WIDTH, np.int32, q)
+    p = sycl.malloc_device(WIDTH, np.int32, q)     # (device memory: on a GPU, managed memory would add its migration)
 
     # the same chain as a graph, built with the explicit API (record & replay
     # takes no dynamic parameters)
