@@ -501,9 +501,11 @@ class CudaGraph:
             target = self._slot_target(n, k)
             if target is None:
                 return False
+        # (refused below, the driver keeps its own copy of the old parameters: what ``kept`` holds
+        # then is only what the next update compares with)
         _, kept, ref, handle, pointers, few, plan = target
-        if few is not None:                     # a few slots: each that changed copied (refused: the
-            checked = False                     # driver keeps its own copy of the old)
+        if few is not None:                     # a few slots: each that changed copied
+            checked = False
             for i in few:
                 value = slots[i]
                 if value != kept[i]:
@@ -528,8 +530,9 @@ class CudaGraph:
     def _slot_target(self, n, k):
         """(``k``, the slots the driver's parameters of node ``n`` point into, those
         parameters as the update call takes them, the node's handle, the pointer
-        slots' indexes, the slots' bytes, ``k``'s launch plan); ``None`` where a
-        slot update cannot do (see ``update_slots``)."""
+        slots' indexes, the indexes of the slots compared and copied one by one
+        (``None``: all copied by ``memmove``), ``k``'s launch plan); ``None`` where
+        a slot update cannot do (see ``update_slots``)."""
         built = self.built.get(n)
         if built is None or built.params is None or self._builder.paired:
             return None

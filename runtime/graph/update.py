@@ -11,7 +11,6 @@ plan entry looked up again."""
 from __future__ import annotations
 
 from ..commands import Command, KernelCommand
-from ..memory import frees
 from ..validate import KINDS
 from .nodes import UPDATABLE, WHOLE_UPDATABLE, as_nodes, invalid, node, node_type
 
@@ -89,18 +88,15 @@ class Updater:
         if (type(own) is not KernelCommand or type(cmd) is not KernelCommand or
                 own.kernel is not cmd.kernel or own.geometry is not cmd.geometry):
             return False
-        # (its ``fresh_slots``, inline: a refusal here changes nothing)
-        args, slots = list(cmd.args), cmd.slots if cmd.packed_at == frees() else cmd.pack()
+        args, slots = list(cmd.args), cmd.fresh_slots()      # (a refusal here changes nothing)
         lock = self._lock
         lock.acquire()                      # (not ``with``: an update's hot path, and half the cost)
         try:
             device_graph = self._device_graph
-            if device_graph is not None:     # (whose host plan has no native entries to repoint)
-                if not device_graph.update_slots(n, cmd.kernel, slots):
-                    return False
-                own.args, own.slots, own.packed_at = args, slots, cmd.packed_at
-            else:
-                own.args, own.slots, own.packed_at = args, slots, cmd.packed_at
+            if device_graph is not None and not device_graph.update_slots(n, cmd.kernel, slots):
+                return False
+            own.args, own.slots, own.packed_at = args, slots, cmd.packed_at
+            if device_graph is None:        # (a device graph's host plan has no native entries)
                 self._plan.repoint(n, own)
         finally:
             lock.release()
