@@ -209,6 +209,9 @@ class _Lowering:
         fields = split_operands(vt[2:-2] if vt.startswith("<{") else vt[1:-1])
         if not fields:
             raise SpecConstError(f"{where}: @{name} holds no default value")
+        if self.layout.resolve(fields[0]) != self.layout.resolve(ty):
+            raise SpecConstError(f"{where}: @{name} holds a default value of type '{fields[0].strip()}', but the "
+                                 f"read returns '{ty}'")
         if init in ("zeroinitializer", "undef", "poison"):
             return init
         elems = _aggregate_elements(vt, init)

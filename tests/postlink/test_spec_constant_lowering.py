@@ -3,6 +3,7 @@ of every shape either lowers to IR LLVM verifies, with descriptors that match
 the layout, or is a ``SpecConstError`` (the CLI's exit status 1), never an
 internal error; and the defaults blob is what LLVM lays out."""
 import ctypes
+import itertools
 import struct
 
 from minisycl.passes.support import knobs
@@ -134,15 +135,19 @@ def test_generated_reads_lower_or_refuse_cleanly(constants, named, mode):
         assert found.defaults == blob
 
 
-@given(data=st.data())
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-def test_malformed_reads_are_clean_errors(data):
-    """Reads whose operands are not the expected shape: SpecConstError, never another exception."""
-    name = data.draw(st.sampled_from(["ptr @n0", "ptr %p", "ptr null", "ptr @id0", "ptr @plain", "ptr @str2"]))
-    ident = data.draw(st.sampled_from(["ptr @id0", "ptr %p", "ptr null", "ptr @plain", "ptr @n0", "ptr @ext"]))
-    extra = data.draw(st.sampled_from(["", ", ptr null", ", ptr null, ptr null"]))
-    ret = data.draw(st.sampled_from(["i32", "float", "{ i32, i32 }", "i64"]))
-    text = f"""@n0 = private unnamed_addr constant [3 x i8] c"ab\\00"
+def test_malformed_reads_are_clean_errors():
+    """Reads whose operands are not the expected shape: SpecConstError, never another
+    exception, and never IR LLVM rejects.  Every combination of the operands below
+    (432, half a second): 40 drawn at random missed the one kind that slipped
+    through (a read of a type other than its specialization_id's default, which
+    became ``!{float 7}``) in most runs."""
+    names = ["ptr @n0", "ptr %p", "ptr null", "ptr @id0", "ptr @plain", "ptr @str2"]
+    idents = ["ptr @id0", "ptr %p", "ptr null", "ptr @plain", "ptr @n0", "ptr @ext"]
+    extras = ["", ", ptr null", ", ptr null, ptr null"]
+    rets = ["i32", "float", "{ i32, i32 }", "i64"]
+    refused = set()
+    for name, ident, extra, ret in itertools.product(names, idents, extras, rets):
+        text = f"""@n0 = private unnamed_addr constant [3 x i8] c"ab\\00"
 @str2 = private unnamed_addr constant [2 x i8] c"\\FF\\00"
 @id0 = constant {{ i32 }} {{ i32 7 }}
 @plain = constant i32 5
@@ -154,17 +159,21 @@ define void @k(ptr %p, ptr %out) {{
   ret void
 }}
 """
-    try:
-        module, _ = parse_text(text)
-    except IRError:
-        return
-    for mode in ("native", "emulation", "default_values"):
-        m = module.copy()
         try:
-            lower_spec_constants(m, mode)
-        except SpecConstError:
+            module, _ = parse_text(text)
+        except IRError:
             continue
-        parse_text(m.text())
+        for mode in ("native", "emulation", "default_values"):
+            m = module.copy()
+            try:
+                lower_spec_constants(m, mode)
+            except SpecConstError as err:
+                refused.add((name, ident, extra, ret, str(err).split(": ", 1)[-1]))
+                continue
+            parse_text(m.text())
+    # the read of @id0's i32 default as another type: refused, naming both types
+    assert any(r[:4] == ("ptr @n0", "ptr @id0", "", "float") and "type '{ i32 }'" not in r[4] and
+               "'i32', but the read returns 'float'" in r[4] for r in refused), sorted(refused)[:5]
 
 
 def test_a_backslash_in_a_c_string_constant():
