@@ -65,6 +65,8 @@ SCALAR = "_Z37__sycl_getScalar2020SpecConstantValue"
 COMPOSITE = "_Z40__sycl_getComposite2020SpecConstantValue"
 MD_CONSTANTS = "sycl.specialization-constants"
 MD_DEFAULTS = "sycl.specialization-constants-default-values"
+#: an LLVM integer type
+_INTEGER = re.compile(r"i\d+")
 #: the descriptor id of padding, which the runtime skips
 PADDING_ID = 0xFFFFFFFF
 #: ``--spec-const`` value -> the pass's handling mode
@@ -209,7 +211,9 @@ class _Lowering:
         fields = split_operands(vt[2:-2] if vt.startswith("<{") else vt[1:-1])
         if not fields:
             raise SpecConstError(f"{where}: @{name} holds no default value")
-        if self.layout.resolve(fields[0]) != self.layout.resolve(ty):
+        held, read = self.layout.resolve(fields[0]), self.layout.resolve(ty)
+        if held != read and not (_INTEGER.fullmatch(held) and _INTEGER.fullmatch(read)):
+            # (integers of other widths are read as upstream reads them: a bool is an i8 read as i1)
             raise SpecConstError(f"{where}: @{name} holds a default value of type '{fields[0].strip()}', but the "
                                  f"read returns '{ty}'")
         if init in ("zeroinitializer", "undef", "poison"):
