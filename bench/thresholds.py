@@ -75,8 +75,11 @@ THRESHOLDS: dict[str, tuple[float, str, str]] = {
     "matmul 1 thread / gcc -O3": (
         1.6, "issue 28, h7: 1.0 (128x128); +60% noise", "bench_runtime.py"),
     "reduce 1 thread / gcc -O3": (
-        0.05, "issue 28, h7: 0.004 (atomics aggregated per thread against gcc's atomic per element); a lost "
-              "aggregation is ~1.0", "bench_runtime.py"),
+        0.15, "issue 28, h7: 0.004 (atomics aggregated per thread against gcc's atomic per element); a lost "
+              "aggregation is ~1.0. Raised from 0.05 at stop 38: the fresh-clone CI run measured 0.066 (0.41 ms) "
+              "and the guard alone 0.033-0.056 in three runs; 485b9ca measured 0.035 beside this code's 0.034 "
+              "(0.2 ms, which moves with the 2-core machine): still 7x below a lost aggregation",
+        "bench_runtime.py"),
     # -- USM (bench_usm.py): a guarded allocation + free over NumPy's np.zeros of the same size
     "malloc_shared + free of 4096 bytes / np.zeros": (
         5.0, "issue 28, h7: 3.0-3.1 (9.4 us against 3.1 us: a mapping + guard page per allocation); +60%",
