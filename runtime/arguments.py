@@ -38,7 +38,7 @@ from .memory import allocation_at, usm_allocation
 from .reductions import reduction_packer
 from .work_groups import pack_local
 
-__all__ = ["slot", "pack_slots", "repack_slots", "element_bytes", "SCALARS", "pointer_target"]
+__all__ = ["slot", "pack_slots", "repack_slots", "packing_plan", "element_bytes", "SCALARS", "pointer_target"]
 
 #: source type -> NumPy type of the value
 SCALARS = {"bool": np.bool_, "char": np.int8, "uchar": np.uint8, "short": np.int16, "ushort": np.uint16,
@@ -82,15 +82,17 @@ def pack_slots(params: list[str], args, slots, where, handler: bool = False, onl
         _fill(slots, tuple(params), values, values.items(), handler, where, False)
 
 
-def repack_slots(params: tuple[str, ...], indexes, value, old, where, handler: bool = False):
+def repack_slots(params: tuple[str, ...], indexes, value, old, where, handler: bool = False, plan=None):
     """New slots: a copy of ``old`` with ``value`` packed again for each argument
     of ``indexes``, the others as they were: a dynamic parameter's update (one
     value for the arguments registered with it, ``KernelCommand.repacked``).
     ``old`` is left as it was: slots may be shared (an executable graph's copy of
     a command holds them).  A refused value raises, as ``pack_slots`` refuses it.
     Without struct arguments (whose slots point into the copy's own bytes:
-    ``_fill`` repoints them) this packs the value directly: an update's hot path."""
-    packs, structs = _PLANS.get((params, handler)) or _plan(params, handler)
+    ``_fill`` repoints them) this packs the value directly: an update's hot path.
+    ``plan``: ``packing_plan(params, handler)``, where the caller keeps it (a
+    kernel does: a look-up hashes the whole signature)."""
+    packs, structs = plan or _PLANS.get((params, handler)) or _plan(params, handler)
     slots = type(old).from_buffer_copy(old)
     if structs:
         values = dict.fromkeys(indexes, value)
@@ -126,6 +128,11 @@ def _fill(slots, params: tuple, values, items, handler: bool, where, every: bool
 
 #: parameter types -> (their packers, ``Signature.struct_slots``)
 _PLANS: dict[tuple, tuple] = {}
+
+
+def packing_plan(params: tuple, handler: bool = False) -> tuple:
+    """(each parameter's packer, where struct arguments' bytes go) for a signature: ``_plan``'s, made once."""
+    return _PLANS.get((params, handler)) or _plan(params, handler)
 
 
 def _plan(params: tuple, handler: bool = False) -> tuple:

@@ -181,7 +181,7 @@ class KernelCommand(Command):
         whose ``packed_at`` stays that of the oldest); nothing changes here.  Slots
         are never written in place (``snapshot`` shares them)."""
         k = self.kernel
-        return repack_slots(k.params, indexes, value, self.slots, k._where, k.handler)
+        return repack_slots(k.params, indexes, value, self.slots, k._where, k.handler, k.packing)
 
     def fresh_slots(self):
         """Its slots, packed again only if an allocation was freed since they were

@@ -33,7 +33,7 @@ from .layouts import ClassLayouts
 from .engine import EXITING, close_engine, jit_module, keep_context, with_stack_probes
 from .jit import LinkedProgram, keep_if_code_escapes, read_bundle_bitcode
 from .device_global import bind_program, device_global, source_name
-from .arguments import pack_slots, slot
+from .arguments import pack_slots, packing_plan, slot
 from .native import run_guarded
 from ..passes.support.signature import SignatureError, parse as parse_signature
 from .spec_constants import REPLACED_WITH_DEFAULT, SpecTable
@@ -367,6 +367,8 @@ class kernel:  # noqa: N801
         self._by_values: dict[tuple, "kernel"] = {}
         self.item = sig.item.text if sig.item else None
         self.params = tuple(p.text for p in sig.args)
+        #: its parameters' packers (``arguments.packing_plan``), for a dynamic parameter's update
+        self.packing = packing_plan(self.params, self.handler)
         self.dims = sig.dims
         self._slots = ctypes.c_uint64 * max(sig.slot_count, 1)     # the type of its packed arguments
         self.reduces = any(p.kind == "reducer" for p in sig.args)      # takes a sycl.reduction

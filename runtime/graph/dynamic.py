@@ -56,6 +56,14 @@ class dynamic_parameter(DynamicValue):  # noqa: N801
         it after ``update(node)``.  Only those arguments are packed again
         (``KernelCommand.repacked``), every command's before any takes them: a
         value a kernel refuses changes nothing."""
+        uses = self._uses
+        if len(uses) == 1:                      # the common case: one argument, which it holds
+            cmd, i = uses[0]
+            if cmd.args[i] is self:
+                slots = cmd.repacked(uses[0][1:], value)       # (a refusal raises: nothing changed)
+                self.value = value
+                cmd.slots = slots
+                return
         old, moved = self.value, None
         self.value = value
         for cmd, i in self._uses:

@@ -11,6 +11,7 @@ plan entry looked up again."""
 from __future__ import annotations
 
 from ..commands import Command, KernelCommand
+from ..memory import frees
 from ..validate import KINDS
 from .nodes import UPDATABLE, WHOLE_UPDATABLE, as_nodes, invalid, node, node_type
 
@@ -88,7 +89,9 @@ class Updater:
         if (type(own) is not KernelCommand or type(cmd) is not KernelCommand or
                 own.kernel is not cmd.kernel or own.geometry is not cmd.geometry):
             return False
-        args, slots = list(cmd.args), cmd.fresh_slots()      # (a refusal here changes nothing)
+        # (``cmd.fresh_slots()``, less a call; a refusal here changes nothing)
+        slots = cmd.slots if cmd.packed_at == frees() else cmd.pack()
+        args = list(cmd.args)
         lock = self._lock
         lock.acquire()                      # (not ``with``: an update's hot path, and half the cost)
         try:
