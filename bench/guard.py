@@ -12,6 +12,14 @@ threshold, ok) and exits 1 when a ratio is over its threshold, a figure has no
 threshold, a bench fails or a threshold's figure was not measured (a figure
 whose tool is missing, such as gcc, is reported as skipped).
 
+A figure over its threshold is measured once more before it fails the guard
+(``confirm``: its bench runs again, and each figure keeps the better of its
+two ratios): CI's machine is shared, and once it ran everything about 1.8x
+slower for a whole run (an eager launch 13.7 us against 7.4-7.7 us), which
+put two figures over their thresholds that a rerun minutes later measured
+well within.  A slower code path is slow in both runs and still fails; a
+bench that fails to run is not run again.
+
     python bench/guard.py [--only SCRIPT ...] [--list]
 """
 from __future__ import annotations
@@ -56,6 +64,50 @@ def run_bench(script: str) -> tuple[dict, str | None, float]:
     if not figures:
         return {}, "its output does not end in JSON figures", elapsed
     return figures, None, elapsed
+
+
+def better_of(first: dict, second: dict) -> dict:
+    """Per figure of ``first``, the run with the lower ratio (a figure with no
+    numeric ratio in ``second`` keeps ``first``'s)."""
+    def ratio(value):
+        r = value.get("ratio") if isinstance(value, dict) else value
+        return r if isinstance(r, (int, float)) and r == r else None
+    out = {}
+    for name, value in first.items():
+        again = second.get(name)
+        a, b = ratio(value), ratio(again) if again is not None else None
+        out[name] = again if b is not None and (a is None or b < a) else value
+    return out
+
+
+def over(results: dict, thresholds=None) -> list[str]:
+    """The benches (of ``results``, that ran) with a figure over its threshold."""
+    thresholds = THRESHOLDS if thresholds is None else thresholds
+    slow = []
+    for script, (figures, error, _) in results.items():
+        if error is not None:
+            continue
+        for name, value in figures.items():
+            r = value.get("ratio") if isinstance(value, dict) else value
+            limit = thresholds.get(name)
+            if limit is not None and isinstance(r, (int, float)) and r > limit[0]:
+                slow.append(script)
+                break
+    return slow
+
+
+def confirm(results: dict, runner=None, thresholds=None) -> list[str]:
+    """Run again each bench of ``results`` with a figure over its threshold, and
+    keep for each figure the better of its two ratios (see the module
+    docstring); the benches run again."""
+    runner = runner or run_bench
+    again = over(results, thresholds)
+    for script in again:
+        figures, error, seconds = results[script]
+        second, error2, seconds2 = runner(script)
+        if error2 is None:
+            results[script] = (better_of(figures, second), error, seconds + seconds2)
+    return again
 
 
 def read_figures(output: str) -> dict:
@@ -138,6 +190,9 @@ def main(argv=None) -> int:
     for script in scripts:
         results[script] = run_bench(script)
         print(f"{script}: {results[script][2]:.1f} s", flush=True)
+    for script in confirm(results):
+        print(f"{script}: a figure over its threshold, measured again: "
+              f"{results[script][2]:.1f} s in all (each figure keeps the better ratio)", flush=True)
     rows, ok = judge(results)
     print(table(rows))
     print("speed guard: " + ("all figures within their thresholds" if ok else

@@ -92,3 +92,36 @@ def test_figures_are_read_in_either_form():
     lines = 'table\n{"figure": "x", "ratio": 3.1, "target": 2.0}\n{"figure": "y", "ratio": 1.0, "target": 1.0}\n'
     assert guard.read_figures(lines) == {"x": {"ratio": 3.1, "target": 2.0}, "y": {"ratio": 1.0, "target": 1.0}}
     assert guard.read_figures("no figures\n") == {}
+
+
+def test_a_figure_over_its_threshold_is_measured_again():
+    """One slow run of a shared machine does not fail the guard; a figure slow in
+    both runs does; only benches with a figure over its threshold run again, and
+    a rerun that fails keeps the first run's figures."""
+    ran = []
+
+    def rerun(values):
+        def runner(script):
+            ran.append(script)
+            return values[script]
+        return runner
+
+    first = {"bench_a.py": ({"a / base": 2.5, "b / base": {"ratio": 1.0, "measured": "1 s"}}, None, 1.0),
+             "bench_b.py": ({"tool / base": 2.0}, None, 1.0)}
+    results = dict(first)
+    assert guard.confirm(results, rerun({"bench_a.py": ({"a / base": 1.8, "b / base": 1.4}, None, 2.0)}),
+                         LIMITS) == ["bench_a.py"]
+    assert ran == ["bench_a.py"]
+    assert results["bench_a.py"] == ({"a / base": 1.8, "b / base": {"ratio": 1.0, "measured": "1 s"}}, None, 3.0)
+    assert guard.judge(results, LIMITS, {})[1]
+
+    results = dict(first)                       # slow twice: fails, with the better of the two
+    guard.confirm(results, rerun({"bench_a.py": ({"a / base": 2.2, "b / base": 1.0}, None, 2.0)}), LIMITS)
+    rows, ok = guard.judge(results, LIMITS, {})
+    assert not ok and ("a / base", "-", "-", "2.200", "2.000", "TOO SLOW") in rows
+
+    results = dict(first)                       # the rerun fails to run: the first run's figures stand
+    guard.confirm(results, rerun({"bench_a.py": ({}, "exit status 1", 2.0)}), LIMITS)
+    assert results["bench_a.py"] == first["bench_a.py"] and not guard.judge(results, LIMITS, {})[1]
+    ran.clear()                                 # nothing over: nothing runs again
+    assert guard.confirm({"bench_b.py": ({"tool / base": 2.0}, None, 1.0)}, rerun({}), LIMITS) == [] and not ran
