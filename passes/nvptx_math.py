@@ -100,6 +100,17 @@ _TWO_PI_HI, _TWO_PI_LO = _two_part(6.283185307179586)
 _PI_HI, _PI_LO = _two_part(3.141592653589793)
 _HALF_PI_HI, _HALF_PI_LO = _two_part(1.5707963267948966)
 _INF = _f(float("inf"))
+#: sin, cos and tan start so: ``%r``, the argument reduced to [-pi/4, pi/4], and ``%q``, its quadrant
+_REDUCED = """  %rq = call { float, float } @__minisycl_nv.reduce(float %x)
+  %r = extractvalue { float, float } %rq, 0
+  %q = extractvalue { float, float } %rq, 1"""
+#: ... then sin and cos: ``%s`` and ``%c`` of ``%r``
+_SIN_COS = """  %s = call float @__minisycl_nv.sin_poly(float %r)
+  %c = call float @__minisycl_nv.cos_poly(float %r)"""
+#: ``%odd``: the quadrant is 1 or 3
+_ODD = f"""  %q1 = fcmp oeq float %q, {_f(1.0)}
+  %q3 = fcmp oeq float %q, {_f(3.0)}
+  %odd = or i1 %q1, %q3"""
 
 #: this module's own single-precision implementations (see the docstring)
 OWN_F32 = {
@@ -138,14 +149,9 @@ OWN_F32 = {
 }}""",
     # quadrant q: sin, cos, -sin, -cos of the reduced argument
     "sin": f"""define internal float @__minisycl_nv.sin(float %x) alwaysinline {{
-  %rq = call {{ float, float }} @__minisycl_nv.reduce(float %x)
-  %r = extractvalue {{ float, float }} %rq, 0
-  %q = extractvalue {{ float, float }} %rq, 1
-  %s = call float @__minisycl_nv.sin_poly(float %r)
-  %c = call float @__minisycl_nv.cos_poly(float %r)
-  %q1 = fcmp oeq float %q, {_f(1.0)}
-  %q3 = fcmp oeq float %q, {_f(3.0)}
-  %odd = or i1 %q1, %q3
+{_REDUCED}
+{_SIN_COS}
+{_ODD}
   %v = select i1 %odd, float %c, float %s
   %neg = fcmp oge float %q, {_f(2.0)}
   %nv = fneg float %v
@@ -154,11 +160,8 @@ OWN_F32 = {
 }}""",
     # quadrant q: cos, -sin, -cos, sin of the reduced argument
     "cos": f"""define internal float @__minisycl_nv.cos(float %x) alwaysinline {{
-  %rq = call {{ float, float }} @__minisycl_nv.reduce(float %x)
-  %r = extractvalue {{ float, float }} %rq, 0
-  %q = extractvalue {{ float, float }} %rq, 1
-  %s = call float @__minisycl_nv.sin_poly(float %r)
-  %c = call float @__minisycl_nv.cos_poly(float %r)
+{_REDUCED}
+{_SIN_COS}
   %q1 = fcmp oeq float %q, {_f(1.0)}
   %q2 = fcmp oeq float %q, {_f(2.0)}
   %q3 = fcmp oeq float %q, {_f(3.0)}
@@ -171,17 +174,13 @@ OWN_F32 = {
 }}""",
     # Cephes tanf's polynomial; -1/t in odd quadrants
     "tan": f"""define internal float @__minisycl_nv.tan(float %x) alwaysinline {{
-  %rq = call {{ float, float }} @__minisycl_nv.reduce(float %x)
-  %r = extractvalue {{ float, float }} %rq, 0
-  %q = extractvalue {{ float, float }} %rq, 1
+{_REDUCED}
   %z = fmul float %r, %r
 {_horner("z", [9.38540185543e-3, 3.11992232697e-3, 2.44301354525e-2, 5.34112807005e-2, 1.33387994085e-1,
              3.33331568548e-1])}
   %pz = fmul float %p5, %z
   %t = call float @llvm.fma.f32(float %pz, float %r, float %r)
-  %q1 = fcmp oeq float %q, {_f(1.0)}
-  %q3 = fcmp oeq float %q, {_f(3.0)}
-  %odd = or i1 %q1, %q3
+{_ODD}
   %inv = fdiv float {_f(-1.0)}, %t
   %res = select i1 %odd, float %inv, float %t
   ret float %res
