@@ -5,12 +5,13 @@ size (the CPU's first size, 8; the GPU's warps, 32): shuffles (lanes outside the
 sub-group included, as both devices define them), votes, sub-group and
 work-group reduce/scan/broadcast over int, float, double and half, 1-, 2- and
 3-D work-groups up to 1024 work-items (partial last sub-groups too), dynamic
-local memory (above CUDA's default 48 KiB too), the tiled matrix product and
-reductions (eager, several reducers, in a graph, on device memory).
+local memory (above CUDA's default 48 KiB too) and reductions (of every
+reducer type, into device memory).  The tiled matrix product, local-memory
+arguments and the other reductions are ``tests/runtime/test_groups_language.py``'s,
+which runs on every device present (``tests/runtime/conftest.py``).
 
 Data are integer-valued so every sum is exact in every order: results are
 compared exactly."""
-import math
 
 import numpy as np
 import pytest
@@ -85,23 +86,6 @@ kernel alg3(nd_item<3> it, int* x, int* out) {
   out[2 * n + g] = reduce_over_group(it, x[g], maximum);
 }
 
-kernel tiled_matmul(nd_item<2> it, float* a, float* b, float* c, int n)
-    [[reqd_work_group_size(16, 16)]] {
-  local float ta[16][16];
-  local float tb[16][16];
-  long r = it.get_global_id(0), col = it.get_global_id(1);
-  long lr = it.get_local_id(0), lc = it.get_local_id(1);
-  float acc = 0.0f;
-  for (int t = 0; t < n / 16; t++) {
-    ta[lr][lc] = a[r * n + t * 16 + lc];
-    tb[lr][lc] = b[(t * 16 + lr) * n + col];
-    group_barrier(it);
-    for (int k = 0; k < 16; k++) acc += ta[lr][k] * tb[k][lc];
-    group_barrier(it);
-  }
-  c[r * n + col] = acc;
-}
-
 kernel box(nd_item<1> it, float* x, float* y, local float* tile) {
   long l = it.get_local_id(0);
   tile[l] = x[it.get_global_id(0)];
@@ -123,17 +107,6 @@ kernel two_tiles(nd_item<1> it, int* x, int* y, local int* a, local double* b, i
 }
 
 kernel total(id<1> i, float* x, reducer<float, plus> sum) { sum += x[i]; }
-
-kernel several(nd_item<1> it, int* x, reducer<int, plus> s, reducer<int, maximum> mx,
-               reducer<uint, bit_or> bits, reducer<bool, logical_and> all) {
-  long g = it.get_global_id(0);
-  s += x[g];
-  mx.combine(x[g]);
-  bits |= (uint)x[g];
-  all.combine(x[g] >= 0);
-}
-
-kernel count(id<3> i, reducer<long, plus> n) { n++; }
 
 kernel typed(id<1> i, double* d, long* l, half* h, int* x, reducer<double, minimum> dmin,
              reducer<long, multiplies> lmul, reducer<half, plus> hsum, reducer<ulong, maximum> umax,
@@ -341,32 +314,6 @@ def test_three_dimensional_groups_in_linear_order(prog, dev):
 
 # -- work-group memory ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("n", [16, 128])
-def test_tiled_matmul(prog, dev, n):
-    q = sycl.queue(dev)
-    rng = np.random.default_rng(n)
-    ha, hb = rng.integers(0, 5, (n, n)).astype(np.float32), rng.integers(0, 5, (n, n)).astype(np.float32)
-    a, b = shared(q, ha.ravel(), np.float32), shared(q, hb.ravel(), np.float32)
-    c = sycl.malloc_shared(n * n, np.float32, q)
-    q.parallel_for(prog.kernel("tiled_matmul"), sycl.nd_range((n, n), (16, 16)), a, b, c, n).wait()
-    np.testing.assert_array_equal(np.asarray(c).reshape(n, n), ha @ hb)
-    with pytest.raises(sycl.exception) as e:         # reqd_work_group_size
-        q.parallel_for(prog.kernel("tiled_matmul"), sycl.nd_range((n, n), (8, 8)), a, b, c, n)
-    assert e.value.code() == sycl.errc.nd_range
-
-
-@pytest.mark.parametrize("local", [3, 32, 100])
-def test_box_with_local_memory_argument(prog, dev, local):
-    q = sycl.queue(dev)
-    x = shared(q, np.arange(local * 5, dtype=np.float32) ** 2, np.float32)
-    y = sycl.malloc_shared(local * 5, np.float32, q)
-    q.parallel_for(prog.kernel("box"), sycl.nd_range((local * 5,), (local,)), x, y,
-                   sycl.local_memory(local, np.float32)).wait()
-    t = np.asarray(x).reshape(5, local)
-    np.testing.assert_allclose(np.asarray(y), ((np.roll(t, 1, 1) + t + np.roll(t, -1, 1)) / 3).ravel(), rtol=1e-6)
-    with pytest.raises(sycl.exception) as e:
-        q.parallel_for(prog.kernel("box"), sycl.nd_range((local,), (local,)), x, y, sycl.local_memory(local, np.int32))
-    assert e.value.code() == sycl.errc.invalid
 
 
 @pytest.mark.parametrize("m", [10, 7000])          # 7000: 28 KB + 56 KB, above CUDA's default 48 KiB
@@ -408,18 +355,6 @@ def test_gpu_lists_warps_and_opt_in_shared_memory(gpu):
 
 # -- reductions ----------------------------------------------------------------------------------
 
-def test_reduction_over_a_range(prog, dev):
-    q = sycl.queue(dev)
-    xs = np.random.default_rng(8).integers(0, 10, 100_000).astype(np.float32)
-    x, r = shared(q, xs, np.float32), shared(q, [2.0], np.float32)
-    q.parallel_for(prog.kernel("total"), sycl.range(100_000), x, sycl.reduction(r, sycl.plus)).wait()
-    assert np.asarray(r)[0] == xs.sum(dtype=np.float64) + 2.0
-    q.parallel_for(prog.kernel("total"), sycl.range(100_000), x,
-                   sycl.reduction(r, sycl.plus, initialize_to_identity=True)).wait()
-    assert np.asarray(r)[0] == xs.sum(dtype=np.float64)
-    q.parallel_for(prog.kernel("total"), sycl.range(1), x, sycl.reduction(r, sycl.plus)).wait()
-    assert np.asarray(r)[0] == xs.sum(dtype=np.float64) + xs[0]
-
 
 def test_reduction_into_device_memory(prog, dev):
     q = sycl.queue(dev)
@@ -433,20 +368,6 @@ def test_reduction_into_device_memory(prog, dev):
     q.memcpy(back, r, 4).wait()
     assert back[0] == xs.sum()
 
-
-def test_several_reducers_over_an_nd_range(prog, dev):
-    q = sycl.queue(dev)
-    xs = np.random.default_rng(9).integers(0, 1000, 4096).astype(np.int32)
-    x = shared(q, xs, np.int32)
-    s, mx, bits, alls = shared(q, [5], np.int32), shared(q, [0], np.int32), shared(q, [0], np.uint32), \
-        shared(q, [True], np.bool_)
-    q.parallel_for(prog.kernel("several"), sycl.nd_range((4096,), (128,)),
-                   x, sycl.reduction(s, sycl.plus), sycl.reduction(mx, sycl.maximum, initialize_to_identity=True),
-                   sycl.reduction(bits, sycl.bit_or), sycl.reduction(alls, sycl.logical_and)).wait()
-    assert np.asarray(s)[0] == 5 + xs.sum()
-    assert np.asarray(mx)[0] == xs.max()
-    assert np.asarray(bits)[0] == np.bitwise_or.reduce(xs.astype(np.uint32))
-    assert bool(np.asarray(alls)[0]) is True
 
 
 def test_reducers_of_every_kind(prog, dev):
@@ -476,29 +397,4 @@ def test_reducers_of_every_kind(prog, dev):
     assert np.asarray(fmul)[0] == float(1 << 20)
 
 
-def test_reducer_increment_over_3d_range(prog, dev):
-    q = sycl.queue(dev)
-    n = shared(q, [0], np.int64)
-    q.parallel_for(prog.kernel("count"), sycl.range(5, 6, 7), sycl.reduction(n, sycl.plus)).wait()
-    assert np.asarray(n)[0] == 210
 
-
-def test_reductions_in_a_graph(prog, dev):
-    q = sycl.queue(dev, in_order=True)
-    xs = np.arange(1000, dtype=np.float32)
-    x, r = shared(q, xs, np.float32), shared(q, [7.0], np.float32)
-    g = sycl.command_graph(q)
-    g.add(lambda h: h.parallel_for(prog.kernel("total"), sycl.range(1000), x,
-                                   sycl.reduction(r, sycl.plus, initialize_to_identity=True)))
-    exe = g.finalize()
-    for _ in range(3):                      # each execution starts from the identity
-        q.ext_oneapi_graph(exe).wait()
-        assert np.asarray(r)[0] == xs.sum()
-    acc = shared(q, [1.0], np.float32)
-    g2 = sycl.command_graph(q)
-    g2.add(lambda h: h.parallel_for(prog.kernel("total"), sycl.range(1000), x, sycl.reduction(acc, sycl.plus)))
-    exe2 = g2.finalize()
-    q.ext_oneapi_graph(exe2).wait()
-    q.ext_oneapi_graph(exe2).wait()
-    assert np.asarray(acc)[0] == 1.0 + 2 * xs.sum()
-    assert math.isfinite(float(np.asarray(acc)[0]))
