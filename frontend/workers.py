@@ -51,7 +51,7 @@ from ..passes.ir import InternalCompilerError
 from ..passes.support.diagnostics import DiagnosticSink, NestingTooDeep
 from . import parser
 from .data_layout import DATALAYOUT, TRIPLE
-from .descent import Deferred, Descent, Fallback
+from .descent import Deferred, Descent, Fallback, Reparse
 from .emitter import Emitter
 from .ir_writer import Function, Module, Rendered, Type, struct_type
 
@@ -64,11 +64,6 @@ MIN_BODIES = 100
 #: characters of source below which bodies are parsed in the parent (``defer_bodies``):
 #: fewer than about ``2 * MIN_BODIES`` bodies of a few hundred characters
 MIN_DEFER_CHARS = 2 * MIN_BODIES * 200
-
-
-class Reparse(Exception):
-    """A deferred body the fast path does not take (a syntax error, a rare form):
-    the source is parsed again the serial way, which says what the serial path says."""
 
 
 def defer_bodies(text: str) -> bool:
@@ -84,6 +79,8 @@ def resolve(bodies: list) -> None:
             if fast is None:
                 fast = Descent(parser._tables()[1])
             try:
+                if parser.is_body(node.body.tokens):        # tokenized here (``lexer.tokenize``'s ``bodies``)
+                    node.body.tokens = parser.expand_bodies(node.body.tokens)
                 node.body = fast.parse_body(node.body)
             except Fallback:
                 raise Reparse from None
