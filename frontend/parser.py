@@ -19,6 +19,7 @@ import functools
 import itertools
 import operator
 import os
+import time
 from pathlib import Path
 
 from lark import Lark
@@ -579,18 +580,23 @@ def _syntax_message(err: _SyntaxError, chunk: list[Token]) -> tuple[Token, str]:
     return tok, f"unexpected {got}"
 
 
-def parse(text: str, filename: str, diags: DiagnosticSink, defer: bool = False) -> ast.Unit:
+def parse(text: str, filename: str, diags: DiagnosticSink, defer: bool = False,
+          timings: dict | None = None) -> ast.Unit:
     """Parse one source file; syntax errors are reported to ``diags``.  With
     ``defer``, top-level function bodies the fast path meets are left as
     ``descent.Deferred`` (``frontend.workers`` parses them, in workers), most
     of them not even tokenized (``lexer.scan_bodies``: a ``BODY`` token stands
     for the inside, ``expand_bodies`` makes its tokens); a lexical diagnostic
-    anywhere is then ``Reparse`` (the serial way finds them all, in its order)."""
+    anywhere is then ``Reparse`` (the serial way finds them all, in its order).
+    ``timings["cpu_tokenize"]``: this thread's CPU seconds in tokenizing."""
     diags.sources.setdefault(filename, text)
     tables, builder = _tables()
     builder.file = filename
     errors, warnings = diags.error_count, diags.warning_count
+    t0 = time.thread_time()
     tokens = tokenize(text, filename, diags, scan_bodies(text) if defer else None)
+    if timings is not None:
+        timings["cpu_tokenize"] = time.thread_time() - t0
     lexical_errors = diags.error_count > errors     # only then can a chunk hold an ERROR token
     if defer and (lexical_errors or diags.warning_count > warnings):
         raise Reparse

@@ -129,7 +129,9 @@ def check_and_emit(checker, bodies: list, diags: DiagnosticSink, filename: str, 
     ``n`` workers: ``(program, ir_writer.Module or None where there were errors)``;
     None where the parallel way does not hold (the caller goes on serially).
     ``timings`` gets the slowest worker's CPU seconds in each stage
-    (``worker_parse``, ``worker_check``, ``worker_emit``)."""
+    (``worker_parse``, ``worker_check``, ``worker_emit``; the slowest in all:
+    ``worker_total``) and this thread's own (``cpu_fork_and_collect``: forking,
+    reading the answers, taking in their diagnostics and facts; ``cpu_assemble``)."""
     prog = checker.cx.prog
     mine = {id(sym) for _, sym in bodies}
     if any(id(f) not in mine for f in Emitter.defined_of(prog)) or _shape(prog)[-1]:
@@ -138,11 +140,14 @@ def check_and_emit(checker, bodies: list, diags: DiagnosticSink, filename: str, 
     clean = not diags.has_errors
     step = -(-len(bodies) // n)
     shares = [bodies[i:i + step] for i in range(0, len(bodies), step)]
+    c0 = time.thread_time()
     with contextlib.ExitStack() as stack:
         runs = [stack.enter_context(_forked(
             lambda out, errors, share=share: _serve(checker, share, filename, before, clean, out, errors)))
             for share in shares]
         results = [_answer(run) for run in runs]
+    if timings is not None:
+        timings["cpu_fork_and_collect"] = time.thread_time() - c0
     if any(r.get("serial") == "reparse" for r in results):
         raise Reparse
     if any(r.get("serial") for r in results):
@@ -150,6 +155,7 @@ def check_and_emit(checker, bodies: list, diags: DiagnosticSink, filename: str, 
     if timings is not None:
         for i, stage in enumerate(("worker_parse", "worker_check", "worker_emit")):
             timings[stage] = max(r["cpu"][i] for r in results)
+        timings["worker_total"] = max(sum(r["cpu"]) for r in results)
     for r in results:
         for severity, loc, message, notes in r["diags"]:
             (diags.error if severity == "error" else diags.warning)(loc, message, notes)
@@ -160,7 +166,11 @@ def check_and_emit(checker, bodies: list, diags: DiagnosticSink, filename: str, 
     checker.finish()
     if diags.has_errors:
         return prog, None
-    return prog, _assemble(prog, filename, results, diags)
+    c1 = time.thread_time()
+    module = _assemble(prog, filename, results, diags)
+    if timings is not None:
+        timings["cpu_assemble"] = time.thread_time() - c1
+    return prog, module
 
 
 def _answer(run) -> dict:
