@@ -24,6 +24,18 @@ an error, emits the functions of its share.  It sends back:
   byte-identical to the serial one (``tests/frontend/test_workers.py``
   compares them on generated programs).
 
+The bodies' tokens are the workers' to make too: with deferral, the parent
+finds the top-level ``{...}`` spans with one C-speed scan (``lexer.scan_bodies``:
+it steps over comments, strings and character literals as the tokenizer does)
+and tokenizes only what is outside those that follow a function's header; a
+``BODY`` token stands for each inside, and the worker that parses the body
+makes its tokens (``parser.expand_bodies``, ``lexer.body_tokens``: the same
+kinds, lines and columns as tokenizing the whole text).  A body holding a
+``class`` or ``struct`` word is tokenized by the parent (a class name changes
+the tokens after it).  A lexical diagnostic anywhere makes the front end parse
+again the serial way (``Reparse``): only it finds them in the order the 50-error
+limit is applied in.
+
 A share whose checking changes what the program declares (a local ``constexpr``
 object made by a constructor, which ``construct_device_globals`` evaluates after
 all bodies) makes the parent go the serial way from where it forked (nothing of
