@@ -51,6 +51,7 @@ from pathlib import Path
 from lark import Lark, Token
 
 from minisycl.frontend import compile_source, descent, parser
+from minisycl.passes.support import knobs
 from minisycl.passes.support.gc_pause import gc_paused
 from minisycl.passes.support.diagnostics import DiagnosticSink
 from minisycl.frontend.lexer import split_top_level, tokenize
@@ -295,7 +296,8 @@ def main():
     compile_source(generate(2), "warmup.ksl")            # grammar construction, imports
     cores = len(os.sched_getaffinity(0))
     # the default way is the knob as this run was given it (unset: the front end's own choice)
-    ways = {"default": os.environ.get(WORKERS_VARIABLE, ""), "serial": "1", "all cores": str(cores)}
+    given = knobs.frontend_workers()
+    ways = {"default": "" if given is None else str(given), "serial": "1", "all cores": str(cores)}
     runs = {way: [] for way in ways}
     for _ in range(args.repeat):                    # interleaved: each way meets the same machine
         for way, setting in ways.items():
