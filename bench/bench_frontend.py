@@ -25,7 +25,12 @@ CPU seconds of the slowest one per stage; the same program then goes the
 serial way (``MINISYCL_FRONTEND_WORKERS=1``), interleaved with the default, so
 the workers' gain is measured in the same run.  Last, what no worker can take:
 the tokenizer alone and LLVM's own parse + verify of the module alone, each
-as a ratio to gcc -fsyntax-only (the floor of our end-to-end ratio).
+as a ratio to gcc -fsyntax-only.  Each way's lines also give the parent's own
+CPU seconds per stage (the bodies' tokens are the workers' to make: the parent
+tokenizes what is outside them) and the critical path they make with the
+slowest worker and LLVM: the end-to-end time on a machine with a free core per
+worker, predicted from a run on a busy one (``MINISYCL_FRONTEND_WORKERS=8
+python bench/bench_frontend.py`` on 2 cores predicts 8 workers on 16).
 
 Run: python bench/bench_frontend.py [--kernels N] [--chain N] [--nested N] [--quick]
 
@@ -46,6 +51,7 @@ from pathlib import Path
 from lark import Lark, Token
 
 from minisycl.frontend import compile_source, descent, parser
+from minisycl.passes.support import knobs
 from minisycl.passes.support.gc_pause import gc_paused
 from minisycl.passes.support.diagnostics import DiagnosticSink
 from minisycl.frontend.lexer import split_top_level, tokenize
@@ -160,6 +166,31 @@ def print_stages(timings: dict, total: float, lines: int) -> None:
         print(f"  {stage:7s} {t:6.2f} s  {100 * t / total:5.1f}%  ({lines / t:,.0f} lines/s)" if t else f"  {stage}: -")
 
 
+#: the parent's own stages (``timings["cpu_<stage>"]``: its main thread's CPU seconds), in their order
+PARENT_STAGES = ("tokenize", "parse", "declare", "parse_bodies", "check", "fork_and_collect", "assemble", "emit",
+                 "print")
+
+
+def critical_path(stages: dict) -> float:
+    """CPU seconds of what must run one after another with a core for each
+    worker: the parent's own stages, the slowest worker, then the longer of the
+    rules and LLVM's parse + verify (they run side by side)."""
+    return (sum(stages.get(f"cpu_{st}", 0.0) for st in PARENT_STAGES) + stages.get("worker_total", 0.0)
+            + max(stages["cpu_rules"], stages["cpu_llvm"]))
+
+
+def print_critical_path(stages: dict) -> None:
+    """The parent's CPU seconds per stage and the critical path they make
+    (``critical_path``): on a machine with a free core per worker, the end-to-end
+    time is about that, whatever this machine's cores and load made the wall time."""
+    parts = [f"{st} {stages[f'cpu_{st}']:.3f}" for st in PARENT_STAGES if f"cpu_{st}" in stages]
+    print(f"  the parent's own CPU (s): {', '.join(parts)}; rules {stages['cpu_rules']:.3f} beside LLVM's "
+          f"parse + verify {stages['cpu_llvm']:.3f} (its thread)")
+    worker = f" + slowest worker {stages['worker_total']:.3f}" if "worker_total" in stages else ""
+    print(f"  critical path with a free core per worker: {critical_path(stages):.3f} s (parent's stages{worker}"
+          f" + max(rules, LLVM))")
+
+
 def floors(src: str, repeat: int) -> tuple[float, float]:
     """Best seconds of the tokenizer alone, and of LLVM's parse + verify alone of the module ``src`` compiles to."""
     ir = compile_source(src, "bench.ksl").ir
@@ -264,7 +295,9 @@ def main():
     lines = src.count("\n")
     compile_source(generate(2), "warmup.ksl")            # grammar construction, imports
     cores = len(os.sched_getaffinity(0))
-    ways = {"default": "", "serial": "1", "all cores": str(cores)}
+    # the default way is the knob as this run was given it (unset: the front end's own choice)
+    given = knobs.frontend_workers()
+    ways = {"default": "" if given is None else str(given), "serial": "1", "all cores": str(cores)}
     runs = {way: [] for way in ways}
     for _ in range(args.repeat):                    # interleaved: each way meets the same machine
         for way, setting in ways.items():
@@ -286,6 +319,7 @@ def main():
             print(f"  in the slowest worker (CPU s): parse {stages['worker_parse']:.2f}, check "
                   f"{stages['worker_check']:.2f}, emit {stages['worker_emit']:.2f}  (check above: the parent's "
                   f"declarations, then its wait for the workers' bodies, parsed, checked and emitted)")
+        print_critical_path(stages)
     taken, chunks = fast_path_share(src)
     print(f"  (parse: {taken} of {chunks} declarations by recursive descent, the rest by the LALR tables; "
           f"verify: LLVM's time the rules did not hide, on a second thread)")
@@ -298,6 +332,9 @@ def main():
             print(f"  {name:18s} on the same program as C: {t:6.2f} s; ours end to end = {total / t:.1f}x"
                   + (f" (serial {serial_total / t:.1f}x, all cores {best['all cores'][0] / t:.1f}x)  (target <= 3x)"
                      if "syntax" in name else ""))
+            if "syntax" in name:
+                print(f"    with a free core per worker (critical path): default {critical_path(timings) / t:.1f}x, "
+                      f"all cores {critical_path(best['all cores'][1]) / t:.1f}x")
             ratios[f"front end / {name}"] = {"ratio": total / t, "measured": f"{total:.2f} s", "baseline": f"{t:.2f} s"}
         syntax = gcc["gcc -fsyntax-only"]
         lex, llvm = floors(src, args.repeat)

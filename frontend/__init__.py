@@ -127,20 +127,25 @@ def _compile(text: str, filename: str) -> CompileResult:
         diags, prog, module = _front(text, filename, timings, workers.defer_bodies(text))
     except workers.Reparse:         # a body the workers could not parse: the serial way says why
         diags, prog, module = _front(text, filename, timings, False)
-    t2 = time.perf_counter()
+    t2, c2 = time.perf_counter(), time.thread_time()
     text = str(module)
     timings["emit"] += time.perf_counter() - t2
+    timings["cpu_print"] = time.thread_time() - c2
     ref = _rules_beside_verify(text, filename, diags, timings)
     return CompileResult(ref, diags.warnings(), diags.sources, timings, class_layouts(prog.classes))
 
 
 def _front(text: str, filename: str, timings: dict[str, float], defer: bool):
-    """Parse, check and emit: ``(diagnostics, program, ir_writer.Module)``."""
+    """Parse, check and emit: ``(diagnostics, program, ir_writer.Module)``.
+    ``timings``: each stage's wall seconds (``parse``, ``check``, ``emit``) and,
+    as ``cpu_<stage>``, this thread's CPU seconds in each part of them: what
+    the parent does alone whatever the workers, the critical path on free cores."""
     diags = DiagnosticSink({filename: text})
-    t0 = time.perf_counter()
-    unit = parse(text, filename, diags, defer=defer)
+    t0, c0 = time.perf_counter(), time.thread_time()
+    unit = parse(text, filename, diags, defer=defer, timings=timings)
     t1 = time.perf_counter()
     timings["parse"] = t1 - t0
+    timings["cpu_parse"] = time.thread_time() - c0 - timings["cpu_tokenize"]
     prog = module = None
     if not diags.has_errors or unit.items:
         prog, module = _check(unit, diags, filename, timings)
@@ -148,11 +153,13 @@ def _front(text: str, filename: str, timings: dict[str, float], defer: bool):
     timings["check"] = t2 - t1
     diags.raise_if_errors()
     if module is None:
+        c2 = time.thread_time()
         try:
             module = emit(prog, filename)
         except NestingTooDeep as err:
             diags.error(err.loc, str(err))
             diags.raise_if_errors()
+        timings["cpu_emit"] = time.thread_time() - c2
     timings["emit"] = time.perf_counter() - t2
     return diags, prog, module
 
@@ -165,14 +172,19 @@ def _check(unit, diags: DiagnosticSink, filename: str, timings: dict[str, float]
     (with errors, None).  ``workers.Reparse``: a deferred body needs the serial parse."""
     checker = Checker(unit, diags, sizeof=sizeof)
     try:
+        c0 = time.thread_time()
         bodies = checker.declare()
+        timings["cpu_declare"] = time.thread_time() - c0
         n = workers.worker_count(len(bodies))
         done = workers.check_and_emit(checker, bodies, diags, filename, n, timings) if n > 1 else None
         if done is not None:
             timings["workers"] = n
             return done
+        c1 = time.thread_time()
         workers.resolve(bodies)
+        c2 = time.thread_time()
         checker.check_bodies(bodies)
+        timings["cpu_parse_bodies"], timings["cpu_check"] = c2 - c1, time.thread_time() - c2
         return checker.finish(), None
     finally:
         checker.release()
@@ -186,21 +198,29 @@ def _rules_beside_verify(text: str, filename: str, diags: DiagnosticSink, timing
     module, if any, is let go of), then LLVM's rejection as
     ``InternalCompilerError``.  ``timings``: ``rules``, and ``verify`` as the
     wait for LLVM after the rules (what of LLVM's time the rules did not hide)."""
-    t0 = time.perf_counter()
-    job = in_background(parse_and_verify, text, filename)
+    t0, c0 = time.perf_counter(), time.thread_time()
+    job = in_background(_timed_parse_and_verify, text, filename)
     try:
         check_device_code(text, filename, diags)
     except BaseException:
-        ref, _ = job.result()
+        ref, _, _ = job.result()
         if ref is not None:
             close_in_background(ref)
         raise
     t1 = time.perf_counter()
-    ref, problem = job.result()
+    timings["cpu_rules"] = time.thread_time() - c0
+    ref, problem, timings["cpu_llvm"] = job.result()
     timings["rules"], timings["verify"] = t1 - t0, time.perf_counter() - t1
     if problem is not None:
         raise InternalCompilerError(f"{filename}: LLVM rejected the generated IR: {problem}")
     return ref
+
+
+def _timed_parse_and_verify(text: str, filename: str):
+    """``parse_and_verify`` and the CPU seconds of the thread it ran on."""
+    c0 = time.thread_time()
+    ref, problem = parse_and_verify(text, filename)
+    return ref, problem, time.thread_time() - c0
 
 
 def compile_files(paths: list[str]) -> CompileResult:

@@ -51,6 +51,12 @@ class Deferred:
         self.tokens, self.file = tokens, file
 
 
+class Reparse(Exception):
+    """A deferred body, or a body ``lexer.tokenize`` left to a worker, that the
+    fast path does not take (a syntax error, a lexical diagnostic, a rare form):
+    the source is parsed again the serial way, which says what the serial path says."""
+
+
 class Descent:
     """Recursive descent over one declaration's tokens (``parse``), building
     with ``builder`` (a ``parser._Builder``); with ``defer``, a top-level
@@ -59,6 +65,8 @@ class Descent:
     def __init__(self, builder, defer: bool = False):
         self.b = builder
         self.defer = defer
+        #: the ``Deferred`` bodies made, in order
+        self.deferred: list[Deferred] = []
         self.t: list = []
         self.i = 0
         self.binop, self.logical = builder.binop, builder.logical
@@ -135,7 +143,9 @@ class Descent:
                 last -= 1
             if t[last][0] == "RBRACE" and not any(k[0] == "_LBRACE" or k[0] == "RBRACE" for k in t[:i]):
                 self.i = last + 1
-                return Deferred(t[i:last + 1], self.b.file)
+                body = Deferred(t[i:last + 1], self.b.file)
+                self.deferred.append(body)
+                return body
         return self.body()
 
     def parse_body(self, body: Deferred):

@@ -128,24 +128,104 @@ _TOKEN_RE = re.compile(r"""
 _NAME, _OP, _NL, _PUNCT = (_TOKEN_RE.groupindex[g] for g in ("NAME", "OP", "nl", "PUNCT"))
 
 
-def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
-    """All tokens of ``text``; lexical errors go to ``diags`` and are skipped."""
+def tokenize(text: str, filename: str, diags: DiagnosticSink, bodies: list | None = None) -> list[Token]:
+    """All tokens of ``text``; lexical errors go to ``diags`` and are skipped.
+
+    With ``bodies`` (``scan_bodies``: the spans of top-level ``{...}``), the
+    inside of each span that follows a function's header (``_BEFORE_BODY``) is
+    one ``BODY`` token between its ``{`` and ``}`` tokens, which ``body_tokens``
+    turns into the tokens this function would have made there (the front end's
+    workers each tokenize their own share of the bodies).  The rest of the text is tokenized as without ``bodies``: a span
+    holds no ``class`` or ``struct`` word, so the typedef-name state (the only
+    state that crosses a token) is the same after it as before it."""
     tokens: list[Token] = []
-    append = tokens.append
-    type_names: set[str] = set()
+    state = _Lexed(text, filename)
+    pos = 1 if text.startswith("\ufeff") else 0      # a UTF-8 byte-order mark
     line, line_start = 1, 0
+    for open_at, close_at in bodies or ():
+        line, line_start, stopped = _lex(state, pos, open_at + 1, line, line_start, diags, tokens)
+        if stopped:
+            return tokens
+        pos = open_at + 1
+        if len(tokens) < 2 or tokens[-2][0] not in _BEFORE_BODY:
+            continue                        # no function's body (a class's, an initializer's): tokenized here
+        tokens.append((BODY, "", line, open_at - line_start + 1, state, open_at, close_at, line_start,
+                       len(state.names)))
+        n = text.count("\n", open_at, close_at)
+        if n:
+            line += n
+            line_start = text.rfind("\n", open_at, close_at) + 1
+        pos = close_at
+    _lex(state, pos, len(text), line, line_start, diags, tokens)
+    return tokens
+
+
+#: the kind of ``tokenize``'s stand-in for a top-level body's inside
+BODY = "$BODY"
+#: the tokens a function's body follows (its parameters' ``)``, its properties' ``]]``, ``override``)
+_BEFORE_BODY = frozenset(("_RPAR", "_RSQB", "OVERRIDE"))
+
+
+class _Lexed:
+    """What tokenizing one text carries from token to token: the text, and the
+    class names seen so far (a ``set`` to look up, and in the order they were met,
+    so that ``body_tokens`` knows those a body saw)."""
+
+    __slots__ = ("text", "filename", "type_names", "names", "_at", "_seen")
+
+    def __init__(self, text: str, filename: str):
+        self.text, self.filename = text, filename
+        self.type_names: set[str] = set()
+        self.names: list[str] = []
+        self._at, self._seen = 0, set()
+
+    def names_at(self, count: int) -> set[str]:
+        """The class names seen before the ``count``-th: grown from the last call's
+        (bodies are asked for in source order), so a run of bodies costs the names once."""
+        if count < self._at:
+            self._at, self._seen = 0, set()
+        self._seen.update(self.names[self._at:count])
+        self._at = count
+        return self._seen
+
+
+def body_tokens(marker: Token, diags: DiagnosticSink) -> list[Token]:
+    """The tokens of the ``{...}`` span a ``BODY`` token (``tokenize``) stands
+    for, braces included, with the lines, columns and kinds ``tokenize`` gives
+    them without ``bodies``; its lexical diagnostics go to ``diags``."""
+    _, _, line, _, state, open_at, close_at, line_start, count = marker
+    tokens: list[Token] = []
+    body = _Lexed(state.text, state.filename)
+    body.type_names = state.names_at(count)         # not added to: a body holds no class word
+    _lex(body, open_at, close_at + 1, line, line_start, diags, tokens)
+    if state.text.find(LOCAL_WORD, open_at, close_at) != -1:
+        mark_local(tokens)
+    return tokens
+
+
+def _lex(state: _Lexed, pos: int, end: int, line: int, line_start: int, diags: DiagnosticSink,
+         tokens: list[Token]) -> tuple[int, int, bool]:
+    """Tokenize ``state.text[pos:end]`` (starting at ``line``, whose first
+    character is at ``line_start``) onto ``tokens``: ``(line, line_start, stopped)``
+    after it, ``stopped`` where an unterminated comment ended the text."""
+    append = tokens.append
+    text, filename = state.text, state.filename
+    type_names, names = state.type_names, state.names
     after_class = False
     keywords, punct = KEYWORDS, PUNCT
-    start = 1 if text.startswith("\ufeff") else 0      # a UTF-8 byte-order mark
-    for m in _TOKEN_RE.finditer(text, start):
+    for m in _TOKEN_RE.finditer(text, pos, end):
         kind = m.lastindex                  # the commonest groups by number (``_NAME``...), faster than by name
         if kind == _NAME:
             value = m[_NAME]
             kind = keywords.get(value, "NAME")
             if kind == "NAME":
-                if after_class or value in type_names:
+                if value in type_names:
+                    kind = "TYPE_NAME"
+                    after_class = False
+                elif after_class:
                     kind = "TYPE_NAME"
                     type_names.add(value)
+                    names.append(value)
                     after_class = False
             elif kind == "CLASS":
                 after_class = True
@@ -178,7 +258,7 @@ def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
             value = m.group(kind)
             _lexical_error(kind, value, SourceLoc(filename, line, m.start(kind) - line_start + 1), diags)
             if kind == "ucomment":
-                break
+                return line, line_start, True
             kind, after_class = "ERROR", False
         else:
             value = m.group(kind)
@@ -186,7 +266,7 @@ def tokenize(text: str, filename: str, diags: DiagnosticSink) -> list[Token]:
             if (kind == "STRING" or kind == "CHAR") and "\\" in value:
                 _check_escapes(value, filename, line, m.start(kind) - line_start + 1, diags)
         append((kind, value, line, m.end() - len(value) - line_start + 1))
-    return tokens
+    return line, line_start, False
 
 
 def mark_local(tokens: list[Token]) -> None:
@@ -233,6 +313,74 @@ def _check_escapes(literal: str, filename: str, line: int, col: int, diags: Diag
                 return          # no more are shown: don't walk the rest
             diags.warning(SourceLoc(filename, line, col + i, 2), f"unknown escape sequence '\\{literal[i + 1]}'")
         i = literal.find("\\", i + 2)
+
+
+#: ``scan_bodies``'s step: all up to the next brace (or an unterminated comment,
+#: or the end), stepping over each of ``_TOKEN_RE``'s tokens that may hold a brace
+#: (comments, strings and character literals, terminated or not, each taken as
+#: that expression takes it, its alternatives in its order)
+_SCAN_RE = re.compile(r"""
+    (?: [^{}/"']++
+      | //[^\n]*
+      | /\*(?:[^*]|\*(?!/))*+\*/
+      | "[^\\"\n]*+(?:\\.[^\\"\n]*+)*+"?
+      | '(?:\\.|[^\\'\n])'
+      | '[^\\'\n]*+(?:\\.[^\\'\n]*+)*+'?
+      | /(?!\*)
+    )*+
+    (?: (\{) | (\}) | (/\*) | \Z )
+""", re.VERBOSE)
+_OPEN, _CLOSE = 1, 2
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def scan_bodies(text: str) -> list[tuple[int, int]]:
+    """The spans ``(i, j)`` of ``text[i:j + 1]``, each a ``{...}`` outside every
+    other (the top-level braces: a function's body, a class's, an initializer's)
+    holding no ``class`` or ``struct`` word (one would change the tokens after
+    it), for ``tokenize(bodies=...)``.  A C-speed scan: a token that may hold a
+    brace starts where ``_TOKEN_RE`` starts one (no other token holds a quote,
+    a ``/`` or a brace after its first character), so the braces found are the
+    brace tokens; the scan stops at an unterminated comment, as tokenizing does."""
+    spans: list[tuple[int, int]] = []
+    depth = open_at = 0
+    for m in _SCAN_RE.finditer(text, 1 if text.startswith("\ufeff") else 0):
+        kind = m.lastindex
+        if kind == _OPEN:
+            if not depth:
+                open_at = m.end() - 1
+            depth += 1
+        elif kind == _CLOSE:
+            if depth:
+                depth -= 1
+                if not depth:
+                    spans.append((open_at, m.end() - 1))
+        elif kind is not None:              # an unterminated comment ends the tokens
+            break
+    return _without_class_words(text, spans)
+
+
+def _without_class_words(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` less those holding ``class`` or ``struct`` as a word (anywhere:
+    in a comment too, which only costs that body its deferral)."""
+    words = []
+    for word in ("class", "struct"):
+        at = text.find(word)
+        while at != -1:
+            end = at + len(word)
+            if (at == 0 or text[at - 1] not in _NAME_CHARS) and (end == len(text) or text[end] not in _NAME_CHARS):
+                words.append(at)
+            at = text.find(word, end)
+    if not words:
+        return spans
+    words.sort()
+    kept, w = [], 0
+    for span in spans:
+        while w < len(words) and words[w] < span[0]:
+            w += 1
+        if w == len(words) or words[w] > span[1]:
+            kept.append(span)
+    return kept
 
 
 #: the tokens ``split_top_level`` looks at

@@ -17,18 +17,21 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 import os
+import time
 from pathlib import Path
 
 from lark import Lark
 from lark.lexer import Lexer
 
 from . import ast
-from .descent import Descent, Fallback
+from .descent import Descent, Fallback, Reparse
 from ..passes.support import knobs
 from ..passes.support.diagnostics import DiagnosticSink, SourceLoc
 from ..passes.support.numbers import parse_int
-from .lexer import ESCAPES, LOCAL_WORD, SPELLING, Token, mark_local, split_top_level, tokenize
+from .lexer import (BODY, ESCAPES, LOCAL_WORD, SPELLING, Token, body_tokens, mark_local, scan_bodies,
+                    split_top_level, tokenize)
 
 
 def unescape(body: str) -> str:
@@ -577,16 +580,26 @@ def _syntax_message(err: _SyntaxError, chunk: list[Token]) -> tuple[Token, str]:
     return tok, f"unexpected {got}"
 
 
-def parse(text: str, filename: str, diags: DiagnosticSink, defer: bool = False) -> ast.Unit:
+def parse(text: str, filename: str, diags: DiagnosticSink, defer: bool = False,
+          timings: dict | None = None) -> ast.Unit:
     """Parse one source file; syntax errors are reported to ``diags``.  With
     ``defer``, top-level function bodies the fast path meets are left as
-    ``descent.Deferred`` (``frontend.workers`` parses them, in workers)."""
+    ``descent.Deferred`` (``frontend.workers`` parses them, in workers), most
+    of them not even tokenized (``lexer.scan_bodies``: a ``BODY`` token stands
+    for the inside, ``expand_bodies`` makes its tokens); a lexical diagnostic
+    anywhere is then ``Reparse`` (the serial way finds them all, in its order).
+    ``timings["cpu_tokenize"]``: this thread's CPU seconds in tokenizing."""
     diags.sources.setdefault(filename, text)
     tables, builder = _tables()
     builder.file = filename
-    errors = diags.error_count
-    tokens = tokenize(text, filename, diags)
+    errors, warnings = diags.error_count, diags.warning_count
+    t0 = time.thread_time()
+    tokens = tokenize(text, filename, diags, scan_bodies(text) if defer else None)
+    if timings is not None:
+        timings["cpu_tokenize"] = time.thread_time() - t0
     lexical_errors = diags.error_count > errors     # only then can a chunk hold an ERROR token
+    if defer and (lexical_errors or diags.warning_count > warnings):
+        raise Reparse
     if LOCAL_WORD in text:
         mark_local(tokens)
     items: list = []
@@ -596,6 +609,21 @@ def parse(text: str, filename: str, diags: DiagnosticSink, defer: bool = False) 
             continue                        # the lexer said why; nothing more to say here
         last = chunk[-1]
         end = ("$END", "", last[2], last[3] + len(last[1]))
+        if defer:
+            held = _bodies_in(chunk)
+            if held:
+                made = len(fast.deferred)
+                try:
+                    parsed = fast.parse(chunk, end)
+                    if sum(_bodies_in(d.tokens) for d in fast.deferred[made:]) == held:
+                        for d in fast.deferred[made:]:
+                            if not is_body(d.tokens):       # more than a body's stand-in: made here
+                                d.tokens = expand_bodies(d.tokens)
+                        items.extend(parsed)
+                        continue
+                except Fallback:
+                    pass
+                chunk = expand_bodies(chunk)    # a body left where the fast path defers none: its tokens
         try:
             items.extend(fast.parse(chunk, end))
             continue
@@ -607,3 +635,37 @@ def parse(text: str, filename: str, diags: DiagnosticSink, defer: bool = False) 
             tok, message = _syntax_message(err, chunk)
             diags.error(SourceLoc(filename, tok[2], tok[3], len(tok[1]) or 1), message)
     return ast.Unit(filename, items)
+
+
+def _bodies_in(tokens: list[Token]) -> int:
+    """How many ``BODY`` tokens ``tokens`` holds."""
+    return list(map(_kind, tokens)).count(BODY)
+
+
+_kind = operator.itemgetter(0)
+
+
+def is_body(tokens: list[Token]) -> bool:
+    """Whether ``tokens`` is ``{`` ``BODY`` ``}``: one body, for ``expand_bodies``."""
+    return len(tokens) == 3 and tokens[1][0] == BODY
+
+
+def expand_bodies(tokens: list[Token]) -> list[Token]:
+    """``tokens`` with each ``{`` ``BODY`` ``}`` replaced by the tokens of the
+    body (``lexer.body_tokens``): the tokens ``tokenize`` makes without
+    ``bodies``.  ``Reparse`` where a body holds a lexical diagnostic."""
+    if not _bodies_in(tokens):
+        return tokens
+    out: list[Token] = []
+    i = 0
+    while i < len(tokens):
+        if i + 1 < len(tokens) and tokens[i + 1][0] == BODY:
+            sink = DiagnosticSink()
+            out += body_tokens(tokens[i + 1], sink)
+            if sink.error_count or sink.warning_count:
+                raise Reparse
+            i += 3                          # ``{``, the body, ``}``
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out

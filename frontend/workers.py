@@ -24,6 +24,18 @@ an error, emits the functions of its share.  It sends back:
   byte-identical to the serial one (``tests/frontend/test_workers.py``
   compares them on generated programs).
 
+The bodies' tokens are the workers' to make too: with deferral, the parent
+finds the top-level ``{...}`` spans with one C-speed scan (``lexer.scan_bodies``:
+it steps over comments, strings and character literals as the tokenizer does)
+and tokenizes only what is outside those that follow a function's header; a
+``BODY`` token stands for each inside, and the worker that parses the body
+makes its tokens (``parser.expand_bodies``, ``lexer.body_tokens``: the same
+kinds, lines and columns as tokenizing the whole text).  A body holding a
+``class`` or ``struct`` word is tokenized by the parent (a class name changes
+the tokens after it).  A lexical diagnostic anywhere makes the front end parse
+again the serial way (``Reparse``): only it finds them in the order the 50-error
+limit is applied in.
+
 A share whose checking changes what the program declares (a local ``constexpr``
 object made by a constructor, which ``construct_device_globals`` evaluates after
 all bodies) makes the parent go the serial way from where it forked (nothing of
@@ -51,7 +63,7 @@ from ..passes.ir import InternalCompilerError
 from ..passes.support.diagnostics import DiagnosticSink, NestingTooDeep
 from . import parser
 from .data_layout import DATALAYOUT, TRIPLE
-from .descent import Deferred, Descent, Fallback
+from .descent import Deferred, Descent, Fallback, Reparse
 from .emitter import Emitter
 from .ir_writer import Function, Module, Rendered, Type, struct_type
 
@@ -64,11 +76,6 @@ MIN_BODIES = 100
 #: characters of source below which bodies are parsed in the parent (``defer_bodies``):
 #: fewer than about ``2 * MIN_BODIES`` bodies of a few hundred characters
 MIN_DEFER_CHARS = 2 * MIN_BODIES * 200
-
-
-class Reparse(Exception):
-    """A deferred body the fast path does not take (a syntax error, a rare form):
-    the source is parsed again the serial way, which says what the serial path says."""
 
 
 def defer_bodies(text: str) -> bool:
@@ -84,6 +91,8 @@ def resolve(bodies: list) -> None:
             if fast is None:
                 fast = Descent(parser._tables()[1])
             try:
+                if parser.is_body(node.body.tokens):        # tokenized here (``lexer.tokenize``'s ``bodies``)
+                    node.body.tokens = parser.expand_bodies(node.body.tokens)
                 node.body = fast.parse_body(node.body)
             except Fallback:
                 raise Reparse from None
@@ -132,7 +141,9 @@ def check_and_emit(checker, bodies: list, diags: DiagnosticSink, filename: str, 
     ``n`` workers: ``(program, ir_writer.Module or None where there were errors)``;
     None where the parallel way does not hold (the caller goes on serially).
     ``timings`` gets the slowest worker's CPU seconds in each stage
-    (``worker_parse``, ``worker_check``, ``worker_emit``)."""
+    (``worker_parse``, ``worker_check``, ``worker_emit``; the slowest in all:
+    ``worker_total``) and this thread's own (``cpu_fork_and_collect``: forking,
+    reading the answers, taking in their diagnostics and facts; ``cpu_assemble``)."""
     prog = checker.cx.prog
     mine = {id(sym) for _, sym in bodies}
     if any(id(f) not in mine for f in Emitter.defined_of(prog)) or _shape(prog)[-1]:
@@ -141,11 +152,14 @@ def check_and_emit(checker, bodies: list, diags: DiagnosticSink, filename: str, 
     clean = not diags.has_errors
     step = -(-len(bodies) // n)
     shares = [bodies[i:i + step] for i in range(0, len(bodies), step)]
+    c0 = time.thread_time()
     with contextlib.ExitStack() as stack:
         runs = [stack.enter_context(_forked(
             lambda out, errors, share=share: _serve(checker, share, filename, before, clean, out, errors)))
             for share in shares]
         results = [_answer(run) for run in runs]
+    if timings is not None:
+        timings["cpu_fork_and_collect"] = time.thread_time() - c0
     if any(r.get("serial") == "reparse" for r in results):
         raise Reparse
     if any(r.get("serial") for r in results):
@@ -153,6 +167,7 @@ def check_and_emit(checker, bodies: list, diags: DiagnosticSink, filename: str, 
     if timings is not None:
         for i, stage in enumerate(("worker_parse", "worker_check", "worker_emit")):
             timings[stage] = max(r["cpu"][i] for r in results)
+        timings["worker_total"] = max(sum(r["cpu"]) for r in results)
     for r in results:
         for severity, loc, message, notes in r["diags"]:
             (diags.error if severity == "error" else diags.warning)(loc, message, notes)
@@ -163,7 +178,11 @@ def check_and_emit(checker, bodies: list, diags: DiagnosticSink, filename: str, 
     checker.finish()
     if diags.has_errors:
         return prog, None
-    return prog, _assemble(prog, filename, results, diags)
+    c1 = time.thread_time()
+    module = _assemble(prog, filename, results, diags)
+    if timings is not None:
+        timings["cpu_assemble"] = time.thread_time() - c1
+    return prog, module
 
 
 def _answer(run) -> dict:

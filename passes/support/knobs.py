@@ -23,7 +23,7 @@ VARIABLES: dict[str, str] = {
     "MINISYCL_VERIFY_THREADS": "`1`: the IR tools hand LLVM all their work on the calling thread "
                                "(default 2: LLVM verifies on a second thread while Python goes on, and `opt` begins its "
                                "passes on LLVM's own printing before LLVM's verdict on it)",
-    "MINISYCL_FRONTEND_WORKERS": "processes that parse, check and emit one large source's bodies (default: the "
+    "MINISYCL_FRONTEND_WORKERS": "processes that tokenize, parse, check and emit one large source's bodies (default: the "
                                  "cores this process may use that the load average leaves free, at most 8; `1`: "
                                  "the serial way; a source with fewer than 100 bodies per worker uses fewer)",
     "MINISYCL_DEVICE_CONFIGS": "a folder of device-config YAML files used instead of the packaged "

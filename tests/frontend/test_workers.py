@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from minisycl import frontend
-from minisycl.frontend import CompileError, ast, compile_source, descent, workers
+from minisycl.frontend import CompileError, ast, compile_source, descent, lexer, parser, workers
 from minisycl.passes.support import knobs
 from minisycl.passes.support.diagnostics import DiagnosticSink
 
@@ -61,6 +61,17 @@ PIECES = {
     "math": "float m_{i}(float x) {{ return sqrt(x) + fabs(x) + min(x, 1.0f); }}\n",
     "constructor": "struct C{i} {{ int a; int b; C{i}(int x, int y) {{ a = x; b = y; }} }};\n"
                    "int ce_{i}() {{ const C{i} c(1, 2); const C{i} d = {{3, 4}}; return c.a + d.b; }}\n",
+    # braces, quotes and slashes where no brace token is: the parent's scan for the bodies must skip them
+    "literals": "host void lit_{i}(int a) {{\n  print(\"}} {{ \\\" }}\", a);   // a }} in a comment {{\n"
+                "  /* {{ over\n     two lines }} */ char c = '{{'; char d = '}}'; char e = '\\'';\n"
+                "  print(\"x\", (int)c + (int)d + (int)e / 2);\n}}\n",
+    "comment_before_body": "int cm_{i}(int v) /* {{ */ {{ return v; }} // }}\n",
+    "class_word_in_body": "int cw_{i}(int v) {{ // a class or struct word: the parent tokenizes this body\n"
+                          "  return v; }}\n",
+    "initializer": "constexpr int arr_{i}[3] = {{1, 2, {i}}};\nint ua_{i}(int k) {{ return arr_{i}[k % 3]; }}\n",
+    "escape_warning": "host void ew_{i}() {{ print(\"\\q{i}\"); }}\n",
+    "lexical_error": "int le_{i}(int v) {{ return v @ {i}; }}\n",
+    "unsupported_error": "int un_{i}(int v) {{ template x; return v; }}\n",
 }
 
 
@@ -75,15 +86,17 @@ def program(names: list[str]) -> str:
 
 def outcome(src: str, name: str = "gen.ksl") -> tuple:
     """Everything a caller sees: our IR text, LLVM's printing and the warnings,
-    or the rendered diagnostics; and how many workers ran."""
-    diags = DiagnosticSink({name: src})
+    or the rendered diagnostics; and how many workers ran.  The IR text comes
+    the way ``compile_source`` goes (bodies deferred, tokenized by the workers,
+    where ``defer_bodies`` says so; the serial parse on ``Reparse``)."""
     timings = {}
     text = None
     try:
-        unit = frontend.parse(src, name, diags)
-        prog, module = frontend._check(unit, diags, name, timings)
-        diags.raise_if_errors()
-        text = str(module if module is not None else frontend.emit(prog, name))
+        try:
+            _, _, module = frontend._front(src, name, timings, workers.defer_bodies(src))
+        except workers.Reparse:
+            _, _, module = frontend._front(src, name, timings, False)
+        text = str(module)
         r = compile_source(src, name)
         return ("ok", text, r.ir, [w.render(r.sources) for w in r.warnings]), timings.get("workers", 1)
     except CompileError as err:
@@ -117,8 +130,33 @@ def compare(src: str, expect_parallel: bool = True):
 @given(st.lists(st.sampled_from(sorted(PIECES)), min_size=2, max_size=14))
 def test_workers_match_the_serial_path(names):
     src = program(names)
-    serial = compare(src, expect_parallel="syntax_error" not in names)
-    assert (serial[0] == "error") == ("error" in names or "syntax_error" in names)
+    serial = compare(src, expect_parallel=not set(names) & REPARSED)
+    assert (serial[0] == "error") == bool(set(names) & {"error", "syntax_error", "lexical_error", "unsupported_error"})
+
+
+#: the pieces that make the front end parse again the serial way (a body the fast
+#: path does not parse; a lexical diagnostic anywhere, which a worker's share cannot order)
+REPARSED = {"syntax_error", "escape_warning", "lexical_error", "unsupported_error"}
+
+
+#: what ``test_damage_anywhere_matches_the_serial_path`` puts somewhere in a program
+DAMAGE = ["{", "}", "(", ")", ";", "\"", "'", "/*", "*/", "//", "\n", "@", "\\", "class Z ", "struct", "local ",
+          "[[", "]]", "template", "'{'", "\"}\"", "int", "kernel", "\ufeff"]
+
+
+@settings(max_examples=knobs.fuzz_examples(25), deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from(sorted(PIECES)), min_size=2, max_size=8),
+       st.lists(st.tuples(st.floats(0, 1), st.sampled_from(DAMAGE)), min_size=1, max_size=3))
+def test_damage_anywhere_matches_the_serial_path(names, damage):
+    """A program with a few brace, quote, comment or word fragments put anywhere
+    (in a header, a body, a comment, a string, between declarations): whatever it
+    becomes, the workers' way -- the bodies found by the parent's scan, each
+    tokenized by its worker -- says what the serial way says."""
+    src = program(names)
+    for where, what in damage:
+        at = int(where * len(src))
+        src = src[:at] + what + src[at:]
+    compare(src, expect_parallel=False)
 
 
 def test_every_piece_compiles_alone():
@@ -230,6 +268,7 @@ def test_the_workers_parse_the_top_level_bodies():
     unit = frontend.parse(src, "gen.ksl", diags, defer=True)
     deferred = [item for item in unit.items if type(getattr(item, "body", None)) is descent.Deferred]
     assert len(deferred) >= 4
+    assert all(parser.is_body(d.body.tokens) for d in deferred)     # not even tokenized: the workers do that
     assert all(type(m.body) is not descent.Deferred for c in unit.items if type(c) is ast.ClassDef for m in c.members
                if type(m) is ast.FuncDef)
     workers.resolve([(item, None) for item in deferred])
@@ -264,3 +303,45 @@ def test_the_parallel_way_leaves_no_cyclic_garbage():
         finally:
             if was:
                 gc.enable()
+
+
+#: fragments of text for ``test_bodies_tokenize_as_the_whole_text_does``: every
+#: construct that may hold a brace, a quote or a slash, terminated or not
+FRAGMENTS = ["{", "}", "(", ")", "[", "]", "[[", ";", " ", "\n", "\t", "//", "/*", "*/", "/", "*", "\"", "'", "\\",
+             "\\q", "'{'", "'}'", "\"{\"", "\"}\"", "'\\''", "\"\\\"\"", "class", "struct", "Foo", "Foo x;", "int",
+             "local", "local int", "f()", "x", "1", "1.5f", "@", "override", "]]", "\ufeff", "template", "myclass",
+             "struct_"]
+
+
+@settings(max_examples=knobs.fuzz_examples(200), deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=40))
+def test_bodies_tokenize_as_the_whole_text_does(fragments):
+    """The parent's scan (``lexer.scan_bodies``) and the bodies each tokenized on
+    their own (``parser.expand_bodies``) give the tokens, lines, columns and
+    diagnostics of tokenizing the whole text, on any text."""
+    text = "".join(fragments)
+    whole = DiagnosticSink({"f.ksl": text})
+    expected = lexer.tokenize(text, "f.ksl", whole)
+    lexer.mark_local(expected)
+    split = DiagnosticSink({"f.ksl": text})
+    tokens = lexer.tokenize(text, "f.ksl", split, lexer.scan_bodies(text))
+    lexer.mark_local(tokens)
+    got, bodies = [], DiagnosticSink({"f.ksl": text})
+    for i, tok in enumerate(tokens):
+        if tok[0] == lexer.BODY:
+            got[-1:] = lexer.body_tokens(tok, bodies)
+        elif i == 0 or tokens[i - 1][0] != lexer.BODY:
+            got.append(tok)
+    assert got == expected
+    rendered = sorted(d.render(whole.sources) for d in split.diagnostics + bodies.diagnostics)
+    assert rendered == sorted(d.render(whole.sources) for d in whole.diagnostics)
+
+
+def test_the_scan_finds_the_top_level_braces():
+    text = ("int f() { /* { */ return \"}\"; } class X { int a; };\n"
+            "int g() { char c = '{'; { } } int h() { /* class */ }")
+    spans = lexer.scan_bodies(text)
+    assert [text[i] + text[j] for i, j in spans] == ["{}"] * 3
+    assert [text[i:j + 1].count("\n") for i, j in spans] == [0, 0, 0]
+    assert text[spans[0][0]:spans[0][1] + 1] == "{ /* { */ return \"}\"; }"
+    assert text[spans[2][0]:spans[2][1] + 1] == "{ char c = '{'; { } }"      # h's body holds a class word
