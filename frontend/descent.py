@@ -37,6 +37,8 @@ BINARY = {"OROR": 1, "ANDAND": 2, "PIPE": 3, "CARET": 4, "AMP": 5, "EQOP": 6, "L
 #: single-token primaries and their builder
 _LITERALS = {"INT": "int_lit", "FLOAT": "float_lit", "CHAR": "char_lit", "BOOL": "bool_lit",
              "NULLPTR": "null_lit", "THIS": "this_expr", "NAME": "name"}
+#: prefix operators whose operand is a ``cast`` (``-x``, ``*p``, ``&v``) and their builder
+_PREFIX = {"MINUS": "unop", "PLUS": "unop", "BANG": "unop", "TILDE": "unop", "STAR": "deref", "AMP": "addrof"}
 _PROP_ARGS = frozenset(("NAME", "STRING", "INT", "BOOL", "PRIM"))
 
 
@@ -71,6 +73,7 @@ class Descent:
         self.i = 0
         self.binop, self.logical = builder.binop, builder.logical
         self.literals = {kind: getattr(builder, name) for kind, name in _LITERALS.items()}
+        self.prefix = {kind: getattr(builder, name) for kind, name in _PREFIX.items()}
 
     # -- tokens
     def fail(self):
@@ -557,16 +560,11 @@ class Descent:
         if build is not None:                   # the commonest case, inlined: a one-token primary
             self.i += 1
             return self.postfix(build([tok]))
+        build = self.prefix.get(kind)
+        if build is not None:
+            self.i += 1
+            return build([tok, self.cast()])
         b = self.b
-        if kind == "MINUS" or kind == "PLUS" or kind == "BANG" or kind == "TILDE":
-            self.i += 1
-            return b.unop([tok, self.cast()])
-        if kind == "STAR":
-            self.i += 1
-            return b.deref([tok, self.cast()])
-        if kind == "AMP":
-            self.i += 1
-            return b.addrof([tok, self.cast()])
         if kind == "INCDEC":
             self.i += 1
             return b.preincdec([tok, self.unary()])
