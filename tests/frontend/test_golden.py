@@ -8,7 +8,6 @@ Regenerate (only for an intended change): ``MINISYCL_REGEN_GOLDEN=1 pytest tests
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest

@@ -19,7 +19,7 @@ import os
 import llvmlite.binding as llvm
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from minisycl.passes.ir import Module, parse_text, verify_and_serialize
+from minisycl.passes.ir import parse_text, verify_and_serialize
 from minisycl.passes.ir.entities import blockaddress_targets
 from minisycl.passes.support import knobs
 from minisycl.postlink import split_module

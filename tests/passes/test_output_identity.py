@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 
-import pytest
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from minisycl.passes.support import knobs

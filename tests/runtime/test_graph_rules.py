@@ -72,7 +72,7 @@ def test_required_work_group_size_is_refused_when_added(prog, name, size):
                                        lambda h: h.parallel_for(k, sycl.nd_range(size, 8), a)])
     assert g.get_nodes() == []
     # the size it requires is taken, and runs on every replay path
-    n = g.add(lambda h: h.parallel_for(k, sycl.nd_range(size, 4), a))
+    g.add(lambda h: h.parallel_for(k, sycl.nd_range(size, 4), a))
     ex = g.finalize(updatable=True)
     q.ext_oneapi_graph(ex).wait()
     assert set(np.asarray(a).tolist()) == {4}

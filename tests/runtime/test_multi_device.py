@@ -391,7 +391,7 @@ def test_interleaved_work_on_two_gpus_and_the_cpu(prog, ops):
                 q.memcpy(alloc, model, model.nbytes).wait()
                 live.append((alloc, qi, model.copy()))
                 continue
-            (x, xq, xm), (y, yq, ym) = live[a % len(live)], live[b % len(live)]
+            (x, xq, xm), (y, _, ym) = live[a % len(live)], live[b % len(live)]
             if op in ("copy", "event_copy"):
                 # (a command on the source's queue first: the copy depends on its event)
                 before = queues[xq].memcpy(x, x, 0) if op == "event_copy" else None

@@ -18,7 +18,6 @@ import os
 import subprocess
 import sys
 
-import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from minisycl.passes.support import knobs
