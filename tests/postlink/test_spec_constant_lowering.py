@@ -4,7 +4,6 @@ the layout, or is a ``SpecConstError`` (the CLI's exit status 1), never an
 internal error; and the defaults blob is what LLVM lays out."""
 import ctypes
 import itertools
-import struct
 
 from minisycl.passes.support import knobs
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -127,7 +126,6 @@ def test_generated_reads_lower_or_refuse_cleanly(constants, named, mode):
             assert ends[-1][1] == len(llvm_bytes(t, v)), descs
         else:
             assert len(real) == 1 and real[0][2] == len(llvm_bytes(t, v))
-            pad = [d for d in descs if d[0] == PADDING_ID]
             if found.places[f"c{i:02d}"][0] > len(blob):
                 blob += bytes(found.places[f"c{i:02d}"][0] - len(blob))
         blob += llvm_bytes(t, v)

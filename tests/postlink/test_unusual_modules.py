@@ -57,7 +57,7 @@ def unusual_modules(draw) -> str:
         globals_.append((g, space, kind))
         lines.append(f"@g{g} = {link}{where} constant {init}, align 8")
     if draw(st.booleans()):
-        lines.append(f"@alias_f = alias void (), ptr @f0")
+        lines.append("@alias_f = alias void (), ptr @f0")
     if globals_ and draw(st.booleans()):
         g, space, _ = globals_[0]
         lines.append(f"@alias_g = alias i8, ptr{f' addrspace({space})' if space else ''} @g{g}")
