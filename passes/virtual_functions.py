@@ -88,26 +88,29 @@ def created_sets(module: Module) -> dict[str, list[str]]:
     ``PassContext.created_sets`` holds in both modes, and what ``analyze``
     records), without editing the module.  Walked the other way round: from
     each function that names a vtable up through its callers, once per set,
-    so the cost is the module's calls plus the callers of those few functions
-    (not every kernel's whole call tree: post-link asks this of every module
-    it splits)."""
+    so the cost is one look at each function's references and calls plus the
+    callers of those few functions (not every kernel's whole call tree:
+    post-link asks this of every module it splits)."""
     vtables = vtable_sets(module)
     if not vtables:
         return {}
     functions = module.functions
-    callers: dict[str, list[str]] = {}
     naming: dict[str, list[str]] = {}       # set → the functions naming one of its vtables
+    called: set[str] = set()
     for name, fn in functions.items():
-        for callee in fn.calls():
-            if callee in functions:
-                callers.setdefault(callee, []).append(name)
-        for r in fn.refs():
-            for s in vtables.get(r, ()):
-                naming.setdefault(s, []).append(name)
+        called.update(fn.calls())
+        refs = fn.refs()
+        if not vtables.keys().isdisjoint(refs):
+            for r in refs:
+                for s in vtables.get(r, ()):
+                    naming.setdefault(s, []).append(name)
+    callers = None                          # made only when a function naming a vtable is called
     found: dict[str, set[str]] = {}
     for s, sources in naming.items():
         seen = set(sources)
-        work = list(seen)
+        work = [f for f in seen if f in called]
+        if work and callers is None:
+            callers = _callers(functions)
         while work:
             for caller in callers.get(work.pop(), ()):
                 if caller not in seen:
@@ -117,6 +120,16 @@ def created_sets(module: Module) -> dict[str, list[str]]:
             found.setdefault(name, set()).add(s)
     return {name: sorted(found[name]) for name, fn in functions.items()
             if name in found and fn.is_kernel and not fn.is_declaration}
+
+
+def _callers(functions) -> dict[str, list[str]]:
+    """Function → the functions of ``functions`` that call it directly."""
+    callers: dict[str, list[str]] = {}
+    for name, fn in functions.items():
+        for callee in fn.calls():
+            if callee in functions:
+                callers.setdefault(callee, []).append(name)
+    return callers
 
 
 def check_virtual_calls(module: Module, diags, graph: dict[str, list[str]]) -> None:
