@@ -201,7 +201,9 @@ def internalize(part: Module, keep: set[str]) -> list[str]:
     external_comdats = {k for n, k in comdat_of.items() if stays_external(n)}
     done = []
     for name, fn in list(part.functions.items()):
-        if fn.is_declaration or stays_external(name) or comdat_of.get(name) in external_comdats:
+        # (stays_external inlined: most functions of an image are internal already)
+        if fn.body is None or fn.linkage not in _INTERNALIZABLE or name in keep or " dllexport " in fn.header \
+                or comdat_of.get(name) in external_comdats:
             continue
         key = comdat_of.get(name)
         alone = key is not None and sum(1 for k in comdat_of.values() if k == key) == 1

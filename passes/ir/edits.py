@@ -52,7 +52,7 @@ class Edits:
             del words[1]
         if linkage != "external":
             words.insert(1, linkage)
-        self.functions[name] = Function(name, " ".join(words), fn.body)
+        self.functions[name] = fn.relinked(" ".join(words))
 
     def make_internal(self, name: str, drop_comdat: bool = False) -> None:
         """Give a function definition internal linkage and default visibility (as
@@ -68,7 +68,7 @@ class Edits:
                 cut.append(span)
         for s_, e_ in sorted(cut, reverse=True):
             header = header[:s_].rstrip(" ") + " " + header[e_:].lstrip(" ")
-        self.functions[name] = Function(name, header, fn.body)
+        self.functions[name] = fn.relinked(header)
         self._changed()
 
     def add_entities(self, text: str) -> list[str]:
