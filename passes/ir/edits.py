@@ -8,6 +8,7 @@ new entities (a declaration of a definition, a stubbed body, a trimmed
 """
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Iterable
 
@@ -241,8 +242,24 @@ class Edits:
                 k = closing(toks, k + 1) if toks[k][0] == "addrspace" else k + 1
             place = toks[k - 1][2] if k else 0
             tail = tail[:place] + f" #{self._attribute_group(attrs)}" + tail[place:]
-        self.functions[name] = Function(name, head + tail, fn.body)
-        self._with, self._by_group = {}, None
+        new = self.functions[name] = Function(name, head + tail, fn.body)
+        self._with = {}
+        if self._by_group is not None:
+            self._regroup(name, fn.attribute_groups, new.attribute_groups)
+
+    def _regroup(self, name: str, before: list[int], after: list[int]) -> None:
+        """Move ``name`` in ``_functions_by_group``'s lists from the groups of
+        ``before`` to those of ``after``, in module order (as made afresh;
+        annotating a few kernels of a big module does not read every
+        function's groups again)."""
+        if before == after:
+            return
+        by_group = self._by_group
+        for n in before:
+            by_group[n].remove(name)
+        position = self._positions().__getitem__
+        for n in after:
+            bisect.insort(by_group.setdefault(n, []), name, key=position)
 
     def update_function_attributes(self, name: str, add: dict[str, str | None] | None = None,
                                    remove: Iterable[str] = ()) -> None:
