@@ -342,18 +342,23 @@ _PLAIN_DEFINE = re.compile(
     r'((?: [a-z0-9_]+| #[0-9]+| ![-a-zA-Z$._][-a-zA-Z$._0-9]* ![0-9]+)*) \{')
 
 
+#: a plain parameter's name (the last token before a comma or the end)
+_PLAIN_PARAM_NAME = re.compile(r' %[-a-zA-Z$._0-9]+(?=, |$)')
+_PLAIN_ATTACHMENT = re.compile(r' ![-a-zA-Z$._][-a-zA-Z$._0-9]* ![0-9]+')
+
+
 def _plain_declaration(m: re.Match) -> str:
     """``_declaration_of``'s text for a header ``_PLAIN_DEFINE`` matched (the
     same bytes as its general way: tests/passes/test_plain_declarations.py)."""
-    words = m.group(1).split(" ")[:-1]
-    if words and words[0] in _LINKAGES and words[0] != "extern_weak":
-        del words[0]
+    pre = m.group(1)                        # the words before the return type, a space after each
+    first, _, rest = pre.partition(" ")
+    if first in _LINKAGES and first != "extern_weak":
+        pre = rest
     params = m.group(3)
-    if params:
-        params = ", ".join(p[:p.rindex(" %")] for p in params.split(", "))
-    tail = " ".join(without_attachments(m.group(4)).split())
-    return "declare " + "".join(w + " " for w in words) + m.group(2) + "(" + (params or "") + ")" + \
-        (" " + tail if tail else "")
+    tail = m.group(4)
+    if "!" in tail:                         # (no string, no comment: nothing for the lexer to skip)
+        tail = _PLAIN_ATTACHMENT.sub("", tail)
+    return "declare " + pre + m.group(2) + "(" + (_PLAIN_PARAM_NAME.sub("", params) if params else "") + ")" + tail
 
 
 #: a parameter of plain words and its name (``ptr noundef %p``): the name is its last token
