@@ -95,8 +95,11 @@ def image_module(ctx: SplitContext, key: str, members: list[str], stub, copier: 
                              ctx.indirect_callees))
         if not droppable <= live:
             names = [n for n in names if n in live]
+    # (``names`` is closed under references, but for the opaque functions, which
+    # become declarations, and the used lists, which reference only what they keep:
+    # extract need not look for what they reference again)
     part = module.extract(names + (["llvm.compiler.used"] if ctx.compiler_used else []), declare=outlined,
-                          stub=stub, name=key)
+                          stub=stub, name=key, closed=True)
     if any(used in part.globals for used in USED_LISTS):     # (most images have neither list)
         part.filter_used_lists(DifferenceView(part.globals.keys() | part.functions.keys(), ctx.device_globals))
     return part
