@@ -88,27 +88,28 @@ def created_sets(module: Module) -> dict[str, list[str]]:
     ``PassContext.created_sets`` holds in both modes, and what ``analyze``
     records), without editing the module.  Walked the other way round: from
     each function that names a vtable up through its callers, once per set,
-    so the cost is one look at each function's references and calls plus the
-    callers of those few functions (not every kernel's whole call tree:
-    post-link asks this of every module it splits)."""
+    so the cost is one look at each function's references (and at its calls
+    only where another function names one of those) plus the callers of those
+    few functions, not every kernel's whole call tree: post-link asks this of
+    every module it splits."""
     vtables = vtable_sets(module)
     if not vtables:
         return {}
     functions = module.functions
     naming: dict[str, list[str]] = {}       # set → the functions naming one of its vtables
-    called: set[str] = set()
+    named: set[str] = set()                 # what some function names (its callees among them)
     for name, fn in functions.items():
-        called.update(fn.calls())
         refs = fn.refs()
+        named.update(refs)
         if not vtables.keys().isdisjoint(refs):
             for r in refs:
                 for s in vtables.get(r, ()):
                     naming.setdefault(s, []).append(name)
-    callers = None                          # made only when a function naming a vtable is called
+    callers = None                          # made only when another function names one of those
     found: dict[str, set[str]] = {}
     for s, sources in naming.items():
         seen = set(sources)
-        work = [f for f in seen if f in called]
+        work = [f for f in seen if f in named]
         if work and callers is None:
             callers = _callers(functions)
         while work:
