@@ -216,7 +216,8 @@ class Edits:
         text = _render_attributes(attrs)
         n = self._new_attrs.get(text)
         if n is None or self.attribute_groups.get(n) != text:
-            n = next((k for k, t in self.attribute_groups.items() if t == text), None)
+            texts = list(self.attribute_groups.values())        # (the first equal one, compared in C)
+            n = list(self.attribute_groups)[texts.index(text)] if text in texts else None
             if n is None:
                 n = max(self.attribute_groups, default=-1) + 1
                 self.attribute_groups[n] = text

@@ -217,9 +217,8 @@ class Extraction:
         """Entity name → place in printing order (globals first), computed once."""
         key = (len(self.globals), len(self.functions))
         if self._order is None or self._order[0] != key:
-            pos = {n: i for i, n in enumerate(self.globals)}
-            base = len(pos)
-            pos.update((n, base + i) for i, n in enumerate(self.functions))
+            pos = dict(zip(self.globals, range(len(self.globals))))
+            pos.update(zip(self.functions, range(len(pos), len(pos) + len(self.functions))))
             self._order = (key, pos)
         return self._order[1]
 
