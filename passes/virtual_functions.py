@@ -86,19 +86,51 @@ def record_created_sets(module: Module, diags=None) -> dict[str, list[str]]:
 def created_sets(module: Module) -> dict[str, list[str]]:
     """Kernel → sorted sets of the vtables its call tree names (what
     ``PassContext.created_sets`` holds in both modes, and what ``analyze``
-    records), without editing the module."""
+    records), without editing the module.  Walked the other way round: from
+    each function that names a vtable up through its callers, once per set,
+    so the cost is one look at each function's references (and at its calls
+    only where another function names one of those) plus the callers of those
+    few functions, not every kernel's whole call tree: post-link asks this of
+    every module it splits."""
     vtables = vtable_sets(module)
     if not vtables:
         return {}
-    graph = CallGraph.of(module).edges
-    out = {}
-    for name, fn in module.functions.items():
-        if fn.is_kernel and not fn.is_declaration:
-            tree = CallGraph(graph).reachable([name])
-            sets = sorted({s for f in tree for r in module.functions[f].refs() if r in vtables for s in vtables[r]})
-            if sets:
-                out[name] = sets
-    return out
+    functions = module.functions
+    naming: dict[str, list[str]] = {}       # set → the functions naming one of its vtables
+    named: set[str] = set()                 # what some function names (its callees among them)
+    for name, fn in functions.items():
+        refs = fn.refs()
+        named.update(refs)
+        if not vtables.keys().isdisjoint(refs):
+            for r in refs:
+                for s in vtables.get(r, ()):
+                    naming.setdefault(s, []).append(name)
+    callers = None                          # made only when another function names one of those
+    found: dict[str, set[str]] = {}
+    for s, sources in naming.items():
+        seen = set(sources)
+        work = [f for f in seen if f in named]
+        if work and callers is None:
+            callers = _callers(functions)
+        while work:
+            for caller in callers.get(work.pop(), ()):
+                if caller not in seen:
+                    seen.add(caller)
+                    work.append(caller)
+        for name in seen:
+            found.setdefault(name, set()).add(s)
+    return {name: sorted(found[name]) for name, fn in functions.items()
+            if name in found and fn.is_kernel and not fn.is_declaration}
+
+
+def _callers(functions) -> dict[str, list[str]]:
+    """Function → the functions of ``functions`` that call it directly."""
+    callers: dict[str, list[str]] = {}
+    for name, fn in functions.items():
+        for callee in fn.calls():
+            if callee in functions:
+                callers.setdefault(callee, []).append(name)
+    return callers
 
 
 def check_virtual_calls(module: Module, diags, graph: dict[str, list[str]]) -> None:

@@ -118,14 +118,25 @@ def group_entry_points(module: Module, entries: list[str], mode: str, jit: bool,
     the module's ``"indirectly-callable"`` functions."""
     groups: dict[tuple[str, str | None], list[str]] = {}
     set_keys: dict[str, str] = {}
+    plain_keys: dict[tuple, str] = {}       # attribute groups → the key of an entry point without attachments
+    functions = module.functions
     for name in entries:
         vset = virtual.get(name) if jit else None
         if vset is not None:
-            key = set_keys.setdefault(vset, set_key(module, vset, name))
+            key = set_keys.get(vset)
+            if key is None:
+                key = set_keys[vset] = set_key(module, vset, name)
         elif mode == "kernel":
             key = name
         elif mode in ("source", "auto"):
-            key = group_key(module, name)
+            fn = functions[name]
+            if fn.metadata:
+                key = group_key(module, name)
+            else:                           # (most: the key is their attributes')
+                at = tuple(fn.attribute_groups)
+                key = plain_keys.get(at)
+                if key is None:
+                    key = plain_keys[at] = group_key(module, name)
         elif mode == WHOLE:
             key = GLOBAL
         else:

@@ -95,8 +95,11 @@ def image_module(ctx: SplitContext, key: str, members: list[str], stub, copier: 
                              ctx.indirect_callees))
         if not droppable <= live:
             names = [n for n in names if n in live]
+    # (``names`` is closed under references, but for the opaque functions, which
+    # become declarations, and the used lists, which reference only what they keep:
+    # extract need not look for what they reference again)
     part = module.extract(names + (["llvm.compiler.used"] if ctx.compiler_used else []), declare=outlined,
-                          stub=stub, name=key)
+                          stub=stub, name=key, closed=True)
     if any(used in part.globals for used in USED_LISTS):     # (most images have neither list)
         part.filter_used_lists(DifferenceView(part.globals.keys() | part.functions.keys(), ctx.device_globals))
     return part
@@ -201,7 +204,9 @@ def internalize(part: Module, keep: set[str]) -> list[str]:
     external_comdats = {k for n, k in comdat_of.items() if stays_external(n)}
     done = []
     for name, fn in list(part.functions.items()):
-        if fn.is_declaration or stays_external(name) or comdat_of.get(name) in external_comdats:
+        # (stays_external inlined: most functions of an image are internal already)
+        if fn.body is None or fn.linkage not in _INTERNALIZABLE or name in keep or " dllexport " in fn.header \
+                or comdat_of.get(name) in external_comdats:
             continue
         key = comdat_of.get(name)
         alone = key is not None and sum(1 for k in comdat_of.values() if k == key) == 1

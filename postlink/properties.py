@@ -48,12 +48,11 @@ ASSERT_FAIL = "__devicelib_assert_fail"
 
 def device_requirements(module: Module, entries: list[str], keep_wg_size: bool = True) -> dict:
     """The ``SYCL/device requirements`` values (key → int or raw bytes), keys sorted."""
-    reqs: dict = {"aspects": u32_array(used_aspects(module))}
+    attached = [fn for fn in module.functions.values() if fn.metadata]    # one look at each function
+    reqs: dict = {"aspects": u32_array(used_aspects(module, [fn.name for fn in attached]))}
     fixed, wg, sg, dims = set(), None, None, None
-    for fn in module.functions.values():
+    for fn in attached:                     # (most functions have no attachment)
         md = fn.metadata
-        if not md:                          # (most functions have no attachment)
-            continue
         if SYCL_FIXED_TARGETS in md:
             fixed.update(module.metadata_ints(md[SYCL_FIXED_TARGETS]))
         if wg is None and REQD_WORK_GROUP_SIZE in md:
@@ -66,7 +65,7 @@ def device_requirements(module: Module, entries: list[str], keep_wg_size: bool =
             sg = module.metadata_ints(md[INTEL_REQD_SUB_GROUP_SIZE])
     if fixed:
         reqs[FIXED_TARGET_KEY] = u32_array(sorted(fixed))
-    reqs.update(joint_matrix_requirements(module))
+    reqs.update(joint_matrix_requirements(module, attached))
     if sg:
         reqs[REQD_SUB_GROUP_SIZE_KEY] = sg[0]
     if wg and keep_wg_size:
@@ -80,14 +79,16 @@ def device_requirements(module: Module, entries: list[str], keep_wg_size: bool =
 JOINT_MATRIX_KEYS = ((SYCL_JOINT_MATRIX, JOINT_MATRIX_KEY), (SYCL_JOINT_MATRIX_MAD, JOINT_MATRIX_MAD_KEY))
 
 
-def joint_matrix_requirements(module: Module) -> dict[str, bytes]:
+def joint_matrix_requirements(module: Module, attached: list | None = None) -> dict[str, bytes]:
     """``joint_matrix`` / ``joint_matrix_mad``: the string operand of
     ``!sycl_joint_matrix`` / ``!sycl_joint_matrix_mad`` as upstream's
     ``computeDeviceRequirements`` takes it: over every function of the image in
     module order, the last non-empty one (the split puts kernels with other
-    strings in other images); a byte-array string."""
+    strings in other images); a byte-array string.  ``attached``: the
+    functions with attachments, in module order, when the caller has them."""
     out = {}
-    attached = [fn for fn in module.functions.values() if fn.metadata]    # one look at each function
+    if attached is None:
+        attached = [fn for fn in module.functions.values() if fn.metadata]    # one look at each function
     for kind, key in JOINT_MATRIX_KEYS:
         value = b""
         for fn in attached:

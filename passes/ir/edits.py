@@ -8,6 +8,7 @@ new entities (a declaration of a definition, a stubbed body, a trimmed
 """
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Iterable
 
@@ -52,7 +53,7 @@ class Edits:
             del words[1]
         if linkage != "external":
             words.insert(1, linkage)
-        self.functions[name] = Function(name, " ".join(words), fn.body)
+        self.functions[name] = fn.relinked(" ".join(words))
 
     def make_internal(self, name: str, drop_comdat: bool = False) -> None:
         """Give a function definition internal linkage and default visibility (as
@@ -68,7 +69,7 @@ class Edits:
                 cut.append(span)
         for s_, e_ in sorted(cut, reverse=True):
             header = header[:s_].rstrip(" ") + " " + header[e_:].lstrip(" ")
-        self.functions[name] = Function(name, header, fn.body)
+        self.functions[name] = fn.relinked(header)
         self._changed()
 
     def add_entities(self, text: str) -> list[str]:
@@ -215,7 +216,8 @@ class Edits:
         text = _render_attributes(attrs)
         n = self._new_attrs.get(text)
         if n is None or self.attribute_groups.get(n) != text:
-            n = next((k for k, t in self.attribute_groups.items() if t == text), None)
+            texts = list(self.attribute_groups.values())        # (the first equal one, compared in C)
+            n = list(self.attribute_groups)[texts.index(text)] if text in texts else None
             if n is None:
                 n = max(self.attribute_groups, default=-1) + 1
                 self.attribute_groups[n] = text
@@ -241,8 +243,24 @@ class Edits:
                 k = closing(toks, k + 1) if toks[k][0] == "addrspace" else k + 1
             place = toks[k - 1][2] if k else 0
             tail = tail[:place] + f" #{self._attribute_group(attrs)}" + tail[place:]
-        self.functions[name] = Function(name, head + tail, fn.body)
-        self._with, self._by_group = {}, None
+        new = self.functions[name] = Function(name, head + tail, fn.body)
+        self._with = {}
+        if self._by_group is not None:
+            self._regroup(name, fn.attribute_groups, new.attribute_groups)
+
+    def _regroup(self, name: str, before: list[int], after: list[int]) -> None:
+        """Move ``name`` in ``_functions_by_group``'s lists from the groups of
+        ``before`` to those of ``after``, in module order (as made afresh;
+        annotating a few kernels of a big module does not read every
+        function's groups again)."""
+        if before == after:
+            return
+        by_group = self._by_group
+        for n in before:
+            by_group[n].remove(name)
+        position = self._positions().__getitem__
+        for n in after:
+            bisect.insort(by_group.setdefault(n, []), name, key=position)
 
     def update_function_attributes(self, name: str, add: dict[str, str | None] | None = None,
                                    remove: Iterable[str] = ()) -> None:
@@ -286,6 +304,14 @@ def _declaration_of(ent):
         groups = attribute_refs(line[at + toks[init_end - 1][2]:])
         text = head + "".join(f", {p}" for p in tail) + "".join(f" #{g}" for g in groups)
         return Global(ent.name, text)
+    plain = _PLAIN_DEFINE.fullmatch(ent.header)
+    if plain is not None and _BODY_ONLY_WORDS.isdisjoint(plain.group(4).split()):
+        return Function(ent.name, _plain_declaration(plain), None)
+    return Function(ent.name, _declaration_text(ent), None)
+
+
+def _declaration_text(ent: Function) -> str:
+    """The header of a function definition's declaration, read through the lexer."""
     h = ent._parsed()
     header = ent.header
     toks = h.prefix
@@ -301,12 +327,41 @@ def _declaration_of(ent):
     tail = tail[:-1] if tail.endswith("{") else tail
     tail = " ".join(tail.split())
     ret_to_name = header[toks[h.ret_start][1]:h.name_end]
-    text = "declare " + pre + ret_to_name + _unnamed(ent.params) + (" " + tail if tail else "")
-    return Function(ent.name, text, None)
+    return "declare " + pre + ret_to_name + _unnamed(ent.params) + (" " + tail if tail else "")
 
 
 #: the clauses of a function header that only a definition may have
 _BODY_ONLY = ("comdat", "prefix", "prologue", "personality")
+_BODY_ONLY_WORDS = frozenset(_BODY_ONLY)
+#: the header of most definitions, which ``_plain_declaration`` declares without
+#: the lexer (so every virtual function declared in an image costs 2 us, not 12):
+#: plain words, the return type (one word) and name, parameters of plain words
+#: and a name each, then plain words, attribute groups and attachments
+_PLAIN_DEFINE = re.compile(
+    r'define ((?:[a-z_][a-z0-9_]* )*)([a-z_][a-z0-9_]* @[-a-zA-Z$._0-9]+)'
+    r'\(((?:[a-z_][a-z0-9_]* )+%[-a-zA-Z$._0-9]+(?:, (?:[a-z_][a-z0-9_]* )+%[-a-zA-Z$._0-9]+)*)?\)'
+    r'((?: [a-z0-9_]+| #[0-9]+| ![-a-zA-Z$._][-a-zA-Z$._0-9]* ![0-9]+)*) \{')
+
+
+#: a plain parameter's name (the last token before a comma or the end)
+_PLAIN_PARAM_NAME = re.compile(r' %[-a-zA-Z$._0-9]+(?=, |$)')
+_PLAIN_ATTACHMENT = re.compile(r' ![-a-zA-Z$._][-a-zA-Z$._0-9]* ![0-9]+')
+
+
+def _plain_declaration(m: re.Match) -> str:
+    """``_declaration_of``'s text for a header ``_PLAIN_DEFINE`` matched (the
+    same bytes as its general way: tests/passes/test_plain_declarations.py)."""
+    pre = m.group(1)                        # the words before the return type, a space after each
+    first, _, rest = pre.partition(" ")
+    if first in _LINKAGES and first != "extern_weak":
+        pre = rest
+    params = m.group(3)
+    tail = m.group(4)
+    if "!" in tail:                         # (no string, no comment: nothing for the lexer to skip)
+        tail = _PLAIN_ATTACHMENT.sub("", tail)
+    return "declare " + pre + m.group(2) + "(" + (_PLAIN_PARAM_NAME.sub("", params) if params else "") + ")" + tail
+
+
 #: a parameter of plain words and its name (``ptr noundef %p``): the name is its last token
 _PLAIN_PARAM = re.compile(r'(?:[a-z_][a-z0-9_]* )+%[-a-zA-Z$._0-9]+')
 

@@ -147,6 +147,16 @@ class Function:
     def is_declaration(self) -> bool:
         return self.body is None
 
+    def relinked(self, header: str) -> "Function":
+        """This function under ``header``, which differs from its own only in
+        linkage, visibility or comdat words: the facts read from its body,
+        attribute groups, attachments and calling convention carry over (an
+        image's internalized functions are not read again)."""
+        out = Function(self.name, header, self.body)
+        out._groups, out._md, out._refs, out._calls = self._groups, self._md, self._refs, self._calls
+        out._icall_attrs, out._kernel, out._baddr = self._icall_attrs, self._kernel, self._baddr
+        return out
+
     def text(self) -> str:
         return self.header + "\n" + (self.body or "")
 

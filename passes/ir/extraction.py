@@ -28,7 +28,7 @@ class Extraction:
         (``blockaddress``) is followed even when skipped: both must stay defined
         with their users, as in LLVM's GlobalDCE.  Order: discovery order
         (deterministic).  The ``llvm.used`` lists are not followed."""
-        opaque = _fast_membership(skip_bodies_of)
+        opaque, not_opaque = _membership_pair(skip_bodies_of)
         functions, globals_ = self.functions, self.globals
         partners = self._comdat_partners()
         seen: dict[str, None] = {}
@@ -41,7 +41,7 @@ class Extraction:
             if name in expanded:
                 continue
             seen[name] = None
-            if name in opaque and name not in addressed or name in USED_LISTS:
+            if name in opaque and name not in not_opaque and name not in addressed or name in USED_LISTS:
                 continue            # what a skipped body reaches is not followed
             expanded.add(name)
             ent = functions.get(name)
@@ -91,7 +91,7 @@ class Extraction:
         (a ``closure`` whose skipped functions are stubbed).  Cost is
         proportional to the extracted entities.
         """
-        declare, stub = _fast_membership(declare), _fast_membership(stub)
+        stub = _fast_membership(stub)
         # 1. the named entities, then declarations of what they mention (one
         #    level: a declaration mentions nothing)
         chosen = self._chosen(names, declare, stub)
@@ -118,11 +118,12 @@ class Extraction:
     def _chosen(self, names: Iterable[str], declare, stub) -> dict[str, object]:
         """``extract``'s named entities (declared or stubbed as asked), by name."""
         functions, globals_ = self.functions, self.globals
+        declare, not_declared = _membership_pair(declare)
         chosen: dict[str, object] = {}
         for n in names:
             ent = functions.get(n)
             if ent is not None:
-                if n in declare:
+                if n in declare and n not in not_declared:
                     ent = _as_declaration(ent)
                 elif n in stub and ent.body is not None:
                     ent = _stubbed(ent)
@@ -216,9 +217,8 @@ class Extraction:
         """Entity name → place in printing order (globals first), computed once."""
         key = (len(self.globals), len(self.functions))
         if self._order is None or self._order[0] != key:
-            pos = {n: i for i, n in enumerate(self.globals)}
-            base = len(pos)
-            pos.update((n, base + i) for i, n in enumerate(self.functions))
+            pos = dict(zip(self.globals, range(len(self.globals))))
+            pos.update(zip(self.functions, range(len(pos), len(pos) + len(self.functions))))
             self._order = (key, pos)
         return self._order[1]
 
@@ -248,6 +248,15 @@ class Extraction:
                         used.add(u)
                         work.append(u)
             out.types = {k: line for k, line in self.types.items() if k in used}
+
+
+def _membership_pair(names):
+    """``names`` as (``base``, ``removed``): a name is in ``names`` when it is in
+    ``base`` and not in ``removed`` (a ``DifferenceView`` taken apart, so a hot
+    loop tests it with two C-level lookups, not a Python call)."""
+    if isinstance(names, DifferenceView):
+        return names.base, names.removed
+    return _fast_membership(names), ()
 
 
 def _fast_membership(names):

@@ -237,7 +237,8 @@ class Module(Extraction, Edits):
         """The same module as a new object: editing the copy leaves this one as
         it is.  Entities are values that edits replace, never change, so the
         copy shares them and only the containers are new (cost: one dict copy
-        per kind of entity); the copy computes its facts afresh."""
+        per kind of entity); the copy computes its facts afresh, but for
+        who uses each attribute group and the entities' order."""
         out = Module()
         out.name = self.name
         out.header = list(self.header)
@@ -245,6 +246,9 @@ class Module(Extraction, Edits):
         out.globals, out.functions = dict(self.globals), dict(self.functions)
         out.attribute_groups = dict(self.attribute_groups)
         out.named_metadata, out.metadata = dict(self.named_metadata), dict(self.metadata)
+        if self._by_group is not None:      # (who uses which group, and the order: the same)
+            out._by_group = {n: list(users) for n, users in self._by_group.items()}
+        out._order = self._order
         return out
 
     def entity(self, name: str):
