@@ -66,16 +66,20 @@ def run_bench(script: str) -> tuple[dict, str | None, float]:
     return figures, None, elapsed
 
 
+def ratio_of(value) -> float | None:
+    """A figure's ratio (``read_figures``'s number, or the ``ratio`` of its
+    dict); None where it is not a number (NaN included)."""
+    r = value.get("ratio") if isinstance(value, dict) else value
+    return r if isinstance(r, (int, float)) and r == r else None
+
+
 def better_of(first: dict, second: dict) -> dict:
     """Per figure of ``first``, the run with the lower ratio (a figure with no
     numeric ratio in ``second`` keeps ``first``'s)."""
-    def ratio(value):
-        r = value.get("ratio") if isinstance(value, dict) else value
-        return r if isinstance(r, (int, float)) and r == r else None
     out = {}
     for name, value in first.items():
         again = second.get(name)
-        a, b = ratio(value), ratio(again) if again is not None else None
+        a, b = ratio_of(value), ratio_of(again) if again is not None else None
         out[name] = again if b is not None and (a is None or b < a) else value
     return out
 
@@ -88,9 +92,8 @@ def over(results: dict, thresholds=None) -> list[str]:
         if error is not None:
             continue
         for name, value in figures.items():
-            r = value.get("ratio") if isinstance(value, dict) else value
-            limit = thresholds.get(name)
-            if limit is not None and isinstance(r, (int, float)) and r > limit[0]:
+            r, limit = ratio_of(value), thresholds.get(name)
+            if limit is not None and r is not None and r > limit[0]:
                 slow.append(script)
                 break
     return slow
@@ -140,11 +143,10 @@ def judge(results: dict[str, tuple[dict, str | None, float]], thresholds=None, o
             continue
         for name, value in figures.items():
             seen.add(name)
-            if isinstance(value, dict):
-                ratio, measured, baseline = value.get("ratio"), value.get("measured", "-"), value.get("baseline", "-")
-            else:
-                ratio, measured, baseline = value, "-", "-"
-            if not isinstance(ratio, (int, float)) or ratio != ratio:
+            ratio = ratio_of(value)
+            measured, baseline = (value.get("measured", "-"), value.get("baseline", "-")) if isinstance(value, dict) \
+                else ("-", "-")
+            if ratio is None:
                 rows.append((name, measured, baseline, "-", "-", "FAILED: no numeric ratio"))
                 ok = False
                 continue
