@@ -182,6 +182,13 @@ class KeptExternal:
 _INTERNALIZABLE = frozenset(("external", "weak", "weak_odr", "linkonce", "linkonce_odr"))
 
 
+def _keeps_linkage(fn, name: str, keep: set[str]) -> bool:
+    """Whether ``internalize`` leaves function ``fn`` as it is: kept by name, a
+    linkage it does not take (internal already, ``available_externally``...), or
+    ``dllexport``."""
+    return fn.linkage not in _INTERNALIZABLE or name in keep or " dllexport " in fn.header
+
+
 def internalize(part: Module, keep: set[str]) -> list[str]:
     """Upstream's Internalize step of ``ModuleDesc::cleanup`` on one image: every
     defined function not in ``keep`` with an external-ish linkage (``external``,
@@ -200,13 +207,11 @@ def internalize(part: Module, keep: set[str]) -> list[str]:
 
     def stays_external(name):
         fn = part.functions.get(name)
-        return fn is None or fn.linkage not in _INTERNALIZABLE or name in keep or " dllexport " in fn.header
+        return fn is None or _keeps_linkage(fn, name, keep)
     external_comdats = {k for n, k in comdat_of.items() if stays_external(n)}
     done = []
     for name, fn in list(part.functions.items()):
-        # (stays_external inlined: most functions of an image are internal already)
-        if fn.body is None or fn.linkage not in _INTERNALIZABLE or name in keep or " dllexport " in fn.header \
-                or comdat_of.get(name) in external_comdats:
+        if fn.body is None or _keeps_linkage(fn, name, keep) or comdat_of.get(name) in external_comdats:
             continue
         key = comdat_of.get(name)
         alone = key is not None and sum(1 for k in comdat_of.values() if k == key) == 1
